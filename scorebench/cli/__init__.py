@@ -1,0 +1,53 @@
+"""The ``scorebench`` command line: one click group, one module per command.
+
+This package is the only place that knows about the terminal. Every error that the user
+caused (:class:`~scorebench.errors.ScorebenchError`, a missing file) becomes one readable
+line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+import click
+
+from ..errors import ScorebenchError
+
+# Modules that each define one command (or sub-group) named like the module attribute
+# ``command``; add a line to plug a new command in.
+_COMMAND_MODULES = (
+    "scorebench.cli.metrics_cmd",
+)
+
+
+class _Group(click.Group):
+    """Turns user errors into one line and a non-zero exit status."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (ScorebenchError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            message = str(exc) if not isinstance(exc, OSError) else (
+                f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
+            click.echo(f"error: {' '.join(message.split())}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="scorebench")
+def cli() -> None:
+    """Evaluate systems that rank and score: metrics with uncertainty, rankings, leaderboards."""
+
+
+for _module in _COMMAND_MODULES:
+    cli.add_command(import_module(_module).command)
+
+
+def main() -> None:
+    """Console entry point."""
+    cli(prog_name="scorebench")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

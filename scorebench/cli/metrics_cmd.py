@@ -1,0 +1,26 @@
+"""``scorebench metrics``: list the registry."""
+
+from __future__ import annotations
+
+import click
+
+from ..registry import list_metrics
+
+
+@click.command("metrics")
+@click.option("--family", default=None, help="Only this family (e.g. scoring_rules, ranking).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+def command(family: str | None, fmt: str) -> None:
+    """List registered metrics with direction, bounds, kind and citation."""
+    table = list_metrics(family)
+    if fmt == "csv":
+        click.echo(table.to_csv(index=False), nl=False)
+    elif fmt == "json":
+        click.echo(table.to_json(orient="records", indent=1))
+    else:
+        shown = table[["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
+                       "proper", "citation"]].copy()
+        shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
+        shown["citation"] = shown["citation"].str.slice(0, 60)
+        click.echo(shown.to_string(index=False) if len(shown) else "no metrics registered")

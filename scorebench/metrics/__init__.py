@@ -1,0 +1,16 @@
+"""NumPy implementations of the metric families; importing this registers them.
+
+Each family lives in its own module and registers its metrics with
+:func:`scorebench.registry.register`. The functions are public here for array use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+# One line per family module; each module registers its metrics on import.
+_FAMILIES = (
+)
+
+for _name in _FAMILIES:
+    import_module(f"{__name__}.{_name}")

@@ -1,0 +1,275 @@
+"""The metric registry: one frozen record per metric, looked up by name.
+
+A metric is registered with the :func:`register` decorator on its public numpy function::
+
+    @register("brier_score", family="scoring_rules", kind="binary", inputs=("y", "p"),
+              higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
+              citation="Brier (1950), Monthly Weather Review 78(1)")
+    def brier_score(y, p): ...
+
+Parameterised names resolve by their ``@`` parameter: a metric registered as ``ndcg@k``
+with ``params={"k": None}`` is found by ``metric("ndcg@10")`` with ``k=10`` bound.
+Third-party packages add metrics through the entry-point group ``scorebench.metrics``;
+each entry point names a module (or a callable) whose import registers its metrics.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InputError, UnknownMetricError
+
+__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "scorebench.metrics"
+_PROPER = (None, "proper", "strict")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Everything scorebench knows about one metric.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (``"crps_normal"``), or the resolved name of a parameterised
+        metric (``"ndcg@10"``).
+    family : str
+        Metric family (``"scoring_rules"``, ``"calibration"``, ``"ranking"``, ...).
+    kind : str
+        Input table kind the metric reads (see :mod:`scorebench.tables`).
+    fn : callable
+        The public function (numpy, or a lazy torch wrapper).
+    inputs : tuple of str
+        Names of the kind's arrays passed positionally to ``fn`` when evaluating a table.
+    higher_is_better : bool or None
+        Direction; ``None`` means the values have no order (e.g. a signed bias).
+    bounds : (float, float)
+        Range of attainable values.
+    proper : {"strict", "proper", None}
+        Propriety of a scoring rule; ``None`` for metrics that are not scoring rules.
+    per_row : bool
+        True when the metric is the mean of per-row (or per-query) contributions, which
+        ``fn`` returns; the table value is then their mean and the bootstrap resamples
+        contributions. False for set-level metrics whose ``fn`` returns one number.
+    params : mapping
+        Keyword parameters and their current values (defaults, or bound by the name).
+    at_param : str or None
+        The parameter spelled after ``@`` in the name (``k`` in ``ndcg@10``).
+    needs_torch : bool
+        Whether ``fn`` needs torch.
+    differentiable : bool
+        Whether the metric is a differentiable (training) objective.
+    citation : str
+        Where the definition comes from.
+    table_fn : callable or None
+        Optional ``table_fn(inputs, **params)`` used by :func:`scorebench.evaluate` when the
+        metric cannot be called as ``fn(*arrays)`` (e.g. ranking metrics over queries).
+    """
+
+    name: str
+    family: str
+    kind: str
+    fn: Callable[..., Any] = field(repr=False, compare=False)
+    inputs: tuple[str, ...] = ()
+    higher_is_better: bool | None = None
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+    proper: str | None = None
+    per_row: bool = True
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    at_param: str | None = None
+    needs_torch: bool = False
+    differentiable: bool = False
+    citation: str = ""
+    table_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def base_name(self) -> str:
+        """The registered name, with ``@param`` in place of a bound value."""
+        return self.name.split("@", 1)[0] + (f"@{self.at_param}" if self.at_param else "")
+
+    @property
+    def description(self) -> str:
+        """First line of the function's docstring."""
+        doc = inspect.getdoc(self.fn) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    def with_params(self, **params: Any) -> Metric:
+        """Return a copy with parameters overridden (unknown names raise)."""
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise InputError(
+                f"metric {self.name!r}: unknown parameter(s) {sorted(unknown)}; "
+                f"accepted: {sorted(self.params) or 'none'}"
+            )
+        merged = {**self.params, **params}
+        name = self.name
+        if self.at_param and self.at_param in params:
+            name = f"{self.name.split('@', 1)[0]}@{_format_param(merged[self.at_param])}"
+        return replace(self, name=name, params=MappingProxyType(merged))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function with the bound parameters (overridable by keyword)."""
+        return self.fn(*args, **{**self._call_params(), **kwargs})
+
+    def _call_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.params.items() if v is not None or k != self.at_param}
+
+    def compute(self, arrays: Mapping[str, Any]) -> Any:
+        """Apply the metric to a kind's arrays: per-row contributions or one value."""
+        if self.table_fn is not None:
+            return self.table_fn(arrays, **self._call_params())
+        missing = [name for name in self.inputs if name not in arrays]
+        if missing:
+            raise InputError(f"metric {self.name!r} needs input(s) {missing} that the table does not provide")
+        return self.fn(*(arrays[name] for name in self.inputs), **self._call_params())
+
+
+_REGISTRY: dict[str, Metric] = {}
+_entry_points_loaded = False
+
+
+def _format_param(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _parse_param(text: str) -> Any:
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
+             higher_is_better: bool | None, bounds: tuple[float, float] = (-math.inf, math.inf),
+             proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
+             needs_torch: bool = False, differentiable: bool = False, citation: str = "",
+             table_fn: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+    """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
+
+    ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
+    Registering a name twice raises, so two plugins cannot silently shadow each other.
+    """
+    if proper not in _PROPER:
+        raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
+    base, _, at_param = name.partition("@")
+    at_param = at_param or None
+    params = dict(params or {})
+    if at_param is not None and at_param not in params:
+        raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
+
+    def decorate(fn: Callable) -> Callable:
+        if base in _REGISTRY:
+            raise ValueError(f"metric {base!r} is already registered")
+        _REGISTRY[base] = Metric(
+            name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
+            higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
+            proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
+            needs_torch=needs_torch, differentiable=differentiable, citation=citation,
+            table_fn=table_fn,
+        )
+        return fn
+
+    return decorate
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = ep.load()
+        if callable(loaded) and not inspect.ismodule(loaded):
+            loaded()
+
+
+def _ensure_loaded() -> None:
+    # Importing the package registers the built-in families; plugins come on first use.
+    import scorebench.metrics  # noqa: F401
+
+    _load_entry_points()
+
+
+def metric(name: str, **params: Any) -> Metric:
+    """Look a metric up by name, e.g. ``metric("crps_normal")`` or ``metric("ndcg@10")``.
+
+    Keyword arguments override parameters. An unknown name raises
+    :class:`~scorebench.errors.UnknownMetricError` listing close matches.
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> m = scorebench.metric("brier_score")
+    >>> m.higher_is_better, m.per_row
+    (False, True)
+    >>> float(m.fn([1, 0], [0.8, 0.4]).mean())
+    0.1
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownMetricError(f"metric name must be a non-empty string, got {name!r}")
+    _ensure_loaded()
+    name = name.strip()
+    base, sep, value = name.partition("@")
+    record = _REGISTRY.get(base)
+    if record is None:
+        close = difflib.get_close_matches(base, _REGISTRY.keys(), n=4, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownMetricError(f"unknown metric {name!r}{hint} (see `scorebench metrics`)")
+    if sep:
+        if record.at_param is None:
+            raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
+        if not value:
+            raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
+        params = {record.at_param: _parse_param(value), **params}
+    return record.with_params(**params) if params else record
+
+
+def all_metrics() -> list[Metric]:
+    """Every registered metric record, sorted by family then name."""
+    _ensure_loaded()
+    return sorted(_REGISTRY.values(), key=lambda m: (m.family, m.name))
+
+
+def list_metrics(family: str | None = None):
+    """The registry as a DataFrame: one row per metric with its metadata.
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> table = scorebench.list_metrics(family="scoring_rules")
+    >>> "crps_normal" in set(table["name"])
+    True
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "name": m.name, "family": m.family, "kind": m.kind,
+            "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
+            "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
+            "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
+            "needs_torch": m.needs_torch, "differentiable": m.differentiable,
+            "description": m.description, "citation": m.citation,
+        }
+        for m in all_metrics()
+        if family is None or m.family == family
+    ]
+    if family is not None and not rows:
+        families = sorted({m.family for m in all_metrics()})
+        raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
+    columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
+               "per_row", "params", "needs_torch", "differentiable", "description", "citation"]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,412 @@
+"""Table kinds: the column conventions a metric reads, validated once at the boundary.
+
+A *kind* turns a long result table into the arrays its metrics take. Each kind is a
+function registered with :func:`register_kind`; it validates the columns it needs and
+returns :class:`Inputs`: one *unit* per row (or per query for ranking tables), the
+grouping columns for each unit, per-unit arrays and shared constants.
+
+Built-in kinds and their columns (``system`` and ``task`` are optional grouping columns,
+``id`` an optional item key used to pair rows across systems):
+
+=======================  ===========================================================
+kind                     columns
+=======================  ===========================================================
+``binary``               ``y`` in {0, 1}, ``p`` = P(y = 1)
+``multiclass``           ``y`` (a class label), one ``p_<class>`` column per class
+``ensemble``             ``y`` and member columns ``m0, m1, ...`` (or ``member``/``ens``
+                         prefixes), or long: ``id``, ``member``, ``value`` and ``y``
+``quantile``             ``y`` and one ``q<level>`` column per level (``q0.1``, ``q0.9``)
+``parametric``           ``y`` and the distribution's parameter columns (``mu``, ``sigma``)
+``interval``             ``y``, ``lower``, ``upper`` (and ``alpha`` per row, optionally)
+``multivariate``         ``y.<d>`` per dimension and ``m<j>.<d>`` per member and dimension
+=======================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .validation import check_choice, describe_rows
+
+__all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
+           "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns"]
+
+GROUP_COLUMNS = ("system", "task")
+NAN_POLICIES = ("raise", "omit", "propagate")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a kind extracts from a table.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        One row per unit with the grouping columns (and ``key`` when present), in unit order.
+    arrays : dict
+        Per-unit arrays; axis 0 has one entry per unit.
+    consts : dict
+        Values shared by all units (quantile levels, class labels, ...).
+    key : str or None
+        Column of ``frame`` that identifies the same unit across systems (``id``, ``qid``).
+    """
+
+    frame: pd.DataFrame
+    arrays: dict[str, np.ndarray]
+    consts: dict[str, Any] = field(default_factory=dict)
+    key: str | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.frame)
+
+    def merged(self) -> dict[str, Any]:
+        """Per-unit arrays and constants in one mapping, as metrics receive them."""
+        return {**self.consts, **self.arrays}
+
+    def take(self, index: np.ndarray) -> dict[str, Any]:
+        """The merged mapping restricted to (or resampled at) positions ``index``."""
+        return {**self.consts, **{k: v[index] for k, v in self.arrays.items()}}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A registered table kind: its name, documentation and extractor."""
+
+    name: str
+    extract: Callable[..., Inputs] = field(repr=False)
+    columns: str = ""
+    description: str = ""
+    options: tuple[str, ...] = ()
+
+
+_KINDS: dict[str, Kind] = {}
+
+
+def register_kind(name: str, *, columns: str, options: tuple[str, ...] = ()) -> Callable:
+    """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
+
+    ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
+    """
+
+    def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
+        if name in _KINDS:
+            raise ValueError(f"kind {name!r} is already registered")
+        doc = (fn.__doc__ or "").strip().splitlines()
+        _KINDS[name] = Kind(name=name, extract=fn, columns=columns,
+                            description=doc[0] if doc else "", options=tuple(options))
+        return fn
+
+    return decorate
+
+
+def get_kind(name: str) -> Kind:
+    """Look a kind up by name."""
+    _ensure_loaded()
+    if name not in _KINDS:
+        raise InputError(f"unknown table kind {name!r}; known kinds: {', '.join(sorted(_KINDS))}")
+    return _KINDS[name]
+
+
+def all_kinds() -> list[Kind]:
+    _ensure_loaded()
+    return [ _KINDS[k] for k in sorted(_KINDS) ]
+
+
+def _ensure_loaded() -> None:
+    import scorebench.metrics  # noqa: F401  (families register their own kinds)
+
+
+def infer_kind(metric_kinds: set[str], kind: str | None) -> str:
+    """Resolve the table kind from the metrics' kinds and an optional explicit choice."""
+    if kind is not None:
+        get_kind(kind)
+        wrong = sorted(k for k in metric_kinds if k != kind)
+        if wrong:
+            raise InputError(f"kind {kind!r} was given, but some metrics read kind(s) {wrong}")
+        return kind
+    if len(metric_kinds) != 1:
+        raise InputError(f"the metrics read different table kinds {sorted(metric_kinds)}; "
+                         "evaluate them on separate tables")
+    return next(iter(metric_kinds))
+
+
+# --- helpers shared by the extractors --------------------------------------------------
+
+
+def require_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], kind: str) -> None:
+    """Raise naming every missing column and what the kind expects."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        present = ", ".join(map(str, df.columns[:12])) + (" ..." if df.shape[1] > 12 else "")
+        raise InputError(f"kind {kind!r}: missing column(s) {missing}; the table has: {present}")
+
+
+def numeric_column(df: pd.DataFrame, column: str, *, nan_ok: bool = False) -> np.ndarray:
+    """A column as float64, refusing text, booleans-as-strings and infinities.
+
+    Integer columns convert exactly (no truncation ever happens, since the target is
+    float64 and the source integers are checked to be exactly representable).
+    """
+    series = df[column]
+    if isinstance(series, pd.DataFrame):
+        raise InputError(f"column {column!r} appears more than once; expected unique column names")
+    values = series.to_numpy()
+    if values.dtype.kind in "iu":
+        if values.size and np.abs(values).max() > 2**53:
+            raise InputError(f"column {column!r}: integers larger than 2**53 cannot be represented exactly")
+        return values.astype(np.float64)
+    if values.dtype.kind == "b":
+        return values.astype(np.float64)
+    if values.dtype.kind != "f":
+        converted = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.isnan(converted) & series.notna().to_numpy()
+        if bad.any():
+            first = series[bad].iloc[0]
+            raise InputError(f"column {column!r}: expected numbers, got {first!r} in "
+                             f"{describe_rows(bad, df.index)}")
+        values = converted
+    values = values.astype(np.float64, copy=False)
+    inf = np.isinf(values)
+    if inf.any():
+        raise InputError(f"column {column!r}: infinite values in {describe_rows(inf, df.index)}; "
+                         "expected finite numbers")
+    if not nan_ok:
+        nan = np.isnan(values)
+        if nan.any():
+            raise InputError(f"column {column!r}: NaN (missing values) in {describe_rows(nan, df.index)}; "
+                             "expected numbers (use nan_policy='omit' to drop such rows)")
+    return values
+
+
+def _drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.DataFrame:
+    """Apply ``nan_policy`` to missing values in ``columns`` (raise happens later, per column)."""
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    if nan_policy != "omit" or not columns:
+        return df
+    keep = df[columns].notna().all(axis=1)
+    return df.loc[keep]
+
+
+def _frame(df: pd.DataFrame, key: str | None) -> pd.DataFrame:
+    keep = [c for c in df.columns if c in GROUP_COLUMNS or c == key]
+    return df[keep].reset_index(drop=True)
+
+
+def _id_key(df: pd.DataFrame) -> str | None:
+    return "id" if "id" in df.columns else None
+
+
+def _check_unique_ids(df: pd.DataFrame, key: str | None) -> None:
+    if key is None:
+        return
+    cols = [c for c in GROUP_COLUMNS if c in df.columns] + [key]
+    dup = df.duplicated(subset=cols, keep=False).to_numpy()
+    if dup.any():
+        raise InputError(f"column {key!r}: duplicate ids within a system in {describe_rows(dup, df.index)}; "
+                         f"expected each ({', '.join(cols)}) once")
+
+
+def _values(df: pd.DataFrame, columns: list[str], nan_policy: str) -> np.ndarray:
+    nan_ok = nan_policy == "propagate"
+    return np.column_stack([numeric_column(df, c, nan_ok=nan_ok) for c in columns]) if columns \
+        else np.empty((len(df), 0))
+
+
+def _start(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str) -> tuple[pd.DataFrame, str | None]:
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind {kind!r}: expected a pandas DataFrame, got {type(df).__name__}")
+    if df.columns.duplicated().any():
+        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
+        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    require_columns(df, needed, kind)
+    df = _drop_nan_rows(df, needed, nan_policy)
+    if len(df) == 0:
+        raise InputError(f"kind {kind!r}: the table has no rows to evaluate")
+    key = _id_key(df)
+    _check_unique_ids(df, key)
+    return df, key
+
+
+# --- built-in kinds for forecasts ------------------------------------------------------
+
+
+@register_kind("binary", columns="y in {0, 1}; p = predicted probability of y = 1")
+def extract_binary(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Binary outcomes with a predicted probability of the positive class."""
+    df, key = _start(df, "binary", ["y", "p"], nan_policy)
+    y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
+    p = numeric_column(df, "p", nan_ok=nan_policy == "propagate")
+    bad_y = ~np.isin(y, (0.0, 1.0)) & ~np.isnan(y)
+    if bad_y.any():
+        raise InputError(f"column 'y': value {y[bad_y][0]!r} in {describe_rows(bad_y, df.index)}; "
+                         "expected binary outcomes 0 or 1")
+    bad_p = (p < 0) | (p > 1)
+    if bad_p.any():
+        raise InputError(f"column 'p': value {p[bad_p][0]!r} outside [0, 1] in "
+                         f"{describe_rows(bad_p, df.index)}; expected probabilities")
+    return Inputs(_frame(df, key), {"y": y, "p": p}, key=key)
+
+
+_CLASS_COL = re.compile(r"^p_(.+)$")
+
+
+@register_kind("multiclass", columns="y = class label; p_<class> = probability of each class",
+               options=("atol", "renormalize"))
+def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: float = 1e-6,
+                       renormalize: bool = False) -> Inputs:
+    """Categorical outcomes with one probability column per class (rows sum to 1)."""
+    prob_cols = [c for c in df.columns if isinstance(c, str) and _CLASS_COL.match(c)]
+    if len(prob_cols) < 2:
+        raise InputError("kind 'multiclass': expected at least two probability columns named "
+                         f"p_<class> (e.g. p_cat, p_dog); found {prob_cols or 'none'}")
+    df, key = _start(df, "multiclass", ["y", *prob_cols], nan_policy)
+    classes = [_CLASS_COL.match(c).group(1) for c in prob_cols]
+    probs = _values(df, prob_cols, nan_policy)
+    bad = ((probs < 0) | (probs > 1)).any(axis=1)
+    if bad.any():
+        raise InputError(f"probability columns: values outside [0, 1] in {describe_rows(bad, df.index)}; "
+                         "expected probabilities")
+    sums = probs.sum(axis=1)
+    if renormalize:
+        zero = sums <= 0
+        if zero.any():
+            raise InputError(f"probability columns sum to 0 in {describe_rows(zero, df.index)}; cannot renormalize")
+        probs = probs / sums[:, None]
+    else:
+        off = np.abs(sums - 1.0) > atol
+        if off.any():
+            raise InputError(
+                f"probability columns {prob_cols}: rows sum to {sums[off][0]!r} in "
+                f"{describe_rows(off, df.index)}; expected 1 within {atol:g} "
+                "(use a larger tolerance, or renormalize)")
+    labels = df["y"].astype(str).str.removesuffix(".0") if df["y"].dtype.kind == "f" else df["y"].astype(str)
+    lookup = {c: i for i, c in enumerate(classes)}
+    y = labels.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
+    unknown = np.isnan(y)
+    if unknown.any():
+        first = df["y"].to_numpy()[unknown][0]
+        raise InputError(f"column 'y': label {first!r} in {describe_rows(unknown, df.index)} is not among "
+                         f"the classes {classes} (from the p_<class> columns)")
+    return Inputs(_frame(df, key), {"y": y.astype(np.int64), "P": probs}, {"classes": classes}, key=key)
+
+
+_MEMBER_COL = re.compile(r"^(?:m|member|ens|ens_|member_)(\d+)$")
+
+
+@register_kind("ensemble", columns="y and member columns m0, m1, ... (or long: id, member, value, y)")
+def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Real-valued outcomes with an ensemble (sample) forecast per row."""
+    if "member" in df.columns and "value" in df.columns:
+        df = _ensemble_long_to_wide(df)
+    members = sorted((c for c in df.columns if isinstance(c, str) and _MEMBER_COL.match(c)),
+                     key=lambda c: int(_MEMBER_COL.match(c).group(1)))
+    if not members:
+        raise InputError("kind 'ensemble': expected member columns named m0, m1, ... "
+                         "(or a long table with id, member, value columns); found none")
+    df, key = _start(df, "ensemble", ["y", *members], nan_policy)
+    y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
+    return Inputs(_frame(df, key), {"y": y, "ens": _values(df, members, nan_policy)}, key=key)
+
+
+def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
+    require_columns(df, ["id", "member", "value", "y"], "ensemble")
+    index = [c for c in GROUP_COLUMNS if c in df.columns] + ["id"]
+    dup = df.duplicated(subset=[*index, "member"], keep=False).to_numpy()
+    if dup.any():
+        raise InputError(f"long ensemble table: duplicate (id, member) in {describe_rows(dup, df.index)}")
+    y = df.groupby(index, sort=False)["y"]
+    if (y.nunique(dropna=False) > 1).any():
+        raise InputError("long ensemble table: column 'y' differs between members of the same id")
+    wide = df.pivot(index=index, columns="member", values="value")
+    if wide.isna().any().any():
+        raise InputError("long ensemble table: ids have different members; expected the same member set per id")
+    wide.columns = [f"m{i}" for i in range(wide.shape[1])]
+    return wide.join(y.first()).reset_index()
+
+
+_QUANTILE_COL = re.compile(r"^q(0?\.\d+|0|1|1\.0+)$")
+
+
+@register_kind("quantile", columns="y and one q<level> column per quantile level (q0.1, q0.5, q0.9)")
+def extract_quantile(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Real-valued outcomes with predicted quantiles at fixed levels."""
+    cols = [c for c in df.columns if isinstance(c, str) and _QUANTILE_COL.match(c)]
+    if not cols:
+        raise InputError("kind 'quantile': expected columns named q<level> with levels in (0, 1), "
+                         "e.g. q0.1, q0.5, q0.9; found none")
+    levels = np.array([float(c[1:]) for c in cols])
+    if np.any((levels <= 0) | (levels >= 1)):
+        raise InputError(f"kind 'quantile': quantile levels must lie in (0, 1), got {levels.tolist()}")
+    if len(set(levels)) != len(levels):
+        raise InputError(f"kind 'quantile': duplicate quantile levels {levels.tolist()}")
+    order = np.argsort(levels)  # column order is not meaningful; levels are
+    cols = [cols[i] for i in order]
+    df, key = _start(df, "quantile", ["y", *cols], nan_policy)
+    y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
+    return Inputs(_frame(df, key), {"y": y, "q": _values(df, cols, nan_policy)},
+                  {"levels": levels[order]}, key=key)
+
+
+@register_kind("parametric", columns="y and the distribution parameter columns the metric names (mu, sigma, ...)")
+def extract_parametric(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Real-valued outcomes with a parametric forecast distribution per row."""
+    skip = set(GROUP_COLUMNS) | {"id", "y"}
+    params = [c for c in df.columns if c not in skip]
+    df, key = _start(df, "parametric", ["y"], nan_policy)
+    # Only numeric parameter columns can be distribution parameters; others are labels.
+    numeric = [c for c in params if pd.api.types.is_numeric_dtype(df[c])]
+    df = _drop_nan_rows(df, numeric, nan_policy)
+    nan_ok = nan_policy == "propagate"
+    arrays = {"y": numeric_column(df, "y", nan_ok=nan_ok)}
+    arrays.update({str(c): numeric_column(df, c, nan_ok=nan_ok) for c in numeric})
+    return Inputs(_frame(df, key), arrays, key=key)
+
+
+@register_kind("interval", columns="y, lower, upper (and alpha per row, optionally)")
+def extract_interval(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Real-valued outcomes with a central prediction interval per row."""
+    needed = ["y", "lower", "upper"] + (["alpha"] if "alpha" in df.columns else [])
+    df, key = _start(df, "interval", needed, nan_policy)
+    nan_ok = nan_policy == "propagate"
+    arrays = {c: numeric_column(df, c, nan_ok=nan_ok) for c in needed}
+    crossed = arrays["lower"] > arrays["upper"]
+    if crossed.any():
+        raise InputError(f"columns 'lower'/'upper': lower > upper in {describe_rows(crossed, df.index)}; "
+                         "expected lower <= upper")
+    return Inputs(_frame(df, key), arrays, key=key)
+
+
+_MV_OBS = re.compile(r"^y\.(.+)$")
+_MV_MEMBER = re.compile(r"^m(\d+)\.(.+)$")
+
+
+@register_kind("multivariate", columns="y.<d> per dimension d; m<j>.<d> per ensemble member j and dimension d")
+def extract_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Vector-valued outcomes with an ensemble forecast of the vector per row."""
+    dims = [m.group(1) for c in df.columns if isinstance(c, str) and (m := _MV_OBS.match(c))]
+    members = sorted({int(m.group(1)) for c in df.columns if isinstance(c, str) and (m := _MV_MEMBER.match(c))})
+    if not dims or not members:
+        raise InputError("kind 'multivariate': expected observation columns y.<dim> and member columns "
+                         "m<j>.<dim> (e.g. y.0, y.1, m0.0, m0.1, m1.0, m1.1)")
+    needed = [f"y.{d}" for d in dims] + [f"m{j}.{d}" for j in members for d in dims]
+    df, key = _start(df, "multivariate", needed, nan_policy)
+    y = _values(df, [f"y.{d}" for d in dims], nan_policy)
+    ens = _values(df, [f"m{j}.{d}" for j in members for d in dims], nan_policy)
+    return Inputs(_frame(df, key), {"y": y, "ens": ens.reshape(len(df), len(members), len(dims))},
+                  {"dims": dims}, key=key)
+
+
+def kinds_table() -> pd.DataFrame:
+    """The registered kinds with their column conventions."""
+    return pd.DataFrame([{"kind": k.name, "columns": k.columns, "description": k.description}
+                         for k in all_kinds()])
+
+
