@@ -1,18 +1,46 @@
 """scorebench: evaluate systems that rank and score.
 
-One flow: result table -> :func:`evaluate` -> scores table -> aggregate -> ranking ->
-leaderboard. Heavy optional dependencies (torch, Dask, matplotlib) load lazily.
+One flow: result table -> :func:`evaluate` -> scores table -> :func:`aggregate` ->
+ranking -> leaderboard. Heavy optional dependencies (torch, Dask, matplotlib) load lazily;
+so do the larger sub-packages (``scorebench.irt``, ``scorebench.losses``, ...).
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from importlib import import_module
+from typing import Any
+
+from . import accessor as _accessor  # noqa: F401  (registers DataFrame.scorebench)
 from . import metrics  # noqa: F401  (registers the built-in metric families)
 from .errors import InputError, ScorebenchError, UnknownMetricError
+from .evaluate import compare, evaluate
+from .io import read_table, write_table
 from .registry import Metric, list_metrics, metric, register
 
 __all__ = [
-    "__version__", "Metric", "metric", "list_metrics", "register",
+    "__version__", "Metric", "metric", "list_metrics", "register", "evaluate", "compare",
+    "read_table", "write_table", "aggregate", "power", "irt", "losses", "models",
     "InputError", "ScorebenchError", "UnknownMetricError",
 ]
+
+# name -> (module, attribute or None for the module itself), loaded on first access
+_LAZY = {
+    "aggregate": ("scorebench.aggregate", "aggregate"),
+    "power": ("scorebench.power", "power"),
+    "irt": ("scorebench.irt", None),
+    "losses": ("scorebench.losses", None),
+    "models": ("scorebench.models", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'scorebench' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    # Importing a submodule binds it on the package; rebind the public object instead.
+    globals()[name] = value
+    return value

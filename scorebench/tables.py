@@ -196,7 +196,10 @@ def _drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.
 
 
 def _frame(df: pd.DataFrame, key: str | None) -> pd.DataFrame:
-    keep = [c for c in df.columns if c in GROUP_COLUMNS or c == key]
+    # Grouping columns, the unit key, and any other label (non-numeric) column, so that
+    # evaluate(..., by="dataset") can group by a label the table carries.
+    keep = [c for c in df.columns
+            if c in GROUP_COLUMNS or c == key or not pd.api.types.is_numeric_dtype(df[c])]
     return df[keep].reset_index(drop=True)
 
 

@@ -1,0 +1,38 @@
+"""``scorebench compare``: paired significance tests between systems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..evaluate import COMPARE_TESTS, compare
+from ..io import read_table
+from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+
+
+@click.command("compare")
+@click.argument("table", type=click.Path(path_type=Path))
+@click.option("--metric", "-m", required=True, help="A per-row metric, e.g. crps_normal, ndcg@10.")
+@click.option("--baseline", default=None, help="Compare every system against this one (default: all pairs).")
+@click.option("--kind", default=None)
+@click.option("--test", "tests", multiple=True, type=click.Choice(COMPARE_TESTS),
+              help="Tests to run (repeatable; default: all that apply).")
+@click.option("--ci", default=0.95, show_default=True, type=float)
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True, type=int)
+@click.option("--permutations", "n_perm", default=10000, show_default=True, type=int)
+@click.option("--horizon", default=1, show_default=True, type=int, help="Forecast horizon (Diebold–Mariano lags = h-1).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--option", "-O", "options", multiple=True, help="Kind option as key=value.")
+@OUTPUT_OPTION
+@FORMAT_OPTION
+def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, qrels, options,
+            output, fmt) -> None:
+    """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected."""
+    kind_options = parse_options(options)
+    if qrels is not None:
+        kind_options["qrels"] = read_table(qrels)
+    result = compare(read_table(table), metric, baseline=baseline, kind=kind, tests=list(tests) or None,
+                     ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon, **kind_options)
+    emit(result, output, fmt)

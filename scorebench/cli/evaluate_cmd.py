@@ -1,0 +1,76 @@
+"""``scorebench evaluate``: score a result table with registered metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..evaluate import evaluate
+from ..io import read_table
+from ..tables import get_kind
+from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+
+
+@click.command("evaluate")
+@click.argument("table", type=click.Path(path_type=Path), required=False)
+@click.option("--metric", "-m", "metrics", multiple=True, required=True,
+              help="Metric name (repeatable), e.g. crps_normal, ndcg@10.")
+@click.option("--kind", default=None, help="Table kind (default: inferred from the metrics).")
+@click.option("--by", default=None, help="Comma-separated grouping columns (default: system,task).")
+@click.option("--ci", default=0.95, show_default=True, type=float, help="Confidence level.")
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True, type=int,
+              help="Bootstrap rounds (0: no intervals).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--nan-policy", type=click.Choice(["raise", "omit", "propagate"]), default="raise",
+              show_default=True)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Relevance judgements for ranking tables (TREC qrels, CSV, Parquet).")
+@click.option("--relevance-level", type=float, default=None, help="Ranking: minimum relevant grade (trec_eval -l).")
+@click.option("--complete", is_flag=True, default=False,
+              help="Ranking: average over every query in the qrels (trec_eval -c).")
+@click.option("--per-query", "per_unit", is_flag=True, default=False,
+              help="Also output one row per query (or row) for per-row metrics.")
+@click.option("--atol", type=float, default=None, help="Multiclass: tolerance for rows summing to 1.")
+@click.option("--renormalize", is_flag=True, default=False, help="Multiclass: rescale rows to sum to 1.")
+@click.option("--option", "-O", "options", multiple=True, help="Other kind option as key=value.")
+@click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True)
+@click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+@OUTPUT_OPTION
+@FORMAT_OPTION
+def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
+            per_unit, atol, renormalize, options, engine, scheduler, progress, output, fmt) -> None:
+    """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system."""
+    if table is None:
+        raise click.UsageError("missing TABLE")
+    kind_options = parse_options(options)
+    for name, value in (("qrels", read_table(qrels) if qrels else None),
+                        ("relevance_level", relevance_level), ("atol", atol),
+                        ("complete", complete or None), ("renormalize", renormalize or None)):
+        if value is not None:
+            kind_options[name] = value
+    if engine == "dask":
+        from ..dask_engine import read_dask
+
+        data = read_dask(str(table), scheduler=scheduler)
+    else:
+        data = read_table(table)
+    if kind is not None:
+        get_kind(kind)
+    bar = None
+    show = progress if progress is not None else (click.get_text_stream("stderr").isatty() and n_boot > 0)
+
+    def tick(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="evaluating", file=click.get_text_stream("stderr"))
+            bar.__enter__()
+        bar.update(done - bar.pos)
+        if done == total:
+            bar.__exit__(None, None, None)
+
+    scores = evaluate(data, list(metrics), kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
+                      nan_policy=nan_policy, per_unit=per_unit, progress=tick if show else None,
+                      **kind_options)
+    emit(scores, output, fmt)

@@ -1,0 +1,294 @@
+"""Reading result tables and writing outputs, safely.
+
+Result tables come from other people's systems and are untrusted: every reader turns
+malformed input (bad encoding, ragged rows, duplicate columns, empty files, invalid JSON)
+into an :class:`~scorebench.errors.InputError` naming the file and the problem. Every
+writer is atomic: it writes a temporary file beside the target and renames it, so a
+failure never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["read_table", "write_table", "render_markdown", "escape_markdown", "detect_format",
+           "READ_FORMATS", "WRITE_FORMATS", "format_value"]
+
+_SUFFIXES = {
+    ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".md": "markdown",
+    ".run": "trec_run", ".qrels": "trec_qrels",
+}
+READ_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json", "trec_run", "trec_qrels")
+WRITE_FORMATS = ("csv", "parquet", "json", "markdown")
+
+
+def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=READ_FORMATS) -> str:
+    """The format named by ``fmt`` or implied by the file suffix."""
+    if fmt is None:
+        suffix = Path(path).suffix.lower()
+        fmt = _SUFFIXES.get(suffix)
+        if fmt is None:
+            raise InputError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
+                             f"pass a format ({', '.join(allowed)})")
+    if fmt not in allowed:
+        raise InputError(f"{path}: unsupported format {fmt!r}; expected one of {', '.join(allowed)}")
+    return fmt
+
+
+def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a result table from CSV/TSV, Parquet, JSON Lines, JSON records or TREC files.
+
+    Leading lines starting with ``#`` in CSV files (scorebench's own metadata header) are
+    skipped. Column names must be unique.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write("system,y,p\\na,1,0.9\\n")
+    >>> read_table(path).shape
+    (1, 3)
+    """
+    path = Path(path)
+    fmt = detect_format(path, format)
+    if not path.exists():
+        raise FileNotFoundError(2, "no such file", str(path))
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; expected a file")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty; expected a header row and data")
+    reader = _READERS[fmt]
+    try:
+        table = reader(path, encoding)
+    except InputError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid {encoding} text at byte {exc.start}; "
+                         "re-encode the file or pass its encoding") from None
+    except (pd.errors.ParserError, csv.Error) as exc:
+        raise InputError(f"{path}: malformed {fmt}: {' '.join(str(exc).split())}") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: no columns found; expected a header row") from None
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path}: could not read as {fmt}: {' '.join(str(exc).split())[:300]}") from None
+    if table.columns.duplicated().any():
+        dups = sorted({str(c) for c in table.columns[table.columns.duplicated()]})
+        raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
+    return table
+
+
+def _metadata_lines(path: Path, encoding: str) -> int:
+    count = 0
+    with open(path, encoding=encoding, newline="") as handle:
+        for line in handle:
+            if not line.startswith("#"):
+                break
+            count += 1
+    return count
+
+
+def _read_delimited(sep: str) -> Callable[[Path, str], pd.DataFrame]:
+    def read(path: Path, encoding: str) -> pd.DataFrame:
+        skip = _metadata_lines(path, encoding)
+        with open(path, encoding=encoding, newline="") as handle:
+            for _ in range(skip):
+                handle.readline()
+            header = next(csv.reader([handle.readline()], delimiter=sep), [])
+        if not header or all(not h.strip() for h in header):
+            raise InputError(f"{path}: no header row found")
+        seen: set[str] = set()
+        dups = sorted({h for h in header if h in seen or seen.add(h)})
+        if dups:
+            raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
+        return pd.read_csv(path, sep=sep, skiprows=skip, encoding=encoding, engine="c",
+                           on_bad_lines="error", low_memory=False)
+    return read
+
+
+def _read_parquet(path: Path, encoding: str) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    names = table.column_names
+    if len(set(names)) != len(names):
+        dups = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
+    return table.to_pandas()
+
+
+def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
+    records = []
+    with open(path, encoding=encoding) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            records.append(_json_object(line, path, number))
+    if not records:
+        raise InputError(f"{path}: no JSON records found")
+    return pd.DataFrame.from_records(records)
+
+
+def _json_object(text: str, path: Path, number: int) -> dict:
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{path}: line {number}: expected a JSON object per line, got {type(value).__name__}")
+    return value
+
+
+def _reject_constant(name: str) -> float:
+    # NaN/Infinity are not JSON; accepting them would smuggle non-finite values in silently.
+    raise InputError(f"invalid JSON constant {name!r}; expected finite numbers or null")
+
+
+def _read_json(path: Path, encoding: str) -> pd.DataFrame:
+    with open(path, encoding=encoding) as handle:
+        try:
+            value = json.load(handle, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if isinstance(value, dict) and "scores" in value:  # scorebench's own JSON output
+        value = value["scores"]
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise InputError(f"{path}: expected a JSON array of objects (records)")
+    if not value:
+        raise InputError(f"{path}: the JSON array is empty")
+    return pd.DataFrame.from_records(value)
+
+
+def _read_trec(which: str) -> Callable[[Path, str], pd.DataFrame]:
+    def read(path: Path, encoding: str) -> pd.DataFrame:
+        from . import io_trec
+
+        return getattr(io_trec, f"read_trec_{which}")(path)
+    return read
+
+
+_READERS: dict[str, Callable[[Path, str], pd.DataFrame]] = {
+    "csv": _read_delimited(","), "tsv": _read_delimited("\t"), "parquet": _read_parquet,
+    "jsonl": _read_jsonl, "json": _read_json, "trec_run": _read_trec("run"),
+    "trec_qrels": _read_trec("qrels"),
+}
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def format_value(value: Any, digits: int = 4) -> str:
+    """Deterministic text for a cell: fixed decimals for floats, plain text otherwise."""
+    if isinstance(value, (float, np.floating)):
+        if np.isnan(value):
+            return ""
+        if np.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.{digits}f}"
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value)
+
+
+def escape_markdown(text: str) -> str:
+    """Escape text for a Markdown table cell: HTML-escaped, pipes escaped, one line."""
+    text = html.escape(str(text), quote=False)
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+def render_markdown(table: pd.DataFrame, *, digits: int = 4, meta: Mapping[str, Any] | None = None) -> str:
+    """Render a DataFrame as a GitHub Markdown table with escaped cells.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> print(render_markdown(pd.DataFrame({"system": ["a|b"], "value": [0.5]})))
+    | system | value |
+    | --- | --- |
+    | a\\|b | 0.5000 |
+    """
+    header = "| " + " | ".join(escape_markdown(c) for c in table.columns) + " |"
+    rule = "| " + " | ".join("---" for _ in table.columns) + " |"
+    body = ["| " + " | ".join(escape_markdown(format_value(v, digits)) for v in row) + " |"
+            for row in table.itertuples(index=False, name=None)]
+    lines = [header, rule, *body]
+    if meta:
+        lines += ["", escape_markdown("; ".join(f"{k}: {v}" for k, v in meta.items()))]
+    return "\n".join(lines)
+
+
+def _meta(table: pd.DataFrame, meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    merged = {**{k: v for k, v in table.attrs.items() if _is_plain(v)}, **(meta or {})}
+    return {k: merged[k] for k in sorted(merged)}
+
+
+def _is_plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def _write_csv(table: pd.DataFrame, handle: io.TextIOBase, meta: dict[str, Any]) -> None:
+    for key, value in meta.items():
+        handle.write(f"# {key}: {' '.join(str(value).split())}\n")
+    table.to_csv(handle, index=False, lineterminator="\n")
+
+
+def _write_json(table: pd.DataFrame, handle: io.TextIOBase, meta: dict[str, Any]) -> None:
+    records = json.loads(table.to_json(orient="records", double_precision=15))
+    json.dump({"meta": meta, "scores": records}, handle, indent=1, sort_keys=False, allow_nan=False)
+    handle.write("\n")
+
+
+def _write_markdown(table: pd.DataFrame, handle: io.TextIOBase, meta: dict[str, Any]) -> None:
+    handle.write(render_markdown(table, meta=meta) + "\n")
+
+
+def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | None = None,
+                meta: Mapping[str, Any] | None = None) -> Path:
+    """Write ``table`` atomically as CSV, Parquet, JSON or Markdown; return the path.
+
+    Plain values in ``table.attrs`` (seed, bootstrap method, ...) and ``meta`` are written
+    with the data: ``# key: value`` lines before a CSV header, Parquet schema metadata,
+    a ``meta`` object in JSON, a footer line in Markdown.
+    """
+    path = Path(path)
+    fmt = detect_format(path, format, allowed=WRITE_FORMATS)
+    info = _meta(table, meta)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"{path}: the folder {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        if fmt == "parquet":
+            os.close(fd)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            arrow = pa.Table.from_pandas(table, preserve_index=False)
+            arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
+                                                   b"scorebench": json.dumps(info, default=str).encode()})
+            pq.write_table(arrow, tmp)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                {"csv": _write_csv, "json": _write_json, "markdown": _write_markdown}[fmt](table, handle, info)
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

@@ -1,0 +1,259 @@
+"""Statistics behind every number: bootstrap intervals, paired tests, corrections.
+
+Imports nothing of scorebench except its errors, so every layer can use it.
+
+Bootstrap of a mean
+-------------------
+:func:`bootstrap_means` resamples per-row contributions. When ``n * n_boot`` is at most
+:data:`EXACT_BOOTSTRAP_LIMIT` it draws the multinomial resamples exactly. Beyond that an
+exact resample costs O(n) per round (a minute for 10^6 rows x 1000 rounds), so it uses
+the *stratified* bootstrap: sort the values into ``K`` equal strata, draw each round's
+stratum counts exactly from Multinomial(n, m_k / n), and replace the sum of the
+``W_k`` draws inside stratum ``k`` by its normal limit
+``W_k * mean_k + sqrt(W_k * var_k) * z``. The between-strata part, which carries almost
+all of the variance of sorted data, is exact; the within-strata part is at most a
+fraction ``~1/K^2`` of it for smooth distributions. The method used is returned and
+recorded in every output.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = [
+    "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
+    "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
+    "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano",
+]
+
+EXACT_BOOTSTRAP_LIMIT = 50_000_000
+_STRATA = 2048
+_CHUNK = 4_000_000  # index draws held in memory at once
+
+
+def rng_for(seed: int, *labels: object) -> np.random.Generator:
+    """A generator seeded by ``seed`` and stable labels (metric name, group key).
+
+    The stream of one (metric, group) does not depend on which other metrics or groups
+    were evaluated alongside, so adding a metric never moves another metric's interval.
+    """
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise InputError(f"seed: expected a non-negative integer, got {seed!r}")
+    words = [int(seed)] + [zlib.crc32(repr(label).encode()) for label in labels]
+    return np.random.default_rng(np.random.SeedSequence(words))
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Bootstrap replicates of a mean and how they were drawn."""
+
+    means: np.ndarray
+    method: str
+
+
+def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> BootstrapResult:
+    """Return ``n_boot`` bootstrap replicates of ``values.mean()``.
+
+    Parameters
+    ----------
+    values : (n,) array
+        Per-row contributions (finite).
+    n_boot : int
+        Number of resamples.
+    rng : numpy.random.Generator
+        Source of randomness (see :func:`rng_for`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = bootstrap_means(np.arange(10.0), 200, np.random.default_rng(0))
+    >>> res.means.shape, res.method
+    ((200,), 'multinomial')
+    >>> 3.0 < float(np.median(res.means)) < 6.0
+    True
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        raise InputError("cannot bootstrap an empty group")
+    if n * n_boot <= EXACT_BOOTSTRAP_LIMIT or n <= _STRATA:
+        return BootstrapResult(_exact_means(values, n_boot, rng), "multinomial")
+    return BootstrapResult(_stratified_means(values, n_boot, rng), f"stratified-{_STRATA}")
+
+
+def _exact_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    n = values.size
+    out = np.empty(n_boot)
+    rows = max(1, _CHUNK // n)
+    for start in range(0, n_boot, rows):
+        stop = min(n_boot, start + rows)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = values[idx].mean(axis=1)
+    return out
+
+
+def _stratified_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    n = values.size
+    ordered = np.sort(values)
+    edges = np.linspace(0, n, _STRATA + 1).astype(np.int64)
+    sizes = np.diff(edges)
+    sums = np.add.reduceat(ordered, edges[:-1])
+    means = sums / sizes
+    sq = np.add.reduceat((ordered - np.repeat(means, sizes)) ** 2, edges[:-1])
+    variances = sq / sizes
+    counts = rng.multinomial(n, sizes / n, size=n_boot).astype(np.float64)
+    between = counts @ means
+    within = np.sqrt(counts @ variances) * rng.standard_normal(n_boot)
+    return (between + within) / n
+
+
+def percentile_interval(replicates: np.ndarray, ci: float) -> tuple[float, float]:
+    """Equal-tailed percentile interval of bootstrap replicates at level ``ci``."""
+    alpha = (1.0 - ci) / 2.0
+    low, high = np.quantile(replicates, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control).
+
+    Examples
+    --------
+    >>> holm(np.array([0.01, 0.04, 0.03])).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (false-discovery-rate control).
+
+    Examples
+    --------
+    >>> benjamini_hochberg(np.array([0.01, 0.04, 0.03])).round(3).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Result of one paired test of mean(a - b) = 0."""
+
+    test: str
+    statistic: float
+    p_value: float
+    detail: str = ""
+
+
+def _check_differences(d: np.ndarray) -> np.ndarray:
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim != 1 or d.size < 2:
+        raise InputError(f"a paired test needs at least 2 paired rows, got {d.size}")
+    if not np.isfinite(d).all():
+        raise InputError("paired differences contain NaN or infinite values")
+    return d
+
+
+def paired_bootstrap(d: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[PairedTest, np.ndarray]:
+    """Paired bootstrap test of mean(d) = 0; also returns the replicates of mean(d).
+
+    The p-value is the two-sided share of centred replicates at least as far from 0 as
+    the observed mean: ``(1 + #{|m* - m| >= |m|}) / (B + 1)``.
+    """
+    d = _check_differences(d)
+    boot = bootstrap_means(d, n_boot, rng)
+    observed = d.mean()
+    extreme = np.count_nonzero(np.abs(boot.means - observed) >= abs(observed))
+    return PairedTest("bootstrap", float(observed), float((1 + extreme) / (n_boot + 1)), boot.method), boot.means
+
+
+def paired_permutation(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> PairedTest:
+    """Sign-flip randomisation test of mean(d) = 0 (exact enumeration for n <= 16).
+
+    Under the null each pair's labels are exchangeable, so each difference keeps or
+    flips its sign with probability 1/2. Large ``n * n_perm`` is capped to
+    :data:`EXACT_BOOTSTRAP_LIMIT` sign draws; the number used is reported in ``detail``.
+    """
+    d = _check_differences(d)
+    n = d.size
+    observed = abs(d.sum())
+    tol = 1e-12 * max(1.0, np.abs(d).sum())
+    if n <= 16:
+        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
+        sums = np.abs(signs @ d)
+        return PairedTest("permutation", float(d.mean()),
+                          float(np.mean(sums >= observed - tol)), f"exact, {2**n} sign patterns")
+    n_perm = int(min(n_perm, max(199, EXACT_BOOTSTRAP_LIMIT // n)))
+    extreme = 0
+    rows = max(1, _CHUNK // n)
+    for start in range(0, n_perm, rows):
+        k = min(rows, n_perm - start)
+        signs = rng.integers(0, 2, size=(k, n), dtype=np.int8) * 2 - 1
+        extreme += np.count_nonzero(np.abs(signs @ d) >= observed - tol)
+    return PairedTest("permutation", float(d.mean()), float((1 + extreme) / (n_perm + 1)),
+                      f"{n_perm} random sign flips")
+
+
+def paired_t(d: np.ndarray) -> PairedTest:
+    """Paired t-test of mean(d) = 0 (two-sided, Student t with n - 1 df)."""
+    from scipy import stats
+
+    d = _check_differences(d)
+    sd = d.std(ddof=1)
+    if sd == 0:
+        p = 1.0 if d.mean() == 0 else 0.0
+        return PairedTest("t", float("inf") if d.mean() else 0.0, p, "constant differences")
+    t = d.mean() / (sd / np.sqrt(d.size))
+    return PairedTest("t", float(t), float(2 * stats.t.sf(abs(t), d.size - 1)), f"df={d.size - 1}")
+
+
+def diebold_mariano(d: np.ndarray, *, horizon: int = 1) -> PairedTest:
+    """Diebold–Mariano test of equal expected score, with HAC variance and HLN correction.
+
+    ``d`` is the time-ordered loss differential ``S(F_a, y_t) - S(F_b, y_t)``. The long-run
+    variance of its mean is the Newey–West (Bartlett) HAC estimate from statsmodels with
+    ``horizon - 1`` lags; the statistic gets the Harvey–Leybourne–Newbold small-sample
+    correction and is compared with Student's t with n - 1 degrees of freedom.
+
+    References: Diebold & Mariano (1995), JBES 13(3); Harvey, Leybourne & Newbold (1997),
+    IJF 13(2).
+    """
+    import statsmodels.api as sm
+    from scipy import stats
+
+    d = _check_differences(d)
+    if not isinstance(horizon, (int, np.integer)) or horizon < 1:
+        raise InputError(f"horizon: expected an integer >= 1, got {horizon!r}")
+    n = d.size
+    if np.ptp(d) == 0:
+        p = 1.0 if d[0] == 0 else 0.0
+        return PairedTest("diebold_mariano", float("inf") if d[0] else 0.0, p, "constant differential")
+    fit = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": horizon - 1, "use_correction": False})
+    dm = float(fit.params[0] / fit.bse[0])
+    hln = np.sqrt((n + 1 - 2 * horizon + horizon * (horizon - 1) / n) / n)
+    stat = dm * hln
+    return PairedTest("diebold_mariano", stat, float(2 * stats.t.sf(abs(stat), n - 1)),
+                      f"HAC lags={horizon - 1}, HLN-corrected")
