@@ -1,0 +1,36 @@
+"""Calibration: binned, adaptive and smooth ECE, the Balance score, reliability diagrams,
+the Murphy decomposition of the Brier score and skill scores.
+
+Importing this package registers its metrics (family ``"calibration"``):
+
+==========================  ==========  ==========================================
+name                        kind        what
+==========================  ==========  ==========================================
+``ece``                     binary      binned ECE (``n_bins``, ``binning``)
+``mce``                     binary      maximum calibration error
+``adaptive_ece``            binary      ECE over equal-count bins
+``smooth_ece``              binary      kernel ECE with a reflected Gaussian kernel
+``balance_score``           binary      accuracy minus confidence (per row)
+``brier_reliability``       binary      Murphy reliability term
+``brier_resolution``        binary      Murphy resolution term
+``ece_top_label``           multiclass  confidence (top-label) ECE
+``classwise_ece``           multiclass  mean one-vs-rest ECE over classes
+``balance_score_top_label`` multiclass  top-label Balance score (per row)
+==========================  ==========  ==========================================
+"""
+
+from __future__ import annotations
+
+from ._common import BINNINGS, BinStats, bin_stats
+from .balance import balance_score, balance_score_top_label
+from .binned import ReliabilityDiagram, adaptive_ece, classwise_ece, ece, ece_top_label, mce, reliability_diagram
+from .murphy import BrierDecomposition, brier_decomposition, brier_reliability, brier_resolution
+from .skill import skill_score
+from .smooth import smooth_ece, smooth_ece_at
+
+__all__ = [
+    "BINNINGS", "BinStats", "bin_stats", "ece", "mce", "adaptive_ece", "ece_top_label", "classwise_ece",
+    "smooth_ece", "smooth_ece_at", "balance_score", "balance_score_top_label", "reliability_diagram",
+    "ReliabilityDiagram", "brier_decomposition", "BrierDecomposition", "brier_reliability", "brier_resolution",
+    "skill_score",
+]

@@ -1,0 +1,158 @@
+"""Shared engine of the calibration family: input checks and per-bin sums.
+
+Every binned calibration statistic (ECE, MCE, reliability diagrams, the Murphy
+decomposition) is a function of three per-bin sums -- the count :math:`n_k`, the sum of
+forecasts :math:`\\sum_{i \\in k} p_i` and the sum of outcomes :math:`\\sum_{i \\in k} y_i`
+-- which :func:`bin_stats` computes in one pass with :func:`numpy.bincount`. Those sums
+are mergeable, so the statistics can be computed from partitions of a table.
+
+Bins
+----
+``binning="uniform"`` (alias ``"equal_width"``) uses the edges
+:math:`e_k = k / B`; ``binning="quantile"`` (alias ``"equal_mass"``) uses the empirical
+quantiles of the forecasts at levels :math:`k / B` (``numpy.percentile``, linear
+interpolation), so each bin holds about :math:`n / B` forecasts while tied forecasts
+always share a bin. A forecast on an interior edge belongs to the bin *below* it
+(bins are :math:`[e_0, e_1], (e_1, e_2], \\dots`), exactly as
+:func:`sklearn.calibration.calibration_curve` assigns them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ...validation import (as_float_array, check_finite, check_probability, check_same_length, check_simplex,
+                           describe_rows)
+
+__all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "check_n_bins", "resolve_binning",
+           "bin_edges", "bin_ids", "bin_stats", "top_label"]
+
+# Accepted spellings of the two binning schemes, mapped to their canonical name.
+BINNINGS = {"uniform": "uniform", "equal_width": "uniform", "quantile": "quantile", "equal_mass": "quantile"}
+
+
+@dataclass(frozen=True)
+class BinStats:
+    """Per-bin sums of one binning of ``(y, p)``.
+
+    Attributes
+    ----------
+    edges : ndarray, shape (B + 1,)
+        Bin edges (for ``quantile`` binning, data quantiles; duplicated edges give empty bins).
+    count, sum_p, sum_y : ndarray, shape (B,)
+        Number of forecasts, sum of forecasts and sum of outcomes in each bin.
+    n : int
+        Total number of forecasts.
+    """
+
+    edges: np.ndarray
+    count: np.ndarray
+    sum_p: np.ndarray
+    sum_y: np.ndarray
+    n: int
+
+    @property
+    def nonempty(self) -> np.ndarray:
+        return self.count > 0
+
+    def means(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean forecast and observed frequency per bin (NaN in empty bins)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sum_p / self.count, self.sum_y / self.count
+
+    def gaps(self) -> np.ndarray:
+        """:math:`|\\bar y_k - \\bar p_k|` of the non-empty bins."""
+        keep = self.nonempty
+        return np.abs(self.sum_y[keep] - self.sum_p[keep]) / self.count[keep]
+
+
+def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate binary outcomes and forecast probabilities; return them as float64.
+
+    Raises :class:`~scorebench.errors.InputError` for outcomes other than 0/1,
+    probabilities outside [0, 1], NaN or infinity, mismatched lengths and empty input.
+    """
+    y = as_float_array(y, "y", ndim=1)
+    p = as_float_array(p, "p", ndim=1)
+    check_same_length(y=y, p=p)
+    if y.size == 0:
+        raise InputError("y, p: no forecasts given; expected at least one (outcome, probability) pair")
+    check_finite(y, "y")
+    check_finite(p, "p")
+    bad = (y != 0.0) & (y != 1.0)
+    if bad.any():
+        raise InputError(f"y: value {y[bad][0]!r} in {describe_rows(bad)}; expected binary outcomes 0 or 1")
+    check_probability(p, "p")
+    return y, p
+
+
+def multiclass_inputs(y: Any, P: Any, *, atol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """Validate class indices ``y`` in ``{0, ..., K-1}`` and probabilities ``P`` of shape (n, K)."""
+    P = as_float_array(P, "P", ndim=2)
+    y = as_float_array(y, "y", ndim=1)
+    check_same_length(y=y, P=P)
+    if y.size == 0:
+        raise InputError("y, P: no forecasts given; expected at least one row")
+    if P.shape[1] < 2:
+        raise InputError(f"P: expected at least two class columns, got shape {P.shape}")
+    check_finite(y, "y")
+    check_finite(P, "P")
+    bad = (y != np.round(y)) | (y < 0) | (y >= P.shape[1])
+    if bad.any():
+        raise InputError(f"y: label {y[bad][0]!r} in {describe_rows(bad)} is not a class index; "
+                         f"expected integers 0 .. {P.shape[1] - 1} (one per column of P)")
+    P = check_simplex(P, "P", atol=atol)
+    return y.astype(np.int64), P
+
+
+def top_label(y: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Top-label reduction: (was the arg-max class right, its probability).
+
+    Ties in the arg-max go to the first class (``numpy.argmax``).
+    """
+    pred = np.argmax(P, axis=1)
+    return (pred == y).astype(np.float64), P[np.arange(len(y)), pred]
+
+
+def check_n_bins(n_bins: Any) -> int:
+    """``n_bins`` must be a positive integer (not a bool, not a float)."""
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins: expected a positive integer, got {n_bins!r}")
+    return int(n_bins)
+
+
+def resolve_binning(binning: Any) -> str:
+    """Canonical binning name (``"uniform"`` or ``"quantile"``); raises on anything else."""
+    if not isinstance(binning, str) or binning not in BINNINGS:
+        raise InputError(f"binning: expected one of {', '.join(map(repr, BINNINGS))}, got {binning!r}")
+    return BINNINGS[binning]
+
+
+def bin_edges(p: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
+    """Bin edges, shape ``(n_bins + 1,)``, for equal-width or equal-mass binning."""
+    if resolve_binning(binning) == "uniform":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    return np.percentile(p, np.linspace(0.0, 1.0, n_bins + 1) * 100)
+
+
+def bin_ids(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin index of each forecast: bins are closed on the right, the first also on the left."""
+    return np.searchsorted(edges[1:-1], p, side="left")
+
+
+def bin_stats(y: np.ndarray, p: np.ndarray, *, n_bins: int, binning: str = "uniform") -> BinStats:
+    """Per-bin count, forecast sum and outcome sum (validated inputs expected)."""
+    n_bins = check_n_bins(n_bins)
+    edges = bin_edges(p, n_bins, binning)
+    ids = bin_ids(p, edges)
+    return BinStats(
+        edges=edges,
+        count=np.bincount(ids, minlength=n_bins).astype(np.float64),
+        sum_p=np.bincount(ids, weights=p, minlength=n_bins),
+        sum_y=np.bincount(ids, weights=y, minlength=n_bins),
+        n=len(p),
+    )

@@ -1,0 +1,312 @@
+"""Binned calibration errors (ECE, MCE, adaptive ECE) and reliability-diagram data.
+
+All of them bin the forecasts (see :mod:`._common` for the bin rules) and compare, in
+each bin :math:`k` with :math:`n_k` forecasts, the mean forecast :math:`\\bar p_k` with
+the observed frequency :math:`\\bar y_k`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from ...errors import InputError
+from ...registry import register
+from ._common import BinStats, binary_inputs, bin_stats, check_n_bins, multiclass_inputs, resolve_binning, top_label
+
+__all__ = ["ece", "mce", "adaptive_ece", "ece_top_label", "classwise_ece", "reliability_diagram",
+           "ReliabilityDiagram"]
+
+_GUO = "Guo, Pleiss, Sun & Weinberger (2017), On Calibration of Modern Neural Networks, ICML"
+_NAEINI = "Naeini, Cooper & Hauskrecht (2015), Obtaining Well Calibrated Probabilities Using Bayesian Binning, AAAI"
+
+
+def _ece_from_stats(stats: BinStats) -> float:
+    # sum_k (n_k / n) |ybar_k - pbar_k| = sum_k |sum_y_k - sum_p_k| / n (no division by n_k).
+    return float(np.abs(stats.sum_y - stats.sum_p).sum() / stats.n)
+
+
+@register("ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
+          citation=f"{_NAEINI}; {_GUO}")
+def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
+    """Expected calibration error of binary probability forecasts (binned estimator).
+
+    .. math::
+
+        \\mathrm{ECE} = \\sum_{k=1}^{B} \\frac{n_k}{n}\\,\\bigl|\\bar y_k - \\bar p_k\\bigr|
+
+    where bin :math:`k` holds :math:`n_k` forecasts with mean :math:`\\bar p_k` and
+    observed frequency :math:`\\bar y_k`; empty bins contribute nothing.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Outcomes in {0, 1}.
+    p : array_like, shape (n,)
+        Forecast probabilities of ``y = 1``.
+    n_bins : int, default 15
+        Number of bins :math:`B`.
+    binning : {"uniform", "quantile"}, default "uniform"
+        Equal-width bins on [0, 1] (alias ``"equal_width"``) or equal-mass bins at the
+        forecasts' quantiles (alias ``"equal_mass"``).
+
+    Returns
+    -------
+    float
+        The ECE in [0, 1] (lower is better).
+
+    Notes
+    -----
+    The binned estimator is biased upward for small :math:`n_k` and depends on
+    :math:`B`; :func:`smooth_ece` avoids the choice of bins.
+
+    References
+    ----------
+    Naeini, Cooper & Hauskrecht (2015), AAAI; Guo et al. (2017), ICML.
+
+    Examples
+    --------
+    >>> round(ece([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2), 6)
+    0.25
+    """
+    y, p = binary_inputs(y, p)
+    return _ece_from_stats(bin_stats(y, p, n_bins=n_bins, binning=binning))
+
+
+@register("mce", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI)
+def mce(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
+    """Maximum calibration error: the largest gap between forecast and frequency over bins.
+
+    .. math::
+
+        \\mathrm{MCE} = \\max_{k:\\, n_k > 0} \\bigl|\\bar y_k - \\bar p_k\\bigr|
+
+    Parameters and bins as in :func:`ece`.
+
+    References
+    ----------
+    Naeini, Cooper & Hauskrecht (2015), AAAI.
+
+    Examples
+    --------
+    >>> round(mce([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2), 6)
+    0.266667
+    """
+    y, p = binary_inputs(y, p)
+    return float(bin_stats(y, p, n_bins=n_bins, binning=binning).gaps().max())
+
+
+@register("adaptive_ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15},
+          citation="Nixon, Dusenberry, Zhang, Jerfel & Tran (2019), Measuring Calibration in Deep Learning, "
+                   "CVPR Workshops")
+def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
+    """Adaptive ECE: ECE over bins that each hold the same number of forecasts.
+
+    The forecasts are sorted (stably) and cut into ``n_bins`` consecutive groups whose
+    sizes differ by at most one (group of rank :math:`r` is :math:`\\lfloor rB/n \\rfloor`);
+
+    .. math::
+
+        \\mathrm{ACE} = \\sum_{k=1}^{B} \\frac{n_k}{n}\\,\\bigl|\\bar y_k - \\bar p_k\\bigr|.
+
+    Unlike ``ece(..., binning="quantile")``, whose edges are quantiles so that tied
+    forecasts share a bin, a run of tied forecasts may be split between two groups here.
+    For the binary case this equals Nixon et al.'s class-averaged ACE (the class-0 bins
+    mirror the class-1 bins and have the same gaps), weighted by bin size when ``n`` is
+    not a multiple of ``n_bins``.
+
+    References
+    ----------
+    Nixon et al. (2019), Measuring Calibration in Deep Learning, CVPR Workshops.
+
+    Examples
+    --------
+    >>> round(adaptive_ece([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.8], n_bins=2), 6)
+    0.25
+    """
+    y, p = binary_inputs(y, p)
+    n_bins = check_n_bins(n_bins)
+    order = np.argsort(p, kind="stable")
+    ids = np.empty(len(p), dtype=np.intp)
+    ids[order] = (np.arange(len(p)) * n_bins) // len(p)
+    diff = np.bincount(ids, weights=y - p, minlength=n_bins)
+    return float(np.abs(diff).sum() / len(p))
+
+
+@register("ece_top_label", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO)
+def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
+    """Top-label (confidence) ECE of multiclass forecasts.
+
+    With confidence :math:`c_i = \\max_j P_{ij}` and correctness
+    :math:`a_i = 1\\{\\arg\\max_j P_{ij} = y_i\\}` (ties go to the first class),
+
+    .. math::
+
+        \\mathrm{ECE}_{\\text{top}} = \\sum_k \\frac{n_k}{n}\\,\\bigl|\\bar a_k - \\bar c_k\\bigr|,
+
+    i.e. :func:`ece` applied to ``(a, c)``.
+
+    Parameters
+    ----------
+    y : array_like of int, shape (n,)
+        Class indices in ``0 .. K-1``.
+    P : array_like, shape (n, K)
+        Class probabilities; rows sum to 1 (tolerance 1e-6).
+
+    References
+    ----------
+    Guo et al. (2017), On Calibration of Modern Neural Networks, ICML.
+
+    Examples
+    --------
+    >>> round(ece_top_label([0, 1], [[0.7, 0.3], [0.6, 0.4]], n_bins=1), 6)
+    0.15
+    """
+    y, P = multiclass_inputs(y, P)
+    correct, confidence = top_label(y, P)
+    return _ece_from_stats(bin_stats(correct, confidence, n_bins=n_bins, binning=binning))
+
+
+@register("classwise_ece", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
+          citation="Kull, Perello-Nieto, Kängsepp, Silva Filho, Song & Flach (2019), Beyond temperature scaling, "
+                   "NeurIPS")
+def classwise_ece(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
+    """Class-wise ECE: the mean over classes of the one-vs-rest binary ECE.
+
+    .. math::
+
+        \\mathrm{cwECE} = \\frac{1}{K} \\sum_{j=1}^{K} \\mathrm{ECE}\\bigl(1\\{y = j\\},\\, P_{\\cdot j}\\bigr)
+
+    References
+    ----------
+    Kull et al. (2019), Beyond temperature scaling, NeurIPS.
+
+    Examples
+    --------
+    >>> round(classwise_ece([0, 1], [[0.7, 0.3], [0.6, 0.4]], n_bins=1), 6)
+    0.15
+    """
+    y, P = multiclass_inputs(y, P)
+    onehot = (y[:, None] == np.arange(P.shape[1])).astype(np.float64)
+    return float(np.mean([_ece_from_stats(bin_stats(onehot[:, j], P[:, j], n_bins=n_bins, binning=binning))
+                          for j in range(P.shape[1])]))
+
+
+@dataclass(frozen=True)
+class ReliabilityDiagram:
+    """Reliability-diagram data: one entry per bin, empty bins included.
+
+    Attributes
+    ----------
+    lower, upper : ndarray
+        Bin edges (bins are closed on the right; the first is also closed on the left).
+    count : ndarray of int
+        Forecasts in each bin (0 for an empty bin; the counts sum to ``n``).
+    mean_predicted : ndarray
+        Mean forecast per bin (NaN where ``count == 0``).
+    observed_frequency : ndarray
+        Fraction of ``y = 1`` per bin (NaN where ``count == 0``).
+    ci_low, ci_high : ndarray
+        Wilson score interval of the observed frequency at level ``ci`` (NaN when empty).
+    binning : str
+        ``"uniform"`` or ``"quantile"``.
+    ci : float
+        Level of the intervals.
+    n : int
+        Number of forecasts.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    count: np.ndarray
+    mean_predicted: np.ndarray
+    observed_frequency: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    binning: str
+    ci: float
+    n: int
+
+    @property
+    def ece(self) -> float:
+        """The ECE of these bins (same value as :func:`ece`)."""
+        keep = self.count > 0
+        w = self.count[keep] / self.n
+        return float(np.sum(w * np.abs(self.observed_frequency[keep] - self.mean_predicted[keep])))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per bin: bin, lower, upper, count, mean_predicted, observed_frequency, ci_low, ci_high."""
+        return pd.DataFrame({
+            "bin": np.arange(len(self.count)), "lower": self.lower, "upper": self.upper, "count": self.count,
+            "mean_predicted": self.mean_predicted, "observed_frequency": self.observed_frequency,
+            "ci_low": self.ci_low, "ci_high": self.ci_high,
+        })
+
+
+def reliability_diagram(y: Any, p: Any, *, n_bins: int = 10, binning: str = "uniform",
+                        ci: float = 0.95) -> ReliabilityDiagram:
+    """Per-bin data of a reliability diagram, keeping empty bins.
+
+    For each bin :math:`k`: the count :math:`n_k`, the mean forecast :math:`\\bar p_k`,
+    the observed frequency :math:`\\bar y_k` and its Wilson score interval
+
+    .. math::
+
+        \\frac{\\bar y_k + \\frac{z^2}{2 n_k} \\pm z \\sqrt{\\frac{\\bar y_k(1-\\bar y_k)}{n_k}
+        + \\frac{z^2}{4 n_k^2}}}{1 + z^2 / n_k}, \\qquad z = \\Phi^{-1}\\bigl(\\tfrac{1 + \\mathrm{ci}}{2}\\bigr).
+
+    Unlike :func:`sklearn.calibration.calibration_curve`, which silently drops empty bins
+    (so its arrays cannot be matched to bin edges), every bin is returned; empty bins
+    have ``count == 0`` and NaN means. The bins are assigned exactly as scikit-learn
+    assigns them, so the non-empty rows agree with ``calibration_curve``.
+
+    Parameters
+    ----------
+    y, p : array_like, shape (n,)
+        Outcomes in {0, 1} and forecast probabilities.
+    n_bins : int, default 10
+    binning : {"uniform", "quantile"}, default "uniform"
+    ci : float, default 0.95
+        Level of the Wilson intervals, in (0, 1).
+
+    Returns
+    -------
+    ReliabilityDiagram
+
+    References
+    ----------
+    Murphy & Winkler (1977), Reliability of subjective probability forecasts, J. R. Stat. Soc. C 26(1);
+    Wilson (1927), JASA 22(158).
+
+    Examples
+    --------
+    >>> diagram = reliability_diagram([0, 1, 1], [0.05, 0.95, 0.85], n_bins=4)
+    >>> diagram.count.tolist()
+    [1, 0, 0, 2]
+    >>> diagram.observed_frequency.tolist()
+    [0.0, nan, nan, 1.0]
+    """
+    y, p = binary_inputs(y, p)
+    if isinstance(ci, bool) or not isinstance(ci, (int, float, np.floating)) or not 0.0 < ci < 1.0:
+        raise InputError(f"ci: expected a level strictly between 0 and 1, got {ci!r}")
+    stats = bin_stats(y, p, n_bins=n_bins, binning=binning)
+    mean_p, freq = stats.means()
+    z = float(ndtri(0.5 + ci / 2.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denom = 1.0 + z * z / stats.count
+        centre = (freq + z * z / (2.0 * stats.count)) / denom
+        half = z * np.sqrt(freq * (1.0 - freq) / stats.count + z * z / (4.0 * stats.count ** 2)) / denom
+    return ReliabilityDiagram(
+        lower=stats.edges[:-1].copy(), upper=stats.edges[1:].copy(), count=stats.count.astype(np.int64),
+        mean_predicted=mean_p, observed_frequency=freq, ci_low=np.clip(centre - half, 0.0, 1.0),
+        ci_high=np.clip(centre + half, 0.0, 1.0), binning=resolve_binning(binning), ci=float(ci), n=stats.n,
+    )
