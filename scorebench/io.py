@@ -15,6 +15,7 @@ import io
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -114,8 +115,15 @@ def _read_delimited(sep: str) -> Callable[[Path, str], pd.DataFrame]:
         dups = sorted({h for h in header if h in seen or seen.add(h)})
         if dups:
             raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
-        return pd.read_csv(path, sep=sep, skiprows=skip, encoding=encoding, engine="c",
-                           on_bad_lines="error", low_memory=False)
+        with warnings.catch_warnings():
+            # Rows longer than the header would otherwise become an index or be cut silently.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            try:
+                return pd.read_csv(path, sep=sep, skiprows=skip, encoding=encoding, engine="c",
+                                   on_bad_lines="error", low_memory=False, index_col=False)
+            except pd.errors.ParserWarning as exc:
+                raise InputError(f"{path}: malformed rows: {exc} (some rows have more fields than "
+                                 f"the header's {len(header)})") from None
     return read
 
 

@@ -1,0 +1,5 @@
+"""``python -m scorebench.cli``."""
+
+from . import main
+
+main()
