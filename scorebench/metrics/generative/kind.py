@@ -1,0 +1,170 @@
+"""The ``features`` table kind: per-sample feature vectors of generated and real samples.
+
+Columns
+-------
+``system``
+    Which generator produced the row; the rows of the *reference* system (kind option
+    ``reference``, default ``"real"``) are the real samples that two-sample metrics (FID,
+    KID, precision, ...) compare every other system against. With ``reference=None`` (or
+    no such system in the table) every row is evaluated and only one-sample metrics
+    (``vendi_score``, ``inception_score``) apply.
+``task`` (optional)
+    Each task (dataset) has its own reference rows; two-sample metrics compare a system's
+    rows with the reference rows of the same task.
+``f0, f1, ..., f{d-1}``
+    Feature vector (e.g. Inception pool3). ``s0, s1, ...``: spatial features for ``sfid``.
+    ``p_<class>``: class probabilities for ``inception_score``.
+``extractor`` (optional)
+    Fingerprint of the feature extractor (written by ``scorebench run``); a table mixing
+    extractors is refused, so features from different networks are never compared.
+
+The evaluated units are the non-reference rows; a bootstrap resamples them while the
+reference set stays fixed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InputError
+from ...tables import GROUP_COLUMNS, Inputs, _drop_nan_rows, numeric_column, register_kind
+from ...validation import check_choice, describe_rows
+from .stats import FeatureStats
+
+__all__ = ["extract_features", "reference_features", "two_sample"]
+
+_FEATURE = re.compile(r"^f(\d+)$")
+_SPATIAL = re.compile(r"^s(\d+)$")
+_PROB = re.compile(r"^p_(.+)$")
+_MISSING = "_reference_missing"
+
+
+def _numbered(df: pd.DataFrame, pattern: re.Pattern) -> list[str]:
+    cols = [c for c in df.columns if isinstance(c, str) and pattern.match(c)]
+    return sorted(cols, key=lambda c: int(pattern.match(c).group(1)))
+
+
+def _matrix(df: pd.DataFrame, cols: list[str], nan_ok: bool) -> np.ndarray:
+    if not cols:
+        return np.empty((len(df), 0))
+    block = df[cols]
+    if all(pd.api.types.is_float_dtype(t) or pd.api.types.is_integer_dtype(t) for t in block.dtypes):
+        values = block.to_numpy(dtype=np.float64)
+        bad = np.isinf(values) | (np.isnan(values) if not nan_ok else False)
+        if not bad.any():
+            return values
+    # Slow path: per column, for a precise error message.
+    return np.column_stack([numeric_column(df, c, nan_ok=nan_ok) for c in cols])
+
+
+@register_kind("features",
+               columns="system (reference rows: option reference='real'); f0..f{d-1} features; "
+                       "optional s0.. spatial features, p_<class> probabilities, extractor, task",
+               options=("reference",))
+def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: str | None = "real") -> Inputs:
+    """Feature vectors per sample; the reference system's rows are the real samples."""
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind 'features': expected a pandas DataFrame, got {type(df).__name__}")
+    check_choice(nan_policy, "nan_policy", ("raise", "omit", "propagate"))
+    if df.columns.duplicated().any():
+        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
+        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    groups = {"fake_features": _numbered(df, _FEATURE), "fake_spatial": _numbered(df, _SPATIAL),
+              "probs": [c for c in df.columns if isinstance(c, str) and _PROB.match(c)]}
+    if not any(groups.values()):
+        raise InputError("kind 'features': expected feature columns f0, f1, ... (or spatial features "
+                         "s0, s1, ..., or class probabilities p_<class>); found none")
+    used = [c for cols in groups.values() for c in cols]
+    df = _drop_nan_rows(df, used, nan_policy)
+    if len(df) == 0:
+        raise InputError("kind 'features': the table has no rows to evaluate")
+    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {}}
+    nan_ok = nan_policy == "propagate"
+    is_ref = np.zeros(len(df), dtype=bool)
+    if reference is not None and "system" in df.columns:
+        is_ref = (df["system"].astype(str) == str(reference)).to_numpy()
+    if not is_ref.any():
+        consts[_MISSING] = (
+            f"no reference rows: the table has no 'system' column" if "system" not in df.columns else
+            f"no reference rows: no row has system == {reference!r} (systems: "
+            f"{', '.join(map(str, pd.unique(df['system'])[:8]))})") if reference is not None else \
+            "no reference rows: the kind option reference=None was given"
+    if is_ref.all():
+        raise InputError(f"kind 'features': every row belongs to the reference system {reference!r}; "
+                         "expected rows of at least one other system to evaluate")
+    units = df.loc[~is_ref]
+    ref = df.loc[is_ref]
+    has_task = "task" in df.columns
+    task_codes, tasks = (pd.factorize(units["task"].astype(str), sort=True) if has_task
+                         else (np.zeros(len(units), dtype=np.int64), pd.Index([""])))
+    arrays: dict[str, np.ndarray] = {"_task": np.asarray(task_codes, dtype=np.int64)}
+    for name, cols in groups.items():
+        if cols:
+            arrays[name] = _matrix(units, cols, nan_ok)
+    consts["_tasks"] = list(tasks)
+    if is_ref.any():
+        ref_tasks = ref["task"].astype(str).to_numpy() if has_task else np.full(len(ref), "")
+        for name in ("fake_features", "fake_spatial"):
+            if groups[name]:
+                values = _matrix(ref, groups[name], nan_ok)
+                consts[name.replace("fake", "real")] = [values[ref_tasks == t] for t in tasks]
+        missing = sorted(set(map(str, tasks)) - set(ref_tasks))
+        if missing:
+            consts[_MISSING] = f"no reference rows (system == {reference!r}) for task(s) {missing}"
+    keep = [c for c in units.columns if c in GROUP_COLUMNS]
+    return Inputs(units[keep].reset_index(drop=True), arrays, consts)
+
+
+def _extractor(df: pd.DataFrame) -> str | None:
+    if "extractor" not in df.columns:
+        return None
+    values = df["extractor"].astype(str)
+    distinct = pd.unique(values)
+    if len(distinct) > 1:
+        first = (values != distinct[0]).to_numpy()
+        raise InputError(f"column 'extractor': features from different extractors ({', '.join(distinct[:4])}) "
+                         f"in {describe_rows(first, df.index)}; expected one extractor per table")
+    return str(distinct[0])
+
+
+def reference_features(arrays: dict[str, Any], name: str = "real_features") -> np.ndarray:
+    """The reference (real) features matching the task of the evaluated rows in ``arrays``."""
+    codes = np.unique(arrays["_task"])
+    if codes.size > 1:
+        raise InputError("kind 'features': the evaluated rows span several tasks; evaluate by task")
+    code = int(codes[0]) if codes.size else 0
+    per_task = arrays.get(name)
+    if per_task is None and _MISSING not in arrays:
+        raise InputError(f"kind 'features': the table has no columns for {name!r} "
+                         f"({'s0, s1, ...' if 'spatial' in name else 'f0, f1, ...'})")
+    if per_task is None or len(per_task[code]) == 0:
+        reason = arrays.get(_MISSING, "no reference rows")
+        raise InputError(f"kind 'features': this metric compares with real samples, but {reason}; "
+                         "add them, or name the reference system with the kind option reference=...")
+    return per_task[code]
+
+
+def two_sample(fn, real: str = "real_features", fake: str = "fake_features", *, stats: bool = False):
+    """A ``table_fn`` applying ``fn(real, fake, **params)`` with the task's reference rows.
+
+    With ``stats=True`` the reference :class:`FeatureStats` are computed once per task and
+    reused across bootstrap replicates.
+    """
+
+    def table_fn(arrays: dict[str, Any], **params: Any) -> float:
+        ref = reference_features(arrays, real)
+        if fake not in arrays:
+            raise InputError(f"kind 'features': the table has no columns for {fake!r}")
+        if stats:
+            cache = arrays["_stats_cache"]
+            key = (real, int(arrays["_task"][0]))
+            if key not in cache:
+                cache[key] = FeatureStats.from_features(ref, extractor=arrays.get("extractor"))
+            ref = cache[key]
+        return fn(ref, arrays[fake], **params)
+
+    return table_fn
