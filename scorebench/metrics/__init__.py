@@ -12,6 +12,7 @@ from importlib import import_module
 _FAMILIES = (
     "calibration",
     "agreement",
+    "ood",
     "generative",
 )
 
