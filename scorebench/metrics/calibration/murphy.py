@@ -114,16 +114,18 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
     y, p = binary_inputs(y, p)
     n = len(p)
     if n_bins is None:
-        _, ids = np.unique(p, return_inverse=True)
+        levels, ids = np.unique(p, return_inverse=True)
         kind = "distinct"
     else:
         ids = bin_ids(p, bin_edges(p, check_n_bins(n_bins), binning))
         kind = resolve_binning(binning)
+        levels = None
     size = int(ids.max()) + 1
     count = np.bincount(ids, minlength=size).astype(np.float64)
     nonempty = count > 0
     safe = np.where(nonempty, count, 1.0)
-    p_bar = np.bincount(ids, weights=p, minlength=size) / safe
+    # with one bin per distinct value the bin mean is that value exactly (no rounding)
+    p_bar = levels if levels is not None else np.bincount(ids, weights=p, minlength=size) / safe
     y_bar = np.bincount(ids, weights=y, minlength=size) / safe
     climatology = y.mean()
     dp = p - p_bar[ids]

@@ -1,0 +1,369 @@
+"""Calibration family: reference values (scikit-learn), exact toy values, properties, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import brier_score_loss
+
+import scorebench
+from scorebench.errors import InputError
+from scorebench.metrics.calibration import (
+    adaptive_ece, balance_score, balance_score_top_label, brier_decomposition, brier_reliability,
+    brier_resolution, classwise_ece, ece, ece_top_label, mce, reliability_diagram, skill_score, smooth_ece,
+    smooth_ece_at,
+)
+
+
+def _calibrated(n, seed, power=1.0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p ** power).astype(np.float64)
+    return y, p
+
+
+def _ece_loop(y, p, edges):
+    """Reference ECE by an explicit loop over bins (right-closed, first bin closed)."""
+    total = 0.0
+    for k in range(len(edges) - 1):
+        lo, hi = edges[k], edges[k + 1]
+        inside = (p <= hi) & ((p > lo) if k > 0 else (p >= lo)) if k < len(edges) - 2 else (p > lo) if k > 0 \
+            else np.ones_like(p, bool)
+        if inside.any():
+            total += inside.sum() * abs(y[inside].mean() - p[inside].mean())
+    return total / len(p)
+
+
+# --- scikit-learn reference values ----------------------------------------------------
+
+
+@pytest.mark.parametrize("binning", ["uniform", "quantile"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reliability_diagram_matches_sklearn_on_nonempty_bins(binning, seed):
+    y, p = _calibrated(500, seed, power=1.3)
+    d = reliability_diagram(y, p, n_bins=12, binning=binning)
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=12, strategy=binning)
+    keep = d.count > 0
+    np.testing.assert_allclose(d.observed_frequency[keep], prob_true, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(d.mean_predicted[keep], prob_pred, rtol=1e-12, atol=0)
+    assert d.count.sum() == len(y)
+
+
+def test_reliability_diagram_keeps_empty_bins_that_sklearn_drops():
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.uniform(0.0, 0.2, 100), rng.uniform(0.8, 1.0, 100)])
+    y = (rng.uniform(size=200) < p).astype(float)
+    prob_true, _ = calibration_curve(y, p, n_bins=10)
+    d = reliability_diagram(y, p, n_bins=10)
+    assert len(prob_true) == 4                      # sklearn: only the non-empty bins
+    assert len(d.count) == 10                       # scorebench: every bin, aligned with its edges
+    assert d.count.tolist()[2:8] == [0] * 6
+    assert np.isnan(d.observed_frequency[2:8]).all() and np.isnan(d.ci_low[2:8]).all()
+    frame = d.to_frame()
+    assert list(frame.columns) == ["bin", "lower", "upper", "count", "mean_predicted", "observed_frequency",
+                                   "ci_low", "ci_high"]
+    np.testing.assert_allclose(frame["lower"], np.linspace(0, 1, 11)[:-1])
+    assert math.isclose(d.ece, ece(y, p, n_bins=10), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("binning", ["uniform", "quantile"])
+def test_ece_matches_sklearn_bins_and_loop(binning):
+    y, p = _calibrated(800, 5, power=0.7)
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=10, strategy=binning)
+    counts = reliability_diagram(y, p, n_bins=10, binning=binning).count
+    expected = np.sum(counts[counts > 0] / len(y) * np.abs(prob_true - prob_pred))
+    assert math.isclose(ece(y, p, n_bins=10, binning=binning), expected, rel_tol=1e-12)
+    if binning == "uniform":
+        assert math.isclose(ece(y, p, n_bins=10), _ece_loop(y, p, np.linspace(0, 1, 11)), rel_tol=1e-12)
+    assert math.isclose(mce(y, p, n_bins=10, binning=binning), np.max(np.abs(prob_true - prob_pred)),
+                        rel_tol=1e-12)
+
+
+def test_brier_decomposition_brier_matches_sklearn():
+    y, p = _calibrated(1000, 7, power=1.5)
+    d = brier_decomposition(y, p, n_bins=10)
+    assert math.isclose(d.brier, brier_score_loss(y, p), rel_tol=1e-12)
+
+
+# --- exact toy values -----------------------------------------------------------------
+
+
+def test_toy_values():
+    y = [0, 1, 1, 1]
+    p = [0.2, 0.6, 0.7, 0.9]
+    # bins [0, .5] and (.5, 1]: gaps 0.2 (1 forecast) and |3 - 2.2| / 3 (3 forecasts)
+    assert math.isclose(ece(y, p, n_bins=2), (0.2 + 0.8) / 4)
+    assert math.isclose(mce(y, p, n_bins=2), 0.8 / 3)
+    assert math.isclose(ece(y, p, n_bins=1), abs(3 - 2.4) / 4)
+    # equal-count groups {0.2, 0.6}, {0.7, 0.9}
+    assert math.isclose(adaptive_ece(y, p, n_bins=2), (abs(1 - 0.8) + abs(2 - 1.6)) / 4)
+    # forecast on an interior edge goes to the lower bin
+    assert reliability_diagram([1, 0], [0.5, 0.5], n_bins=2).count.tolist() == [2, 0]
+
+
+def test_edges_and_extremes():
+    assert ece([1, 0], [1.0, 0.0]) == 0.0
+    assert ece([0, 1], [1.0, 0.0]) == 1.0
+    assert mce([0, 1], [1.0, 0.0]) == 1.0
+    assert smooth_ece([1, 1, 0, 0], [1.0, 1.0, 0.0, 0.0]) <= 1e-4
+
+
+def test_wilson_interval_toy():
+    d = reliability_diagram([1, 1, 1, 0], [0.9, 0.9, 0.9, 0.9], n_bins=1, ci=0.95)
+    z = 1.959963984540054
+    n, phat = 4, 0.75
+    centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert math.isclose(d.ci_low[0], centre - half, rel_tol=1e-12)
+    assert math.isclose(d.ci_high[0], centre + half, rel_tol=1e-12)
+
+
+def test_murphy_toy_and_distinct_values_exact():
+    d = brier_decomposition([0, 1, 1, 0], [0.2, 0.8, 0.8, 0.2], n_bins=None)
+    assert (d.reliability, d.resolution, d.uncertainty) == pytest.approx((0.04, 0.25, 0.25), abs=1e-15)
+    assert d.within_bin_variance == 0 and d.within_bin_covariance == 0 and d.n_bins == 2
+    # forecasts on tenths (a few distinct values): REL - RES + UNC is exactly the Brier score
+    rng = np.random.default_rng(11)
+    p = rng.integers(0, 11, size=2000) / 10
+    y = (rng.uniform(size=2000) < p ** 1.2).astype(float)
+    d = brier_decomposition(y, p, n_bins=None)
+    assert d.binning == "distinct" and d.within_bin_variance == 0.0
+    assert abs(d.within_bin_covariance) < 1e-15
+    assert math.isclose(d.reliability - d.resolution + d.uncertainty, d.brier, rel_tol=1e-12)
+    assert math.isclose(brier_reliability(y, p, n_bins=None), d.reliability)
+    assert math.isclose(brier_resolution(y, p, n_bins=None), d.resolution)
+
+
+def test_murphy_binned_needs_within_bin_terms():
+    y, p = _calibrated(3000, 13, power=2.0)
+    d = brier_decomposition(y, p, n_bins=5)
+    assert d.within_bin_variance > 1e-3
+    assert not math.isclose(d.reliability - d.resolution + d.uncertainty, d.brier, rel_tol=1e-6)
+    assert math.isclose(d.reliability - d.resolution + d.uncertainty + d.residual, d.brier, rel_tol=1e-12)
+
+
+def test_balance_score_definition():
+    y = np.array([1, 0, 0, 1, 1])
+    p = np.array([0.8, 0.3, 0.9, 0.4, 0.5])
+    expected = [1 - 0.8, 0.3, -0.9, -(1 - 0.4), 1 - 0.5]
+    np.testing.assert_allclose(balance_score(y, p), expected, rtol=1e-15)
+    accuracy = np.mean((p >= 0.5) == y)
+    assert math.isclose(balance_score(y, p).mean(), accuracy - np.maximum(p, 1 - p).mean())
+
+
+def test_balance_score_expectation_is_signed_calibration_gap():
+    rng = np.random.default_rng(17)
+    p = rng.uniform(size=200_000)
+    y = (rng.uniform(size=200_000) < p).astype(float)
+    assert abs(balance_score(y, p).mean()) < 0.005
+    over = np.clip(0.5 + 1.5 * (p - 0.5), 0, 1)          # over-confident: negative
+    assert balance_score(y, over).mean() < -0.05
+    under = 0.5 + 0.5 * (p - 0.5)                         # under-confident: positive
+    assert balance_score(y, under).mean() > 0.05
+
+
+def test_multiclass_variants():
+    rng = np.random.default_rng(19)
+    logits = rng.normal(size=(400, 4))
+    P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    y = np.array([rng.choice(4, p=row) for row in P])
+    correct = (P.argmax(1) == y).astype(float)
+    conf = P.max(1)
+    assert math.isclose(ece_top_label(y, P, n_bins=10), ece(correct, conf, n_bins=10), rel_tol=1e-12)
+    expected = np.mean([ece((y == k).astype(float), P[:, k], n_bins=10) for k in range(4)])
+    assert math.isclose(classwise_ece(y, P, n_bins=10), expected, rel_tol=1e-12)
+    np.testing.assert_allclose(balance_score_top_label(y, P), correct - conf)
+    # two classes: class-wise ECE equals the binary ECE (mirrored bins, no forecast on an edge)
+    p = rng.uniform(0.01, 0.99, 300)
+    yb = (rng.uniform(size=300) < p).astype(int)
+    P2 = np.column_stack([1 - p, p])
+    assert math.isclose(classwise_ece(yb, P2, n_bins=10), ece(yb, p, n_bins=10), rel_tol=1e-9)
+    np.testing.assert_allclose(balance_score_top_label(yb, P2), balance_score(yb, p), atol=1e-15)
+
+
+# --- smooth ECE -----------------------------------------------------------------------
+
+
+def _smooth_ece_direct(y, p, sigma, grid=20001):
+    t = np.linspace(0.0, 1.0, grid)[:, None]
+    m = np.arange(-3, 4)[None, None, :] * 2.0
+    d1 = (t[..., None] - p[None, :, None] - m) / sigma
+    d2 = (t[..., None] + p[None, :, None] - m) / sigma
+    K = (np.exp(-0.5 * d1 ** 2) + np.exp(-0.5 * d2 ** 2)).sum(-1) / (sigma * math.sqrt(2 * math.pi))
+    h = np.abs(K @ (y - p) / len(p))
+    return float(np.trapezoid(h, t[:, 0]))
+
+
+@pytest.mark.parametrize("sigma", [0.03, 0.1, 0.4])
+def test_smooth_ece_matches_direct_quadrature(sigma):
+    y, p = _calibrated(150, 23, power=1.8)
+    assert math.isclose(smooth_ece_at(y, p, bandwidth=sigma), _smooth_ece_direct(y, p, sigma), rel_tol=2e-4)
+
+
+def test_smooth_ece_fixed_point_and_monotone():
+    y, p = _calibrated(2000, 29, power=1.6)
+    value = smooth_ece(y, p)
+    assert math.isclose(smooth_ece_at(y, p, bandwidth=value), value, rel_tol=1e-6)
+    values = [smooth_ece_at(y, p, bandwidth=s) for s in (0.01, 0.03, 0.1, 0.3, 1.0)]
+    assert all(a >= b - 1e-9 for a, b in zip(values, values[1:]))
+    assert smooth_ece(y, p, bandwidth=0.1) == smooth_ece_at(y, p, bandwidth=0.1)
+
+
+def test_constant_residual_smooth_ece_is_exact():
+    # every residual is 0.5: the smoothed residual integrates to exactly 0.5 at any bandwidth
+    assert math.isclose(smooth_ece([1] * 5, [0.5] * 5), 0.5, rel_tol=1e-12)
+    assert math.isclose(smooth_ece_at([0] * 3, [0.25] * 3, bandwidth=0.05), 0.25, rel_tol=1e-12)
+
+
+def test_calibrated_forecasts_have_small_errors_and_miscalibrated_large():
+    y, p = _calibrated(50_000, 31)
+    assert ece(y, p) < 0.015 and adaptive_ece(y, p) < 0.015 and smooth_ece(y, p) < 0.015
+    y2, p2 = _calibrated(50_000, 31, power=2.0)       # true P(y=1) = p^2: over-forecasts
+    for fn in (ece, adaptive_ece, smooth_ece):
+        assert fn(y2, p2) > 0.1
+
+
+# --- hypothesis properties ------------------------------------------------------------
+
+_probs = st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_probs, st.integers(1, 20), st.sampled_from(["uniform", "quantile"]), st.integers(0, 2**31 - 1))
+def test_properties_counts_bounds_identity(p, n_bins, binning, seed):
+    p = np.asarray(p)
+    y = (np.random.default_rng(seed).uniform(size=len(p)) < 0.5).astype(float)
+    d = reliability_diagram(y, p, n_bins=n_bins, binning=binning)
+    assert d.count.sum() == len(p) and len(d.count) == n_bins
+    e = ece(y, p, n_bins=n_bins, binning=binning)
+    assert 0.0 <= e <= 1.0 and e <= mce(y, p, n_bins=n_bins, binning=binning) + 1e-12
+    assert 0.0 <= adaptive_ece(y, p, n_bins=n_bins) <= 1.0
+    for bins in (None, n_bins):
+        m = brier_decomposition(y, p, n_bins=bins, binning=binning)
+        assert math.isclose(m.reliability - m.resolution + m.uncertainty + m.within_bin_variance
+                            - m.within_bin_covariance, m.brier, rel_tol=1e-9, abs_tol=1e-12)
+        assert m.reliability >= 0 and m.resolution >= 0 and m.resolution <= m.uncertainty + 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 1.0), st.integers(200, 2000), st.integers(0, 2**31 - 1))
+def test_property_calibrated_smooth_ece_shrinks(_unused, n, seed):
+    y, p = _calibrated(n, seed)
+    # a calibrated forecast's smooth ECE is O(n^-1/2)-small (a generous 4 / sqrt(n) bound)
+    assert smooth_ece(y, p) < 4 / math.sqrt(n)
+    assert 0.0 <= smooth_ece(y, p) <= 1.0
+
+
+# --- skill score ----------------------------------------------------------------------
+
+
+def test_skill_score():
+    assert skill_score(0.15, 0.25) == pytest.approx(0.4)
+    assert skill_score(0.25, 0.25) == 0.0
+    assert skill_score(0.5, 0.25) == pytest.approx(-1.0)
+    np.testing.assert_allclose(skill_score([0.1, 0.2], 0.4), [0.75, 0.5])
+    assert skill_score(0.8, 0.6, perfect=1.0) == pytest.approx(0.5)   # positively oriented score
+    y, p = _calibrated(500, 37, power=1.2)
+    climatology = np.full_like(p, y.mean())
+    bss = skill_score(brier_score_loss(y, p), brier_score_loss(y, climatology))
+    d = brier_decomposition(y, p, n_bins=None)
+    assert math.isclose(bss, (d.resolution - d.reliability) / d.uncertainty, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("args, kwargs, match", [
+    ((0.1, 0.0), {}, "perfect"),
+    ((0.1, [0.2, 0.0]), {}, "row 1"),
+    ((np.nan, 0.2), {}, "NaN"),
+    ((0.1, np.inf), {}, "infinite"),
+    (([0.1, 0.2, 0.3], [0.1, 0.2]), {}, "broadcast"),
+    ((0.1, 0.2), {"perfect": "x"}, "perfect"),
+])
+def test_skill_score_errors(args, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        skill_score(*args, **kwargs)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [ece, mce, adaptive_ece, smooth_ece, balance_score, reliability_diagram,
+                                brier_decomposition])
+@pytest.mark.parametrize("y, p, match", [
+    ([0, 2], [0.1, 0.2], "binary outcomes"),
+    ([0, 1], [0.1, 1.5], "outside"),
+    ([0, 1], [0.1, np.nan], "NaN"),
+    ([0, 1, 1], [0.1, 0.2], "mismatched lengths"),
+    ([], [], "no forecasts"),
+    ([[0, 1]], [[0.1, 0.2]], "dimension"),
+    (["a", "b"], [0.1, 0.2], "expected numbers"),
+])
+def test_binary_input_errors(fn, y, p, match):
+    with pytest.raises(InputError, match=match):
+        fn(y, p)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_bins": 0}, "n_bins"), ({"n_bins": 2.5}, "n_bins"), ({"n_bins": True}, "n_bins"),
+    ({"binning": "log"}, "binning"),
+])
+def test_parameter_errors(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        ece([0, 1], [0.2, 0.7], **kwargs)
+
+
+def test_other_parameter_errors():
+    with pytest.raises(InputError, match="bandwidth"):
+        smooth_ece([0, 1], [0.2, 0.7], bandwidth=0.0)
+    with pytest.raises(InputError, match="ci"):
+        reliability_diagram([0, 1], [0.2, 0.7], ci=1.0)
+    assert ece([0, 1], [0.2, 0.7], binning="equal_mass") == ece([0, 1], [0.2, 0.7], binning="quantile")
+    assert reliability_diagram([0, 1], [0.2, 0.7], binning="equal_width").binning == "uniform"
+
+
+@pytest.mark.parametrize("y, P, match", [
+    ([0, 3], [[0.5, 0.5], [0.5, 0.5]], "class index"),
+    ([0, 0.5], [[0.5, 0.5], [0.5, 0.5]], "class index"),
+    ([0, 1], [[0.5, 0.6], [0.5, 0.5]], "sum to"),
+    ([0, 1], [[1.0], [1.0]], "two class"),
+    ([0, 1], [0.5, 0.5], "dimension"),
+])
+def test_multiclass_input_errors(y, P, match):
+    for fn in (ece_top_label, classwise_ece, balance_score_top_label):
+        with pytest.raises(InputError, match=match):
+            fn(y, P)
+
+
+# --- registry and evaluate ------------------------------------------------------------
+
+
+def test_registry_records():
+    record = scorebench.metric("ece")
+    assert record.name == "ece" and record.kind == "binary" and record.inputs == ("y", "p")
+    assert dict(record.params) == {"n_bins": 15, "binning": "uniform"} and record.per_row is False
+    assert record.higher_is_better is False
+    for name in ("mce", "adaptive_ece", "smooth_ece", "brier_reliability", "brier_resolution"):
+        assert scorebench.metric(name).per_row is False
+    assert scorebench.metric("balance_score").per_row is True
+    assert scorebench.metric("balance_score").higher_is_better is None
+    for name in ("ece_top_label", "classwise_ece", "balance_score_top_label"):
+        assert scorebench.metric(name).kind == "multiclass" and scorebench.metric(name).inputs == ("y", "P")
+    assert scorebench.metric("ece", n_bins=10)([0, 1], [0.3, 0.6]) == ece([0, 1], [0.3, 0.6], n_bins=10)
+
+
+def test_evaluate_table_end_to_end():
+    evaluate = pytest.importorskip("scorebench.evaluate").evaluate
+    y, p = _calibrated(400, 41, power=1.5)
+    table = pd.DataFrame({"system": np.repeat(["a", "b"], 200), "y": y, "p": p})
+    scores = evaluate(table, ["ece", "smooth_ece", "balance_score", "brier_reliability"], n_boot=50, seed=1)
+    got = scores.set_index(["system", "metric"])["value"]
+    for sys_name, part in table.groupby("system"):
+        assert math.isclose(got[(sys_name, "ece")], ece(part.y, part.p), rel_tol=1e-12)
+        assert math.isclose(got[(sys_name, "smooth_ece")], smooth_ece(part.y, part.p), rel_tol=1e-12)
+        assert math.isclose(got[(sys_name, "balance_score")], balance_score(part.y, part.p).mean(), rel_tol=1e-12)
+    assert (scores["ci_low"] <= scores["value"] + 1e-12).all()
