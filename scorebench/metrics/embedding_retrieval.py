@@ -1,0 +1,312 @@
+r"""Retrieval metrics for embeddings, as used to evaluate deep metric learning.
+
+Every item is a query against all *other* items (leave-one-out, the CUB-200 / Cars-196 /
+SOP protocol); an item is relevant to a query when it has the same label. For a query
+with :math:`R \ge 1` relevant items and neighbours ranked by decreasing similarity
+(:math:`\mathrm{rel}(i) \in \{0, 1\}` at rank :math:`i`):
+
+.. math::
+
+    \mathrm{Recall@}k = \mathbb 1\Big[\sum_{i \le k} \mathrm{rel}(i) > 0\Big],\qquad
+    \mathrm{R\text{-}Precision} = \frac{1}{R}\sum_{i \le R} \mathrm{rel}(i),\qquad
+    \mathrm{MAP@R} = \frac{1}{R}\sum_{i \le R} \mathrm{rel}(i)\, P@i,
+
+averaged over queries with :math:`R \ge 1` (queries whose label occurs once are left out,
+as in pytorch-metric-learning's ``AccuracyCalculator``). Similarities are cosine
+(default) or negative Euclidean distance; ties rank the lower item index first.
+
+Queries are processed in chunks, so memory stays at ``chunk_size x n`` similarities plus the
+top neighbours kept per query, never ``n x n``.
+
+Table kind ``embeddings``: one row per item with ``label`` and the features either as
+columns ``f0, f1, ..., f{d-1}`` or as one ``embedding`` column holding equal-length vectors.
+Each ``system`` (and ``task``) is its own gallery. The registered metrics are per query
+(units are the queries that have a relevant item), so bootstrap intervals resample queries
+against the fixed gallery; resampling gallery rows would let a duplicated item retrieve its
+own copy.
+
+References
+----------
+Musgrave, Belongie & Lim (2020), "A Metric Learning Reality Check", ECCV (MAP@R).
+Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1) (Recall@k for nearest-neighbour search).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..registry import register
+from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..validation import as_float_array, check_choice, check_finite, describe_rows
+
+__all__ = ["recall_at_k", "r_precision", "map_at_r", "retrieval_per_query", "extract_embeddings",
+           "SIMILARITIES"]
+
+SIMILARITIES = ("cosine", "euclidean")
+_KIND = "embeddings"
+_FAMILY = "embedding_retrieval"
+_FEATURE = re.compile(r"^f(\d+)$")
+_CHUNK_FLOATS = 1 << 22  # similarities held at once: 4M float64 = 32 MiB
+
+
+# --- validation and the shared neighbour engine ----------------------------------------
+
+
+def _prepare(labels: Any, embeddings: Any, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    check_choice(metric, "metric", SIMILARITIES)
+    X = as_float_array(embeddings, "embeddings", ndim=2)
+    check_finite(X, "embeddings")
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise InputError(f"labels: expected one label per embedding row ({X.shape[0]}), got shape {y.shape}")
+    if X.shape[0] < 2:
+        raise InputError("embeddings: need at least 2 items to retrieve neighbours")
+    if pd.isna(y).any():
+        raise InputError(f"labels: missing values in {describe_rows(pd.isna(y))}; expected a label per item")
+    _, codes = np.unique(y, return_inverse=True)
+    if metric == "cosine":
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        zero = norms[:, 0] == 0
+        if zero.any():
+            raise InputError(f"embeddings: zero vectors in {describe_rows(zero)} have no cosine similarity")
+        X = X / norms
+    return codes.ravel(), X
+
+
+def _chunk_rows(n: int, chunk_size: int | None) -> int:
+    if chunk_size is None:
+        return max(1, min(n, _CHUNK_FLOATS // n))
+    if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise InputError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+    return int(chunk_size)
+
+
+def _top_hits(codes: np.ndarray, X: np.ndarray, queries: np.ndarray, depth: int, metric: str,
+              chunk_size: int | None):
+    """Yield ``(positions, hits)``: relevance of each query's ``depth`` nearest other items, in rank order.
+
+    ``positions`` index into ``queries`` (row numbers of ``X``).
+    """
+    n = X.shape[0]
+    step = _chunk_rows(n, chunk_size)
+    sq_norms = np.einsum("ij,ij->i", X, X) if metric == "euclidean" else None
+    for start in range(0, queries.size, step):
+        positions = slice(start, min(queries.size, start + step))
+        rows = queries[positions]
+        sims = X[rows] @ X.T
+        if metric == "euclidean":  # negative squared distance ranks like negative distance
+            sims = 2.0 * sims - sq_norms[rows, None] - sq_norms[None, :]
+        sims[np.arange(rows.size), rows] = -np.inf  # an item never retrieves itself
+        if depth < n - 1:
+            top = np.argpartition(-sims, depth - 1, axis=1)[:, :depth]
+        else:
+            top = np.broadcast_to(np.arange(n), sims.shape).copy()
+        top_sims = np.take_along_axis(sims, top, axis=1)
+        order = np.lexsort((top, -top_sims), axis=1)[:, :depth]
+        neighbours = np.take_along_axis(top, order, axis=1)
+        yield positions, codes[neighbours] == codes[rows, None]
+
+
+def _recall(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
+    return hits[:, :k].any(axis=1).astype(np.float64)
+
+
+def _r_precision(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
+    within = np.arange(hits.shape[1]) < R[:, None]
+    return (hits & within).sum(axis=1) / np.maximum(R, 1)
+
+
+def _map_at_r(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
+    within = np.arange(hits.shape[1]) < R[:, None]
+    precision = np.cumsum(hits, axis=1) / np.arange(1, hits.shape[1] + 1)
+    return (precision * (hits & within)).sum(axis=1) / np.maximum(R, 1)
+
+
+_MEASURES: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
+    "recall": _recall, "r_precision": _r_precision, "map_at_r": _map_at_r,
+}
+
+
+def retrieval_per_query(labels: Any, embeddings: Any, *, measure: str, k: int = 1,
+                        metric: str = "cosine", queries: Any = None,
+                        chunk_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query values of a retrieval measure and the mask of queries that count.
+
+    Parameters
+    ----------
+    labels : array-like, shape (n,)
+    embeddings : array-like, shape (n, d)
+        The gallery; every query is one of its rows and never retrieves itself.
+    measure : {"recall", "r_precision", "map_at_r"}
+    k : int
+        Cut-off of ``"recall"``.
+    metric : {"cosine", "euclidean"}
+    queries : array-like of int, optional
+        Rows used as queries (default: all rows, each once).
+    chunk_size : int, optional
+        Queries per chunk (default: about 4M similarities at a time).
+
+    Returns
+    -------
+    values, counted : ndarray
+        One entry per query: its value (0 where it does not count) and whether it counts
+        (False for queries with no other item of their label).
+    """
+    check_choice(measure, "measure", tuple(_MEASURES))
+    codes, X = _prepare(labels, embeddings, metric)
+    n = X.shape[0]
+    queries = np.arange(n) if queries is None else np.asarray(queries, dtype=np.int64).ravel()
+    if queries.size and (queries.min() < 0 or queries.max() >= n):
+        raise InputError(f"queries: row numbers must lie in [0, {n - 1}]")
+    R = (np.bincount(codes)[codes] - 1)[queries]
+    if measure == "recall":
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= n - 1:
+            raise InputError(f"k: expected an integer in [1, {n - 1}] (items minus the query), got {k!r}")
+        depth = int(k)
+    else:
+        depth = int(max(R.max(initial=0), 1))
+    values = np.zeros(queries.size)
+    for positions, hits in _top_hits(codes, X, queries, depth, metric, chunk_size):
+        values[positions] = _MEASURES[measure](hits, R[positions], int(k))
+    counted = R > 0
+    return np.where(counted, values, 0.0), counted
+
+
+def _mean(labels: Any, embeddings: Any, **options: Any) -> float:
+    values, counted = retrieval_per_query(labels, embeddings, **options)
+    if not counted.any():
+        raise InputError("labels: every label occurs once, so no query has a relevant item to retrieve")
+    return float(values[counted].mean())
+
+
+def _per_query_table(measure: str) -> Callable[..., np.ndarray]:
+    """``table_fn`` of a retrieval metric: per-query values against each query's own gallery."""
+
+    def table_fn(arrays: dict[str, Any], **params: Any) -> np.ndarray:
+        query, gallery = arrays["query"], arrays["gallery"]
+        values = np.empty(query.size)
+        for group in np.unique(gallery[query]):
+            rows = np.flatnonzero(gallery == group)
+            mine = gallery[query] == group
+            local = np.searchsorted(rows, query[mine])
+            values[mine], _ = retrieval_per_query(arrays["labels"][rows], arrays["X"][rows],
+                                                  measure=measure, queries=local, **params)
+        return values
+
+    return table_fn
+
+
+# --- public metrics --------------------------------------------------------------------
+
+_CITATION_MAPR = "Musgrave, Belongie & Lim (2020), A Metric Learning Reality Check, ECCV"
+
+
+@register("embedding_recall@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
+          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("recall"), params={"k": 1, "metric": "cosine", "chunk_size": None},
+          citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR")
+def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosine",
+                chunk_size: int | None = None) -> float:
+    r"""Recall@k of leave-one-out retrieval: share of queries with a same-label item in their top k.
+
+    .. math:: \mathrm{Recall@}k = \frac{1}{|Q|}\sum_{q \in Q} \mathbb 1\big[\exists\, i \le k:\ y_{\pi_q(i)} = y_q\big]
+
+    over queries :math:`Q` whose label occurs at least twice (Recall@1 = precision@1).
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
+    >>> recall_at_k([0, 0, 1, 1, 1], X, k=1)
+    0.8
+    """
+    return _mean(labels, embeddings, measure="recall", k=k, metric=metric, chunk_size=chunk_size)
+
+
+@register("r_precision", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
+          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("r_precision"), params={"metric": "cosine", "chunk_size": None},
+          citation=_CITATION_MAPR)
+def r_precision(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
+    r"""R-precision of leave-one-out retrieval: precision at rank R, the number of same-label items.
+
+    .. math:: \mathrm{RP} = \frac{1}{|Q|}\sum_{q \in Q} \frac{1}{R_q}\sum_{i \le R_q} \mathrm{rel}_q(i)
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
+    >>> round(r_precision([0, 0, 1, 1, 1], X), 4)
+    0.9
+    """
+    return _mean(labels, embeddings, measure="r_precision", metric=metric, chunk_size=chunk_size)
+
+
+@register("map_at_r", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
+          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("map_at_r"), params={"metric": "cosine", "chunk_size": None},
+          citation=_CITATION_MAPR)
+def map_at_r(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
+    r"""MAP@R: mean average precision over the top R neighbours (Musgrave et al., 2020).
+
+    .. math:: \mathrm{MAP@R} = \frac{1}{|Q|}\sum_{q \in Q} \frac{1}{R_q}\sum_{i \le R_q} \mathrm{rel}_q(i)\,P_q@i
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
+    >>> round(map_at_r([0, 0, 1, 1, 1], X), 4)
+    0.85
+    """
+    return _mean(labels, embeddings, measure="map_at_r", metric=metric, chunk_size=chunk_size)
+
+
+# --- table kind ------------------------------------------------------------------------
+
+
+@register_kind(_KIND, columns="label; features as f0, f1, ..., f{d-1} or one 'embedding' column of vectors")
+def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """One embedded item per row: its class ``label`` and its feature vector.
+
+    Units are the *queries*: the items whose label occurs at least twice within their
+    ``system``/``task`` group. Every item of a group (lone labels included) stays in that
+    group's gallery (``consts``), so bootstrap intervals resample queries against a fixed
+    gallery instead of duplicating gallery items.
+    """
+    features = sorted((c for c in df.columns if isinstance(c, str) and _FEATURE.match(c)),
+                      key=lambda c: int(c[1:]))
+    if not features and "embedding" not in df.columns:
+        raise InputError("kind 'embeddings': expected feature columns f0, f1, ... or an 'embedding' column "
+                         "holding one vector per row; found neither")
+    df, key = _start(df, _KIND, ["label", *(features or ["embedding"])], nan_policy)
+    missing = df["label"].isna().to_numpy()
+    if missing.any():
+        raise InputError(f"column 'label': missing values in {describe_rows(missing, df.index)}")
+    X = np.column_stack([numeric_column(df, c) for c in features]) if features else _vectors(df["embedding"])
+    groups = [c for c in ("system", "task") if c in df.columns]
+    gallery = (df.groupby(groups, sort=False, dropna=False).ngroup().to_numpy() if groups
+               else np.zeros(len(df), dtype=np.int64))
+    labels, _ = pd.factorize(df["label"], sort=True)
+    pair_codes, _ = pd.factorize(pd.Series(list(zip(gallery, labels))), sort=False)
+    is_query = np.bincount(pair_codes)[pair_codes] > 1
+    if not is_query.any():
+        raise InputError("kind 'embeddings': every label occurs once within its system/task, so no item "
+                         "has a relevant neighbour to retrieve")
+    query = np.flatnonzero(is_query)
+    return Inputs(_frame(df.iloc[query], key), {"query": query},
+                  {"labels": labels.astype(np.int64), "X": X, "gallery": gallery.astype(np.int64)}, key=key)
+
+
+def _vectors(column: pd.Series) -> np.ndarray:
+    try:
+        rows = [np.asarray(v, dtype=np.float64).ravel() for v in column]
+    except (TypeError, ValueError):
+        raise InputError("column 'embedding': expected a numeric vector in every row") from None
+    lengths = np.array([r.size for r in rows])
+    bad = lengths != lengths[0]
+    if bad.any():
+        raise InputError(f"column 'embedding': vectors of length {lengths[bad][0]} in "
+                         f"{describe_rows(bad, column.index)}; expected length {lengths[0]} in every row")
+    X = np.vstack(rows)
+    check_finite(X, "column 'embedding'", labels=column.index)
+    return X
