@@ -21,7 +21,7 @@ from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
 from .stats import (benjamini_hochberg, bootstrap_means, diebold_mariano, holm, paired_bootstrap,
-                    paired_permutation, paired_t, percentile_interval, rng_for)
+                    paired_permutation, paired_t, percentile_interval, poisson_weights, rng_for)
 from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind
 from .validation import check_choice, describe_rows
 
@@ -29,6 +29,7 @@ __all__ = ["evaluate", "compare", "resolve_metrics", "SCORE_COLUMNS", "COMPARE_T
 
 SCORE_COLUMNS = ("metric", "value", "ci_low", "ci_high", "n")
 COMPARE_TESTS = ("bootstrap", "permutation", "t", "diebold_mariano")
+BOOTSTRAPS = ("auto", "poisson")
 Progress = Callable[[int, int], None]
 
 
@@ -124,8 +125,8 @@ def _group_label(keys: pd.DataFrame, g: int) -> tuple:
 
 def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind: str | None = None,
              by: str | Sequence[str] | None = None, ci: float = 0.95, n_boot: int = 1000, seed: int = 0,
-             nan_policy: str = "raise", per_unit: bool = False, progress: Progress | None = None,
-             **kind_options: Any) -> pd.DataFrame:
+             nan_policy: str = "raise", per_unit: bool = False, bootstrap: str = "auto",
+             progress: Progress | None = None, **kind_options: Any) -> pd.DataFrame:
     """Score every group of a result table with each metric, with bootstrap intervals.
 
     Parameters
@@ -150,6 +151,11 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     per_unit : bool
         Also return one row per unit (row or query) for per-row metrics, with the unit key
         column (e.g. ``qid``); the group averages then carry ``"all"`` in that column.
+    bootstrap : {"auto", "poisson"}
+        ``auto``: multinomial resampling (exact, or stratified for very large groups; see
+        :mod:`scorebench.stats`). ``poisson``: Poisson(1) weights derived from each unit's
+        content hash and the seed — the scheme of the Dask engine, which gives the same
+        intervals however the table is partitioned.
     progress : callable, optional
         Called as ``progress(done, total)`` after each (metric, group).
     **kind_options
@@ -176,6 +182,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         return evaluate_dask(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
                              nan_policy=nan_policy, **kind_options)
     _check_options(ci, n_boot)
+    check_choice(bootstrap, "bootstrap", BOOTSTRAPS)
     records = resolve_metrics(metrics)
     prep = _prepare(table, records, kind, by, nan_policy, kind_options)
     groups = [np.flatnonzero(prep.codes == g) for g in range(len(prep.keys))]
@@ -183,17 +190,19 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     unit_rows: list[pd.DataFrame] = []
     methods: dict[str, str] = {}
     total, done = len(records) * len(groups), 0
+    hashes = prep.inputs.unit_hashes() if bootstrap == "poisson" and n_boot else None
     for record in records:
         contrib = _contributions(record, prep.inputs, nan_policy) if record.per_row else None
         for g, idx in enumerate(groups):
             label = _group_label(prep.keys, g)
             rng = rng_for(seed, record.name, label)
+            weights = None if hashes is None else poisson_weights(hashes[idx], seed, n_boot)
             if contrib is not None:
-                value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy)
+                value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights)
                 if per_unit:
                     unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
             else:
-                value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng)
+                value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng, weights)
             methods[record.name] = method
             rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
                          "ci_low": low, "ci_high": high, "n": n})
@@ -216,34 +225,48 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
 
 
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,
-                   nan_policy: str) -> tuple[float, float, float, int, str]:
+                   nan_policy: str, weights: np.ndarray | None) -> tuple[float, float, float, int, str]:
     if nan_policy == "omit":
-        values = values[~np.isnan(values)]
+        keep = ~np.isnan(values)
+        values = values[keep]
+        weights = None if weights is None else weights[:, keep]
     if values.size == 0:
         raise InputError("a group has no rows left to evaluate")
     value = float(values.mean())
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
-    boot = bootstrap_means(values, n_boot, rng)
-    low, high = percentile_interval(boot.means, ci)
-    return value, low, high, values.size, boot.method
+    if weights is not None:
+        means, method = poisson_means(weights @ values, weights.sum(axis=1)), "poisson"
+    else:
+        boot = bootstrap_means(values, n_boot, rng)
+        means, method = boot.means, boot.method
+    low, high = percentile_interval(means, ci)
+    return value, low, high, values.size, method
+
+
+def poisson_means(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Replicate means from Poisson-weighted sums (a round with total weight 0 is dropped)."""
+    ok = totals > 0
+    return sums[ok] / totals[ok]
 
 
 def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci: float,
-               rng: np.random.Generator) -> tuple[float, float, float, int, str]:
+               rng: np.random.Generator, weights: np.ndarray | None) -> tuple[float, float, float, int, str]:
     value = float(record.compute(inputs.take(idx)))
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
     replicates = np.empty(n_boot)
     for b in range(n_boot):
-        replicates[b] = record.compute(inputs.take(idx[rng.integers(0, idx.size, idx.size)]))
+        sample = (idx[rng.integers(0, idx.size, idx.size)] if weights is None
+                  else np.repeat(idx, weights[b].astype(np.int64)))
+        replicates[b] = record.compute(inputs.take(sample))
     finite = replicates[np.isfinite(replicates)]
     if finite.size < n_boot:
         raise InputError(f"metric {record.name!r}: {n_boot - finite.size} of {n_boot} bootstrap resamples "
                          "were undefined (e.g. a resample with a single class); the group is too small "
                          "for a bootstrap interval — pass n_boot=0")
     low, high = percentile_interval(replicates, ci)
-    return value, low, high, idx.size, "row resampling"
+    return value, low, high, idx.size, "row resampling" if weights is None else "poisson row weights"
 
 
 def _unit_frame(prep: _Prepared, record: Metric, idx: np.ndarray, values: np.ndarray) -> pd.DataFrame:

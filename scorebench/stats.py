@@ -257,3 +257,65 @@ def diebold_mariano(d: np.ndarray, *, horizon: int = 1) -> PairedTest:
     stat = dm * hln
     return PairedTest("diebold_mariano", stat, float(2 * stats.t.sf(abs(stat), n - 1)),
                       f"HAC lags={horizon - 1}, HLN-corrected")
+
+
+# --- Poisson bootstrap with counter-based weights --------------------------------------
+#
+# Each unit's weight in round b is a Poisson(1) draw computed from (seed, unit hash, b)
+# alone, so the replicates do not depend on how rows are split into partitions or
+# workers: the Dask engine and the in-memory engine give the same intervals.
+
+_M1, _M2, _GOLD = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+# P(K <= k) for K ~ Poisson(1), as 32-bit thresholds; P(K > 13) < 2**-32.
+_POISSON_THRESHOLDS = None
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + _GOLD
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def _thresholds() -> np.ndarray:
+    global _POISSON_THRESHOLDS
+    if _POISSON_THRESHOLDS is None:
+        from scipy.stats import poisson
+
+        cdf = poisson.cdf(np.arange(14), 1.0)
+        _POISSON_THRESHOLDS = np.minimum(np.round(cdf * 2.0**32), 2**32 - 1).astype(np.uint64)
+    return _POISSON_THRESHOLDS
+
+
+def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int) -> np.ndarray:
+    """Poisson(1) bootstrap weights, shape ``(n_boot, n)``, from 64-bit unit hashes.
+
+    Two rounds share one 64-bit mix (32 bits each), so resolution is 2**-32 per draw.
+
+    Examples
+    --------
+    >>> w = poisson_weights(np.arange(100_000, dtype=np.uint64), seed=0, n_boot=4)
+    >>> w.shape, round(float(w.mean()), 1), round(float(w.var()), 1)
+    ((4, 100000), 1.0, 1.0)
+    """
+    h = np.asarray(unit_hash, dtype=np.uint64)
+    thresholds = _thresholds()
+    out = np.empty((n_boot, h.size), dtype=np.float64)
+    base = _splitmix64(h ^ _splitmix64(np.array([seed], dtype=np.uint64)))
+    for pair in range(0, n_boot, 2):
+        z = _splitmix64(base ^ np.uint64(((pair + 1) * 0x9E3779B97F4A7C15) % 2**64))
+        for half, u in enumerate((z >> np.uint64(32), z & np.uint64(0xFFFFFFFF))):
+            b = pair + half
+            if b >= n_boot:
+                break
+            k = np.zeros(h.size, dtype=np.uint8)
+            for t in thresholds:
+                k += u >= t
+            out[b] = k
+    return out
+
+
+def poisson_bootstrap_sums(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted sums ``sum_i w_bi * values_i`` and weight totals per round (mergeable)."""
+    return weights @ values, weights.sum(axis=1)

@@ -75,6 +75,33 @@ class Inputs:
         """The merged mapping restricted to (or resampled at) positions ``index``."""
         return {**self.consts, **{k: v[index] for k, v in self.arrays.items()}}
 
+    def unit_hashes(self) -> np.ndarray:
+        """A 64-bit hash per unit that depends only on the unit's content, not its position.
+
+        With a key column the hash covers the grouping labels and the key; without one it
+        covers every label and array value of the unit. The Poisson bootstrap derives its
+        weights from these, so they are the same however the table is partitioned.
+        """
+        columns = list(self.frame.columns) if self.key is None else \
+            [c for c in self.frame.columns if c in GROUP_COLUMNS or c == self.key]
+        h = np.zeros(self.n, dtype=np.uint64)
+        parts = [_hash_labels(self.frame[c]) for c in columns]
+        if self.key is None:
+            for name in sorted(self.arrays):
+                values = np.ascontiguousarray(self.arrays[name], dtype=np.float64).reshape(self.n, -1)
+                parts.extend(pd.util.hash_array(values[:, j]) for j in range(values.shape[1]))
+        for part in parts:
+            with np.errstate(over="ignore"):
+                h = (h ^ part) * np.uint64(0x100000001B3) + np.uint64(0x9E3779B97F4A7C15)
+        return h
+
+
+def _hash_labels(column: pd.Series) -> np.ndarray:
+    # Hash labels through their text so that object, str and Arrow string dtypes agree.
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return pd.util.hash_array(column.to_numpy(dtype=np.float64))
+    return pd.util.hash_array(np.asarray(column.astype(str), dtype=object))
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -85,23 +112,27 @@ class Kind:
     columns: str = ""
     description: str = ""
     options: tuple[str, ...] = ()
+    unit_column: str | None = None
 
 
 _KINDS: dict[str, Kind] = {}
 
 
-def register_kind(name: str, *, columns: str, options: tuple[str, ...] = ()) -> Callable:
+def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
+                  unit_column: str | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
+    ``unit_column`` names the column whose rows together form one unit (``qid`` for
+    ranking tables): a partitioned engine must keep each unit's rows in one partition.
     """
 
     def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
         if name in _KINDS:
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
-        _KINDS[name] = Kind(name=name, extract=fn, columns=columns,
-                            description=doc[0] if doc else "", options=tuple(options))
+        _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
+                            options=tuple(options), unit_column=unit_column)
         return fn
 
     return decorate
