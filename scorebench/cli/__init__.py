@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.metrics_cmd",
     "scorebench.cli.evaluate_cmd",
     "scorebench.cli.compare_cmd",
+    "scorebench.cli.run_cmd",
     "scorebench.cli.power_cmd",
 )
 

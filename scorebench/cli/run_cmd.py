@@ -1,0 +1,42 @@
+"""``scorebench run``: run a local torch model over data and write its outputs as a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._output import FORMAT_OPTION, emit
+
+
+@click.command("run")
+@click.option("--model", "model", required=True,
+              help="TorchScript file (model.pt) or module:callable / file.py:callable returning an "
+                   "nn.Module; loaded from local files only.")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path),
+              help=".npy, .npz, a table of numeric columns, or a folder of images.")
+@click.option("--output", "-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Table to write (atomically): .csv, .parquet, .json, ...")
+@click.option("--device", default="auto", show_default=True,
+              help="auto (CUDA when present, else CPU), cpu, cuda or cuda:<index>.")
+@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
+@click.option("--what", "what", type=click.Choice(["features", "logits", "probs", "predictions"]),
+              default="features", show_default=True,
+              help="features -> f0..; logits -> logit_*; probs (softmax) -> p_*; predictions -> argmax.")
+@click.option("--system", default=None, help="Add a system column with this name (e.g. real).")
+@click.option("--amp", is_flag=True, default=False, help="float16 mixed precision on CUDA.")
+@click.option("--sha256", "sha256", default=None, help="Refuse a model file whose SHA-256 differs.")
+@FORMAT_OPTION
+def command(model, data, output, device, batch_size, what, system, amp, sha256, fmt) -> None:
+    """Run --model over --data and write features, logits, probabilities or predictions.
+
+    The table carries an ``extractor`` column (a fingerprint of the weights and the
+    preprocessing), so tables from different extractors are never compared silently.
+    """
+    from ..models import features_table
+
+    table = features_table(model, data, device=device, batch_size=batch_size, output=what, system=system,
+                           amp=amp, expected_sha256=sha256)
+    emit(table, output, fmt)
+    click.echo(f"extractor {table.attrs['extractor_name']} ({table.attrs['extractor']}) on "
+               f"{table.attrs['device']}", err=True)
