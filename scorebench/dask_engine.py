@@ -71,10 +71,12 @@ def _resolve(records: Sequence[Metric], kind: str | None, kind_options: dict[str
 
 def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any]) -> dict:
-    """Partial sums of one partition: ``{(group, metric): [sum, count, sums_b, totals_b]}``.
+    """Partial sums of one partition: ``{(group, metric): {field: number or array}}``.
 
-    ``group`` is the tuple of ``by`` values. Also returns the unit keys seen per group
-    under the key ``"__keys__"`` when the kind has a unit key (used by ``complete``).
+    Per-row metrics carry ``sum``, ``n`` and, per bootstrap round, ``sums`` and ``totals``;
+    mergeable set-level metrics carry their sufficient statistics ``stats`` and ``boot``.
+    ``group`` is the tuple of ``by`` values. Unit keys seen per group are kept under
+    ``"__keys__"`` when the kind has a unit key (used by ``complete``).
     """
     from .evaluate import resolve_metrics
 
@@ -82,37 +84,64 @@ def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: 
         return {}
     records = resolve_metrics(names)
     inputs = get_kind(kind).extract(part, nan_policy=nan_policy, **kind_options)
-    by_cols = _by_columns(inputs, by)
-    codes, keys = _codes(inputs.frame, by_cols)
-    contribs = []
-    for record in records:
-        values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
-        if values.shape != (inputs.n,):
-            raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected ({inputs.n},)")
-        if nan_policy == "raise" and np.isnan(values).any():
-            raise InputError(f"metric {record.name!r} is undefined (NaN) for some units; "
-                             "use nan_policy='omit' to drop them")
-        contribs.append(values)
+    codes, keys = _codes(inputs.frame, _by_columns(inputs, by))
     hashes = inputs.unit_hashes() if n_boot else None
     out: dict = {}
-    for g, key in enumerate(keys):
-        idx = np.flatnonzero(codes == g)
-        for record, values in zip(records, contribs):
-            v = values[idx]
-            keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
-            v = np.where(keep, v, 0.0)
-            entry = [float(v.sum()) if nan_policy != "propagate" else float(values[idx].sum()),
-                     int(keep.sum()), np.zeros(n_boot), np.zeros(n_boot)]
-            if n_boot:
-                for start in range(0, idx.size, _ROW_CHUNK):
-                    block = slice(start, start + _ROW_CHUNK)
-                    w = poisson_weights(hashes[idx[block]], seed, n_boot)
-                    entry[2] += w @ v[block]
-                    entry[3] += w @ keep[block].astype(np.float64)
-            out[(key, record.name)] = entry
-        if inputs.key is not None:
-            out.setdefault("__keys__", {})[key] = set(inputs.frame[inputs.key].astype(str).to_numpy()[idx])
+    for record in records:
+        values = _contributions(record, inputs, nan_policy) if record.per_row else None
+        for g, key in enumerate(keys):
+            idx = np.flatnonzero(codes == g)
+            if values is not None:
+                out[(key, record.name)] = _row_partials(values[idx], hashes, idx, nan_policy, n_boot, seed)
+            else:
+                out[(key, record.name)] = _set_partials(record, inputs, hashes, idx, n_boot, seed)
+    if inputs.key is not None:
+        units = inputs.frame[inputs.key].astype(str).to_numpy()
+        out["__keys__"] = {key: set(units[codes == g]) for g, key in enumerate(keys)}
     return out
+
+
+def _contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarray:
+    values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
+    if values.shape != (inputs.n,):
+        raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected ({inputs.n},)")
+    if nan_policy == "raise" and np.isnan(values).any():
+        raise InputError(f"metric {record.name!r} is undefined (NaN) for some units; "
+                         "use nan_policy='omit' to drop them")
+    return values
+
+
+def _blocks(idx: np.ndarray, hashes: np.ndarray | None, n_boot: int, seed: int):
+    """Row blocks of a group with their Poisson weights (bounded memory)."""
+    for start in range(0, idx.size, _ROW_CHUNK):
+        block = idx[start:start + _ROW_CHUNK]
+        yield block, poisson_weights(hashes[block], seed, n_boot)
+
+
+def _row_partials(v: np.ndarray, hashes: np.ndarray | None, idx: np.ndarray, nan_policy: str, n_boot: int,
+                  seed: int) -> dict[str, Any]:
+    keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
+    total = v.sum() if nan_policy == "propagate" else np.where(keep, v, 0.0).sum()
+    entry = {"sum": float(total), "n": int(keep.sum()), "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
+    if n_boot:
+        v = np.where(keep, v, 0.0)
+        offset = 0
+        for block, w in _blocks(idx, hashes, n_boot, seed):
+            part = slice(offset, offset + block.size)
+            entry["sums"] += w @ v[part]
+            entry["totals"] += w @ keep[part].astype(np.float64)
+            offset += block.size
+    return entry
+
+
+def _set_partials(record: Metric, inputs: Inputs, hashes: np.ndarray | None, idx: np.ndarray, n_boot: int,
+                  seed: int) -> dict[str, Any]:
+    entry = {"stats": np.asarray(record.partial_stats(inputs.take(idx)), dtype=np.float64), "n": idx.size,
+             "boot": 0.0}
+    if n_boot:
+        entry["boot"] = sum(np.asarray(record.partial_stats(inputs.take(block), w), dtype=np.float64)
+                            for block, w in _blocks(idx, hashes, n_boot, seed))
+    return entry
 
 
 def merge_partials(parts: Iterable[dict]) -> dict:
@@ -125,10 +154,9 @@ def merge_partials(parts: Iterable[dict]) -> dict:
                 for g, units in entry.items():
                     seen.setdefault(g, set()).update(units)
             elif k in total:
-                t = total[k]
-                total[k] = [t[0] + entry[0], t[1] + entry[1], t[2] + entry[2], t[3] + entry[3]]
+                total[k] = {f: total[k][f] + entry[f] for f in entry}
             else:
-                total[k] = [entry[0], entry[1], entry[2].copy(), entry[3].copy()]
+                total[k] = dict(entry)
     return total
 
 
@@ -168,8 +196,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     records = resolve_metrics(metrics)
     spec = _resolve(records, kind, kind_options)
     by_list = None if by is None else ([c.strip() for c in by.split(",")] if isinstance(by, str) else list(by))
-    per_row = [m for m in records if m.per_row]
-    set_level = [m for m in records if not m.per_row]
+    per_row = [m for m in records if m.mergeable]
+    set_level = [m for m in records if not m.mergeable]
     complete = bool(kind_options.get("complete"))
     part_options = {**kind_options, **({"complete": False} if complete else {})}
     if spec.unit_column and spec.unit_column in ddf.columns:
@@ -187,15 +215,13 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         if complete:
             _add_missing_units(total, names, kind_options, n_boot, seed)
         by_cols = _infer_by(ddf, by_list, total)
-        for (key, name), (s, n, sums, totals) in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
-                                                        key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
-            value = s / n if n else np.nan
-            low = high = np.nan
-            if n_boot and n:
-                ok = totals > 0
-                low, high = percentile_interval(sums[ok] / totals[ok], ci)
+        by_name = {m.name: m for m in per_row}
+        for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
+                                         key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
+            value, replicates = _finish(by_name[name], entry, n_boot)
+            low, high = percentile_interval(replicates, ci) if replicates.size else (np.nan, np.nan)
             rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,
-                         "ci_high": high, "n": n})
+                         "ci_high": high, "n": entry["n"]})
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
     if set_level:
         collected = ddf.compute()
@@ -210,6 +236,17 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          "interval": "percentile bootstrap" if n_boot else "none",
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
+
+
+def _finish(record: Metric, entry: dict[str, Any], n_boot: int) -> tuple[float, np.ndarray]:
+    """The value and the bootstrap replicates from merged partial sums."""
+    if record.per_row:
+        value = entry["sum"] / entry["n"] if entry["n"] else np.nan
+        ok = entry["totals"] > 0
+        return value, (entry["sums"][ok] / entry["totals"][ok]) if n_boot else np.empty(0)
+    value = float(record.finalize_stats(entry["stats"]))
+    replicates = np.asarray(record.finalize_stats(entry["boot"]), dtype=np.float64) if n_boot else np.empty(0)
+    return value, replicates[np.isfinite(replicates)]
 
 
 def _infer_by(ddf: Any, by_list: list[str] | None, total: dict) -> list[str]:
@@ -233,6 +270,6 @@ def _add_missing_units(total: dict, names: list[str], kind_options: dict[str, An
         weights = poisson_weights(Inputs(frame, {}, key="qid").unit_hashes(), seed, n_boot) if n_boot else None
         for name in names:
             entry = total[(key, name)]
-            entry[1] += len(missing)
+            entry["n"] += len(missing)
             if weights is not None:
-                entry[3] = entry[3] + weights.sum(axis=1)
+                entry["totals"] = entry["totals"] + weights.sum(axis=1)

@@ -71,6 +71,12 @@ class Metric:
     table_fn : callable or None
         Optional ``table_fn(inputs, **params)`` used by :func:`scorebench.evaluate` when the
         metric cannot be called as ``fn(*arrays)`` (e.g. ranking metrics over queries).
+    partial, finalize : callable or None
+        For set-level metrics that reduce by sums (binned calibration errors, FID's
+        moments): ``partial(arrays, weights, **params)`` returns sufficient statistics
+        that add across partitions — shape ``(S,)``, or ``(B, S)`` with a ``(B, n)``
+        weight matrix — and ``finalize(stats, **params)`` turns (batched) statistics into
+        values. The Dask engine uses them instead of collecting rows.
     """
 
     name: str
@@ -88,6 +94,21 @@ class Metric:
     differentiable: bool = False
     citation: str = ""
     table_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    partial: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    finalize: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def mergeable(self) -> bool:
+        """Whether the value reduces by adding per-partition statistics."""
+        return self.per_row or (self.partial is not None and self.finalize is not None)
+
+    def partial_stats(self, arrays: Mapping[str, Any], weights: Any = None) -> Any:
+        """Sufficient statistics of a set-level mergeable metric (see ``partial``)."""
+        return self.partial(arrays, weights, **self._call_params())
+
+    def finalize_stats(self, stats: Any) -> Any:
+        """Values from (batched) sufficient statistics (see ``finalize``)."""
+        return self.finalize(stats, **self._call_params())
 
     @property
     def base_name(self) -> str:
@@ -154,7 +175,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              higher_is_better: bool | None, bounds: tuple[float, float] = (-math.inf, math.inf),
              proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
              needs_torch: bool = False, differentiable: bool = False, citation: str = "",
-             table_fn: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+             table_fn: Callable[..., Any] | None = None, partial: Callable[..., Any] | None = None,
+             finalize: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -176,7 +198,7 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
-            table_fn=table_fn,
+            table_fn=table_fn, partial=partial, finalize=finalize,
         )
         return fn
 
