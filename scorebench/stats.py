@@ -278,14 +278,33 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def _thresholds() -> np.ndarray:
+def _thresholds() -> tuple[np.ndarray, np.ndarray]:
+    """32-bit Poisson(1) CDF thresholds, and a 2**16-cell lookup of the count per cell.
+
+    A cell (the top 16 bits of a 32-bit uniform) that holds a threshold is marked 255 and
+    resolved exactly by comparisons; all others map to one count, so most draws cost one
+    table lookup.
+    """
     global _POISSON_THRESHOLDS
     if _POISSON_THRESHOLDS is None:
         from scipy.stats import poisson
 
         cdf = poisson.cdf(np.arange(14), 1.0)
-        _POISSON_THRESHOLDS = np.minimum(np.round(cdf * 2.0**32), 2**32 - 1).astype(np.uint64)
+        thresholds = np.minimum(np.round(cdf * 2.0**32), 2**32 - 1).astype(np.uint64)
+        lows = np.arange(2**16, dtype=np.uint64) << np.uint64(16)
+        first = np.searchsorted(thresholds, lows, side="right")
+        last = np.searchsorted(thresholds, lows + np.uint64(0xFFFF), side="right")
+        table = np.where(first == last, first, 255).astype(np.uint8)
+        _POISSON_THRESHOLDS = (thresholds, table)
     return _POISSON_THRESHOLDS
+
+
+def _poisson_from_uniform(u: np.ndarray, thresholds: np.ndarray, table: np.ndarray) -> np.ndarray:
+    k = table[(u >> np.uint64(16)).astype(np.intp)]
+    ambiguous = np.flatnonzero(k == 255)
+    if ambiguous.size:
+        k[ambiguous] = np.searchsorted(thresholds, u[ambiguous], side="right")
+    return k
 
 
 def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int) -> np.ndarray:
@@ -300,19 +319,14 @@ def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int) -> np.ndarray
     ((4, 100000), 1.0, 1.0)
     """
     h = np.asarray(unit_hash, dtype=np.uint64)
-    thresholds = _thresholds()
+    thresholds, table = _thresholds()
     out = np.empty((n_boot, h.size), dtype=np.float64)
     base = _splitmix64(h ^ _splitmix64(np.array([seed], dtype=np.uint64)))
     for pair in range(0, n_boot, 2):
         z = _splitmix64(base ^ np.uint64(((pair + 1) * 0x9E3779B97F4A7C15) % 2**64))
-        for half, u in enumerate((z >> np.uint64(32), z & np.uint64(0xFFFFFFFF))):
-            b = pair + half
-            if b >= n_boot:
-                break
-            k = np.zeros(h.size, dtype=np.uint8)
-            for t in thresholds:
-                k += u >= t
-            out[b] = k
+        out[pair] = _poisson_from_uniform(z >> np.uint64(32), thresholds, table)
+        if pair + 1 < n_boot:
+            out[pair + 1] = _poisson_from_uniform(z & np.uint64(0xFFFFFFFF), thresholds, table)
     return out
 
 
