@@ -80,7 +80,7 @@ def msp_score(logits: Any, /, *, temperature: float = 1.0) -> np.ndarray:
     [0.8808, 0.5]
     """
     z = _matrix(logits, "logits") / _temperature(temperature)
-    return np.exp(z.max(axis=1) - _logsumexp(z))
+    return 1.0 / np.exp(z - z.max(axis=1, keepdims=True)).sum(axis=1)
 
 
 def max_logit_score(logits: Any, /) -> np.ndarray:
@@ -130,7 +130,7 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
     prototypes :math:`\mu_k` (the :math:`\ell_p`-normalised class means of the training
     features) through the Bregman divergence of :math:`\phi(z) = \tfrac12\|z\|_q^2`,
     :math:`1/p + 1/q = 1`, whose conjugate is :math:`\tfrac12\|\cdot\|_p^2`. Dropping the
-    terms that depend only on the class (absorbed by the normaliser), the class density is
+    terms that depend only on the class (absorbed by the normaliser), the class log-kernel is
 
     .. math:: g_k(z) = \frac{1}{T}\Big(\langle z, \nabla\phi(\mu_k)\rangle
               - \tfrac12 \|z\|_q^2\Big),
