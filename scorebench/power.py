@@ -48,7 +48,7 @@ class MultivariateNormal:
     Examples
     --------
     >>> mvn = MultivariateNormal.equicorrelated(3, rho=0.5)
-    >>> mvn.dim, mvn.cov[0, 1]
+    >>> mvn.dim, float(mvn.cov[0, 1])
     (3, 0.5)
     """
 
@@ -345,8 +345,16 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
 
     Examples
     --------
+    Registered rules are named (``power(["energy_score", "variogram_score"], truth,
+    forecast)``); a :class:`~scorebench.registry.Metric` record works too, e.g. a
+    squared error of the forecast mean:
+
+    >>> from scorebench.registry import Metric
+    >>> squared_error = Metric(name="squared_error", family="demo", kind="parametric",
+    ...                        inputs=("y", "mu", "sigma"), higher_is_better=False,
+    ...                        fn=lambda y, mu, sigma: (y - mu) ** 2)
     >>> truth = MultivariateNormal.equicorrelated(2, rho=0.5)
-    >>> result = power("log_score_normal", truth, misspecify(truth, "mean", 0.3), n=[5, 40],
+    >>> result = power(squared_error, truth, misspecify(truth, "mean", 0.3), n=[5, 40],
     ...                replications=100, seed=1)
     >>> result.table["power"].tolist()
     [0.63, 0.82]

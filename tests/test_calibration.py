@@ -367,3 +367,36 @@ def test_evaluate_table_end_to_end():
         assert math.isclose(got[(sys_name, "smooth_ece")], smooth_ece(part.y, part.p), rel_tol=1e-12)
         assert math.isclose(got[(sys_name, "balance_score")], balance_score(part.y, part.p).mean(), rel_tol=1e-12)
     assert (scores["ci_low"] <= scores["value"] + 1e-12).all()
+
+
+# --- mergeable statistics (partitioned engines) ---------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ece", "mce", "brier_reliability", "brier_resolution", "ece_top_label",
+                                  "classwise_ece"])
+def test_partial_finalize_agree_with_fn_and_weighted_resamples(name):
+    rng = np.random.default_rng(43)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p ** 1.4).astype(float)
+    logits = rng.normal(size=(300, 3))
+    P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    arrays = ({"y": y, "p": p} if scorebench.metric(name).kind == "binary"
+              else {"y": rng.integers(0, 3, 300), "P": P})
+    record = scorebench.metric(name, n_bins=7)
+    assert record.mergeable
+    halves = [{k: v[:120] for k, v in arrays.items()}, {k: v[120:] for k, v in arrays.items()}]
+    merged = sum(record.partial_stats(h) for h in halves)          # partitions add
+    assert math.isclose(float(record.finalize_stats(merged)), record.compute(arrays), rel_tol=1e-12)
+    idx = rng.integers(0, 300, size=(5, 300))
+    weights = np.stack([np.bincount(i, minlength=300) for i in idx]).astype(float)
+    boot = record.finalize_stats(record.partial_stats(arrays, weights))
+    expected = [record.compute({k: v[i] for k, v in arrays.items()}) for i in idx]
+    np.testing.assert_allclose(boot, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_partial_refuses_unmergeable_settings():
+    arrays = {"y": np.array([0.0, 1.0]), "p": np.array([0.2, 0.7])}
+    with pytest.raises(InputError, match="quantile"):
+        scorebench.metric("ece", binning="quantile").partial_stats(arrays)
+    with pytest.raises(InputError, match="n_bins=None"):
+        scorebench.metric("brier_reliability", n_bins=None).partial_stats(arrays)

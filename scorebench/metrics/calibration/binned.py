@@ -16,7 +16,8 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
-from ._common import BinStats, binary_inputs, bin_stats, check_n_bins, multiclass_inputs, resolve_binning, top_label
+from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, check_n_bins, multiclass_inputs,
+                      resolve_binning, top_label)
 
 __all__ = ["ece", "mce", "adaptive_ece", "ece_top_label", "classwise_ece", "reliability_diagram",
            "ReliabilityDiagram"]
@@ -30,9 +31,86 @@ def _ece_from_stats(stats: BinStats) -> float:
     return float(np.abs(stats.sum_y - stats.sum_p).sum() / stats.n)
 
 
+# --- mergeable sufficient statistics (used by the Dask engine) ----------------------------
+#
+# With equal-width bins every binned statistic is a function of the per-bin (count, sum of
+# p, sum of y), which add across partitions: ``partial`` returns them laid out as
+# [count_1..B, sum_p_1..B, sum_y_1..B] (shape (3B,), or (R, 3B) for an (R, n) matrix of
+# bootstrap weights) and ``finalize`` turns (batched) sums into values. Equal-mass bins
+# depend on global quantiles and are not mergeable.
+
+
+def _uniform_only(binning: str, name: str) -> None:
+    if resolve_binning(binning) != "uniform":
+        raise InputError(f"{name}: binning={binning!r} needs the quantiles of the whole table, so it cannot be "
+                         "reduced from partitions; use binning='uniform' with a partitioned engine")
+
+
+def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binning: str = "uniform",
+                   name: str = "ece") -> np.ndarray:
+    """Per-bin [count, sum p, sum y] of equal-width bins, optionally under row weights (R, n)."""
+    _uniform_only(binning, name)
+    n_bins = check_n_bins(n_bins)
+    y = np.asarray(y, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    ids = bin_ids(p, bin_edges(p, n_bins, "uniform"))
+    if weights is None:
+        return np.concatenate([np.bincount(ids, minlength=n_bins), np.bincount(ids, weights=p, minlength=n_bins),
+                               np.bincount(ids, weights=y, minlength=n_bins)]).astype(np.float64)
+    onehot = np.zeros((len(p), n_bins))
+    onehot[np.arange(len(p)), ids] = 1.0
+    return np.asarray(weights, dtype=np.float64) @ np.concatenate(
+        [onehot, onehot * p[:, None], onehot * y[:, None]], axis=1)
+
+
+def _split(stats: Any, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    stats = np.asarray(stats, dtype=np.float64)
+    return stats[..., :n_bins], stats[..., n_bins:2 * n_bins], stats[..., 2 * n_bins:3 * n_bins]
+
+
+def _ece_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    count, sum_p, sum_y = _split(stats, n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.abs(sum_y - sum_p).sum(axis=-1) / count.sum(axis=-1)
+
+
+def _mce_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    count, sum_p, sum_y = _split(stats, n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps = np.where(count > 0, np.abs(sum_y - sum_p) / np.where(count > 0, count, 1.0), -np.inf)
+    out = gaps.max(axis=-1)
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+def _ece_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    return binned_partial(arrays["y"], arrays["p"], weights, n_bins, binning, "ece")
+
+
+def _mce_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    return binned_partial(arrays["y"], arrays["p"], weights, n_bins, binning, "mce")
+
+
+def _top_label_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    correct, confidence = top_label(np.asarray(arrays["y"]), np.asarray(arrays["P"], dtype=np.float64))
+    return binned_partial(correct, confidence, weights, n_bins, binning, "ece_top_label")
+
+
+def _classwise_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    y, P = np.asarray(arrays["y"]), np.asarray(arrays["P"], dtype=np.float64)
+    return np.concatenate([binned_partial((y == j).astype(np.float64), P[:, j], weights, n_bins, binning,
+                                          "classwise_ece") for j in range(P.shape[1])], axis=-1)
+
+
+def _classwise_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np.ndarray:
+    stats = np.asarray(stats, dtype=np.float64)
+    per_class = stats.reshape(*stats.shape[:-1], -1, 3 * n_bins)
+    return _ece_finalize(per_class, n_bins).mean(axis=-1)
+
+
+
 @register("ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
-          citation=f"{_NAEINI}; {_GUO}")
+          citation=f"{_NAEINI}; {_GUO}", partial=_ece_partial, finalize=_ece_finalize)
 def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Expected calibration error of binary probability forecasts (binned estimator).
 
@@ -79,7 +157,8 @@ def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
 
 
 @register("mce", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI)
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI,
+          partial=_mce_partial, finalize=_mce_finalize)
 def mce(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Maximum calibration error: the largest gap between forecast and frequency over bins.
 
@@ -141,7 +220,8 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
 
 
 @register("ece_top_label", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO)
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO,
+          partial=_top_label_partial, finalize=_ece_finalize)
 def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Top-label (confidence) ECE of multiclass forecasts.
 
@@ -178,7 +258,7 @@ def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform")
 @register("classwise_ece", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
           citation="Kull, Perello-Nieto, Kängsepp, Silva Filho, Song & Flach (2019), Beyond temperature scaling, "
-                   "NeurIPS")
+                   "NeurIPS", partial=_classwise_partial, finalize=_classwise_finalize)
 def classwise_ece(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Class-wise ECE: the mean over classes of the one-vs-rest binary ECE.
 

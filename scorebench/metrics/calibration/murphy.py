@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from ...registry import register
 from ._common import bin_edges, bin_ids, binary_inputs, check_n_bins, resolve_binning
+from .binned import binned_partial
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "brier_resolution"]
 
@@ -143,9 +145,40 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
     )
 
 
+# --- mergeable sufficient statistics (equal-width bins; see binned.binned_partial) ---------
+
+
+def _murphy_partial(arrays: Any, weights: Any, n_bins: int | None = 10, binning: str = "uniform") -> np.ndarray:
+    if n_bins is None:
+        raise InputError("brier decomposition: n_bins=None (one bin per distinct forecast) cannot be reduced "
+                         "from partitions; give an integer n_bins with a partitioned engine")
+    return binned_partial(arrays["y"], arrays["p"], weights, n_bins, binning, "brier decomposition")
+
+
+def _bin_means(stats: Any, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    stats = np.asarray(stats, dtype=np.float64)
+    count, sum_p, sum_y = stats[..., :n_bins], stats[..., n_bins:2 * n_bins], stats[..., 2 * n_bins:]
+    safe = np.where(count > 0, count, 1.0)
+    return count, sum_p / safe, sum_y / safe, count.sum(axis=-1)
+
+
+def _reliability_finalize(stats: Any, n_bins: int = 10, binning: str = "uniform") -> np.ndarray:
+    count, p_bar, y_bar, n = _bin_means(stats, n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (count * (p_bar - y_bar) ** 2).sum(axis=-1) / n
+
+
+def _resolution_finalize(stats: Any, n_bins: int = 10, binning: str = "uniform") -> np.ndarray:
+    count, _, y_bar, n = _bin_means(stats, n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        climatology = (count * y_bar).sum(axis=-1) / n
+        return (count * (y_bar - climatology[..., None]) ** 2).sum(axis=-1) / n
+
+
+
 @register("brier_reliability", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 10, "binning": "uniform"},
-          citation=f"{_MURPHY}; {_STEPHENSON}")
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize)
 def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Reliability (calibration) term of the Murphy decomposition of the Brier score.
 
@@ -165,7 +198,7 @@ def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str =
 
 @register("brier_resolution", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=True,
           bounds=(0.0, 0.25), per_row=False, params={"n_bins": 10, "binning": "uniform"},
-          citation=f"{_MURPHY}; {_STEPHENSON}")
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize)
 def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Resolution term of the Murphy decomposition of the Brier score.
 
