@@ -1,0 +1,35 @@
+"""Exact ranking (information retrieval) metrics with trec_eval 10.0 semantics.
+
+Importing this package registers the ``ranking`` table kind (:mod:`.kind`) and the metrics
+(:mod:`.measures`): ``ndcg@k``, ``dcg@k``, ``map@k`` (``map``), ``mrr``, ``p@k``, ``r@k``,
+``rprec``, ``bpref``, ``success@k``, ``err@k``, ``rbp``, ``iprec_at_recall@r``,
+``11pt_avg``, ``num_ret``, ``num_rel``, ``num_rel_ret``. All metrics share one engine
+(:mod:`._lists`): each query's retrieved documents are sorted once, and every metric is a
+few vectorised segment operations on the resulting relevance lists.
+
+Examples
+--------
+>>> import pandas as pd
+>>> import scorebench
+>>> run = pd.DataFrame({"qid": ["1", "1", "1"], "docid": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+>>> qrels = pd.DataFrame({"qid": ["1", "1"], "docid": ["b", "d"], "relevance": [1, 1]})
+>>> inputs = extract_ranking(run, qrels=qrels)
+>>> scorebench.metric("map").compute(inputs.merged())
+array([0.25])
+"""
+
+from __future__ import annotations
+
+from ._lists import RankedLists
+from .kind import extract_ranking, load_qrels
+from .measures import (
+    average_precision, bpref, dcg, eleven_point_average, err, iprec_at_recall, ndcg, num_rel,
+    num_rel_ret, num_ret, precision, r_precision, rbp, recall, reciprocal_rank, success,
+)
+
+__all__ = [
+    "RankedLists", "extract_ranking", "load_qrels",
+    "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
+    "bpref", "success", "err", "rbp", "iprec_at_recall", "eleven_point_average",
+    "num_ret", "num_rel", "num_rel_ret",
+]

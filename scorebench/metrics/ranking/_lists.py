@@ -1,0 +1,241 @@
+"""The shared engine of the ranking metrics: ranked relevance lists in compact (CSR) form.
+
+Every ranking metric reads the same structure, :class:`RankedLists`:
+
+* ``rel`` -- one flat float64 array holding, for every retrieved document, its relevance
+  in ranked order, the lists of all queries one after another; ``NaN`` marks a document
+  that the qrels do not judge (trec_eval's "not in pool"); a negative value is a judgment
+  that trec_eval reads as "in the pool but unjudged".
+* ``start`` / ``n_ret`` -- per query, where its list starts in ``rel`` and how long it is.
+* ``judged`` / ``judged_start`` / ``judged_count`` -- per query, the relevance values of
+  all its judged documents (relevance >= 0), sorted in decreasing order: what the ideal
+  ranking of NDCG is built from.
+* ``num_rel`` / ``num_nonrel`` -- per query, the judged documents with relevance >=
+  ``relevance_level`` and those with ``0 <= relevance < relevance_level``.
+
+A table kind stores the flat arrays as constants and the per-query arrays as per-unit
+arrays, so selecting or resampling queries (``Inputs.take``) keeps the structure valid.
+Each metric derives its per-query values from :meth:`RankedLists.from_arrays` with a few
+vectorised segment operations (cumulative counts, discounts, bincount sums), never a
+Python loop over queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ...validation import as_float_array
+
+__all__ = ["RankedLists", "segment_sum", "ARRAY_NAMES", "CONST_NAMES"]
+
+#: Per-query (per-unit) arrays of the ``ranking`` kind.
+ARRAY_NAMES = ("start", "n_ret", "num_rel", "num_nonrel", "judged_start", "judged_count")
+#: Flat arrays and scalars shared by all queries.
+CONST_NAMES = ("rel", "judged", "relevance_level", "max_relevance")
+
+
+def segment_sum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
+    """Sum ``values`` per segment id ``seg`` (0 <= seg < n) as float64."""
+    if values.dtype == bool:
+        return np.bincount(seg, minlength=n).astype(np.float64) if values.all() else \
+            np.bincount(seg[values], minlength=n).astype(np.float64)
+    return np.bincount(seg, weights=values, minlength=n)
+
+
+def _gather(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Flat indices ``starts[i] + arange(counts[i])`` for every i, concatenated."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, counts)
+
+
+@dataclass(frozen=True)
+class RankedLists:
+    """Ranked relevance lists of ``n`` queries, compacted so that query i's list is
+    ``rel[offsets[i]:offsets[i] + n_ret[i]]`` (see the module docstring)."""
+
+    rel: np.ndarray
+    n_ret: np.ndarray
+    num_rel: np.ndarray
+    num_nonrel: np.ndarray
+    judged: np.ndarray
+    judged_count: np.ndarray
+    relevance_level: float
+    max_relevance: float
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, Any]) -> RankedLists:
+        """Build from the mapping a ``ranking`` table kind provides (possibly a subset of
+        its queries, in any order, with repeats)."""
+        missing = [k for k in (*ARRAY_NAMES, *CONST_NAMES) if k not in arrays]
+        if missing:
+            raise InputError(f"ranking metrics need the arrays of the 'ranking' table kind; missing {missing}")
+        start = np.asarray(arrays["start"], dtype=np.int64)
+        n_ret = np.asarray(arrays["n_ret"], dtype=np.int64)
+        jstart = np.asarray(arrays["judged_start"], dtype=np.int64)
+        jcount = np.asarray(arrays["judged_count"], dtype=np.int64)
+        rel = np.asarray(arrays["rel"], dtype=np.float64)
+        judged = np.asarray(arrays["judged"], dtype=np.float64)
+        return cls(rel=_compact(rel, start, n_ret), n_ret=n_ret,
+                   num_rel=np.asarray(arrays["num_rel"], dtype=np.float64),
+                   num_nonrel=np.asarray(arrays["num_nonrel"], dtype=np.float64),
+                   judged=_compact(judged, jstart, jcount), judged_count=jcount,
+                   relevance_level=float(arrays["relevance_level"]),
+                   max_relevance=float(arrays["max_relevance"]))
+
+    @classmethod
+    def from_sequences(cls, ranked: Any, judged: Any, *, relevance_level: float = 1) -> RankedLists:
+        """Build from per-query sequences, the form the public array functions take.
+
+        Parameters
+        ----------
+        ranked : sequence of 1-D array-likes (or a 2-D array)
+            Per query, the relevance of each retrieved document in ranked order (best
+            first); ``NaN`` for a document the judgments do not cover.
+        judged : sequence of 1-D array-likes (or a 2-D array)
+            Per query, the relevance of every judged document (retrieved or not): the
+            qrels. ``NaN`` entries are ignored (use them to pad a 2-D array).
+        relevance_level : float
+            Relevance at or above which a document counts as relevant (trec_eval ``-l``).
+        """
+        ranked_rows = _rows(ranked, "ranked")
+        judged_rows = _rows(judged, "judged")
+        if len(ranked_rows) != len(judged_rows):
+            raise InputError(f"ranked has {len(ranked_rows)} queries but judged has {len(judged_rows)}; "
+                             "expected one judged list per ranked list")
+        level = _check_level(relevance_level)
+        n_ret = np.array([len(r) for r in ranked_rows], dtype=np.int64)
+        rel = np.concatenate(ranked_rows) if ranked_rows else np.zeros(0)
+        judged_sorted, counts, num_rel, num_nonrel = [], [], [], []
+        for row in judged_rows:
+            row = row[~np.isnan(row)]
+            num_rel.append(np.count_nonzero(row >= level))
+            num_nonrel.append(np.count_nonzero((row >= 0) & (row < level)))
+            row = -np.sort(-row[row >= 0])
+            judged_sorted.append(row)
+            counts.append(len(row))
+        judged_flat = np.concatenate(judged_sorted) if judged_sorted else np.zeros(0)
+        max_rel = float(judged_flat.max()) if judged_flat.size else 0.0
+        return cls(rel=rel, n_ret=n_ret, num_rel=np.array(num_rel, dtype=np.float64),
+                   num_nonrel=np.array(num_nonrel, dtype=np.float64), judged=judged_flat,
+                   judged_count=np.array(counts, dtype=np.int64), relevance_level=level,
+                   max_relevance=max_rel)
+
+    # --- derived arrays (computed once per instance, on demand) --------------------------
+
+    @property
+    def n(self) -> int:
+        """Number of queries."""
+        return len(self.n_ret)
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of each query's list in ``rel``."""
+        out = np.zeros(self.n, dtype=np.int64)
+        np.cumsum(self.n_ret[:-1], out=out[1:])
+        return out
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        """Query index of each element of ``rel``."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.n_ret)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """0-based rank of each element of ``rel`` within its query."""
+        return np.arange(len(self.rel), dtype=np.int64) - np.repeat(self.offsets, self.n_ret)
+
+    @cached_property
+    def is_rel(self) -> np.ndarray:
+        """Whether each retrieved document is relevant (relevance >= relevance_level)."""
+        return self.rel >= self.relevance_level  # NaN compares False
+
+    @cached_property
+    def rel_cum(self) -> np.ndarray:
+        """Number of relevant documents at or above each rank, within its query."""
+        return _segment_cumsum(self.is_rel, self.offsets, self.n_ret)
+
+    @cached_property
+    def judged_offsets(self) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.int64)
+        np.cumsum(self.judged_count[:-1], out=out[1:])
+        return out
+
+    @cached_property
+    def judged_seg(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.judged_count)
+
+    @cached_property
+    def judged_pos(self) -> np.ndarray:
+        return np.arange(len(self.judged), dtype=np.int64) - np.repeat(self.judged_offsets, self.judged_count)
+
+    def head(self, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """Boolean mask of the elements ranked in the top ``k`` (all when k is None), and
+        the per-query number of such elements."""
+        if k is None:
+            return np.ones(len(self.rel), dtype=bool), self.n_ret
+        return self.pos < k, np.minimum(self.n_ret, k)
+
+    def count_rel(self, k: int | None = None) -> np.ndarray:
+        """Relevant documents retrieved in the top ``k`` (all retrieved when None)."""
+        mask = self.is_rel if k is None else self.is_rel & (self.pos < k)
+        return segment_sum(mask, self.seg, self.n)
+
+
+def _segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Cumulative sum restarting at each segment (int64 for bool input, exact)."""
+    total = np.cumsum(values, dtype=np.int64 if values.dtype == bool else np.float64)
+    if total.size == 0:
+        return total
+    before = np.zeros(len(counts), dtype=total.dtype)
+    nonempty = counts > 0
+    first = offsets[nonempty]
+    before[nonempty] = total[first] - values[first]
+    return total - np.repeat(before, counts)
+
+
+def _compact(flat: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``flat`` restricted to the listed segments, laid out back to back (no copy when the
+    segments already are)."""
+    if len(start) == 0:
+        return flat[:0]
+    expected = np.zeros(len(count), dtype=np.int64)
+    np.cumsum(count[:-1], out=expected[1:])
+    if start[0] == 0 and np.array_equal(start, expected) and int(count.sum()) == len(flat):
+        return flat
+    return flat[_gather(start, count)]
+
+
+def _rows(values: Any, name: str) -> list[np.ndarray]:
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        rows = list(as_float_array(values, name, ndim=2))
+    elif isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise InputError(f"{name}: expected a sequence of per-query 1-D arrays (or a 2-D array), "
+                         f"got {type(values).__name__}")
+    else:
+        rows = [as_float_array(v, f"{name}[{i}]", ndim=1) for i, v in enumerate(values)]
+    for i, row in enumerate(rows):
+        if np.isinf(row).any():
+            raise InputError(f"{name}[{i}]: infinite relevance values; expected finite numbers (NaN = unjudged)")
+    return rows
+
+
+def _check_level(level: Any) -> float:
+    try:
+        value = float(level)
+    except (TypeError, ValueError):
+        raise InputError(f"relevance_level: expected a number, got {level!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise InputError(f"relevance_level: expected a positive number (trec_eval -l), got {level!r}")
+    return value

@@ -1,0 +1,592 @@
+"""Exact ranking metrics with trec_eval 10.0 semantics, registered for the ``ranking`` kind.
+
+Each metric has one *core* ``core(lists: RankedLists, **params) -> per-query array`` that
+works on the shared engine (:mod:`._lists`). The core is registered twice over:
+
+* as the ``table_fn`` the evaluate engine calls with the ``ranking`` kind's arrays, and
+* behind a public numpy function taking per-query lists, for array use::
+
+      ndcg(ranked, judged, k=10)
+
+  where ``ranked[i]`` holds the relevance of query i's retrieved documents in ranked order
+  (NaN = not judged) and ``judged[i]`` the relevance of all its judged documents.
+
+Conventions shared by all metrics (those of trec_eval): a document is relevant when its
+relevance is >= ``relevance_level`` (default 1; trec_eval ``-l``); relevance <= 0 is never
+relevant; the gain-based metrics (DCG/NDCG, RBP, ERR) use the graded relevance and ignore
+``relevance_level``, as trec_eval does; a query without relevant documents scores 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ...registry import register
+from ._lists import RankedLists, segment_sum
+
+__all__ = [
+    "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
+    "bpref", "success", "err", "rbp", "iprec_at_recall", "eleven_point_average",
+    "num_ret", "num_rel", "num_rel_ret",
+]
+
+_FAMILY = "ranking"
+_KIND = "ranking"
+_ELEVEN = tuple(i / 10 for i in range(11))
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _table_fn(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    def table_fn(arrays: Mapping[str, Any], **params: Any) -> np.ndarray:
+        return core(RankedLists.from_arrays(arrays), **params)
+
+    table_fn.__name__ = f"{core.__name__}_table"
+    return table_fn
+
+
+def _lists(ranked: Any, judged: Any, relevance_level: float) -> RankedLists:
+    return RankedLists.from_sequences(ranked, judged, relevance_level=relevance_level)
+
+
+def _check_k(k: Any, name: str, *, required: bool = False) -> int | None:
+    if k is None:
+        if required:
+            raise InputError(f"{name}: a cut-off k is required, e.g. {name.split('@')[0]}@10")
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) \
+            or not float(k).is_integer() or k < 1:
+        raise InputError(f"{name}: cut-off k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den == 0 (a query without relevant documents scores 0)."""
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _discount(pos: np.ndarray) -> np.ndarray:
+    return 1.0 / np.log2(pos + 2.0)
+
+
+def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """Map relevance to gain; unjudged (NaN) and negative relevance gain 0."""
+    if isinstance(gain, str):
+        if gain == "linear":
+            return lambda rel: np.where(rel > 0, rel, 0.0)
+        if gain == "exponential":
+            return lambda rel: np.where(rel > 0, np.exp2(np.where(rel > 0, rel, 0.0)) - 1.0, 0.0)
+        raise InputError(f"{name}: gain must be 'linear', 'exponential' or a mapping "
+                         f"{{relevance: gain}}, got {gain!r}")
+    if not isinstance(gain, Mapping) or not gain:
+        raise InputError(f"{name}: gain must be 'linear', 'exponential' or a non-empty mapping "
+                         f"{{relevance: gain}}, got {gain!r}")
+    levels, values = [], []
+    for level, value in gain.items():
+        try:
+            level_f, value_f = float(level), float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: gain mapping entries must be numbers, got {level!r}: {value!r}") from None
+        if not (math.isfinite(level_f) and math.isfinite(value_f)) or level_f < 0:
+            raise InputError(f"{name}: gain mapping needs finite gains for relevance levels >= 0 "
+                             f"(negative relevance is unjudged), got {level!r}: {value!r}")
+        levels.append(level_f)
+        values.append(value_f)
+
+    def mapped(rel: np.ndarray) -> np.ndarray:
+        out = np.where(rel >= 0, rel, 0.0)  # levels not in the mapping keep gain = level
+        for level, value in zip(levels, values):
+            out[rel == level] = value
+        return out
+
+    return mapped
+
+
+def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positive gains of the judged documents in ideal (decreasing) order:
+    (gains, query index, 0-based ideal rank)."""
+    g = gain_of(lists.judged)
+    keep = g > 0
+    g, seg = g[keep], lists.judged_seg[keep]
+    # judged is sorted by decreasing relevance per query; re-sort only when the gain is
+    # not monotone in relevance (a custom mapping such as {1: 3, 2: 9, 3: 1}).
+    if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
+        order = np.lexsort((-g, seg))
+        g, seg = g[order], seg[order]
+    counts = np.bincount(seg, minlength=lists.n)
+    offsets = np.zeros(lists.n, dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets, counts)
+    return g, seg, pos
+
+
+def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    gain_of = _gain_fn(gain, name)
+    mask, _ = lists.head(k)
+    pos = lists.pos[mask]
+    g = gain_of(lists.rel[mask])
+    dcg_value = segment_sum(g * _discount(pos), lists.seg[mask], lists.n)
+    ig, iseg, ipos = _ideal(lists, gain_of)
+    if k is not None:
+        top = ipos < k
+        ig, iseg, ipos = ig[top], iseg[top], ipos[top]
+    ideal = segment_sum(ig * _discount(ipos), iseg, lists.n)
+    return dcg_value, ideal
+
+
+# --- cores --------------------------------------------------------------------------------
+
+
+def _ndcg_core(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
+    k = _check_k(k, "ndcg@k")
+    dcg_value, ideal = _dcg_parts(lists, k, gain, "ndcg@k")
+    return _ratio(dcg_value, ideal)
+
+
+def _dcg_core(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
+    k = _check_k(k, "dcg@k")
+    return _dcg_parts(lists, k, gain, "dcg@k")[0]
+
+
+def _ap_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+    k = _check_k(k, "map@k")
+    mask = lists.is_rel if k is None else lists.is_rel & (lists.pos < k)
+    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
+    return _ratio(segment_sum(prec, lists.seg[mask], lists.n), lists.num_rel)
+
+
+def _rr_core(lists: RankedLists) -> np.ndarray:
+    hits = np.flatnonzero(lists.is_rel)
+    seg = lists.seg[hits]
+    first = np.ones(len(hits), dtype=bool)
+    first[1:] = seg[1:] != seg[:-1]
+    out = np.zeros(lists.n)
+    out[seg[first]] = 1.0 / (lists.pos[hits[first]] + 1.0)
+    return out
+
+
+def _precision_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+    k = _check_k(k, "p@k")
+    den = lists.n_ret.astype(np.float64) if k is None else np.full(lists.n, float(k))
+    return _ratio(lists.count_rel(k), den)
+
+
+def _recall_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+    k = _check_k(k, "r@k")
+    return _ratio(lists.count_rel(k), lists.num_rel)
+
+
+def _rprec_core(lists: RankedLists) -> np.ndarray:
+    mask = lists.is_rel & (lists.pos < lists.num_rel[lists.seg])
+    return _ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
+
+
+def _bpref_core(lists: RankedLists) -> np.ndarray:
+    rel = lists.rel
+    nonrel = (rel >= 0) & (rel < lists.relevance_level)
+    nonrel_above = _exclusive_cumsum(nonrel, lists)
+    mask = lists.is_rel
+    seg = lists.seg[mask]
+    r = lists.num_rel[seg]
+    above = nonrel_above[mask].astype(np.float64)
+    denom = np.minimum(lists.num_nonrel[seg], r)
+    frac = np.ones(len(seg))
+    some = above > 0
+    frac[some] = 1.0 - np.minimum(above[some], r[some]) / denom[some]
+    return _ratio(segment_sum(frac, seg, lists.n), lists.num_rel)
+
+
+def _success_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+    k = _check_k(k, "success@k")
+    return (lists.count_rel(k) > 0).astype(np.float64)
+
+
+def _err_core(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
+    k = _check_k(k, "err@k")
+    top = lists.max_relevance if max_grade is None else float(max_grade)
+    if not math.isfinite(top) or top < 0:
+        raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
+    mask, _ = lists.head(k)
+    rel = lists.rel[mask]
+    grade = np.where(rel > 0, rel, 0.0)
+    if np.any(grade > top):
+        raise InputError(f"err@k: relevance {grade.max()!r} exceeds max_grade {top!r}")
+    stop = (np.exp2(grade) - 1.0) / np.exp2(top)
+    sub = RankedLists(rel=rel, n_ret=np.minimum(lists.n_ret, k) if k is not None else lists.n_ret,
+                      num_rel=lists.num_rel, num_nonrel=lists.num_nonrel, judged=lists.judged,
+                      judged_count=lists.judged_count, relevance_level=lists.relevance_level,
+                      max_relevance=lists.max_relevance)
+    # probability the user reaches each rank: product of (1 - stop) above it
+    log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
+    reach = np.exp(_exclusive_cumsum(log_continue, sub))
+    return segment_sum(reach * stop / (sub.pos + 1.0), sub.seg, lists.n)
+
+
+def _rbp_core(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
+    if not (0.0 < float(p) < 1.0):
+        raise InputError(f"rbp: persistence p must lie in (0, 1), got {p!r}")
+    top = np.zeros(lists.n)
+    has = lists.judged_count > 0
+    top[has] = lists.judged[lists.judged_offsets[has]]  # judged is sorted decreasing
+    scale = np.maximum(top, 1.0)  # trec_eval rescales gains into [0, 1] when a grade exceeds 1
+    rel = lists.rel
+    g = np.where(rel > 0, rel, 0.0) / scale[lists.seg]
+    return (1.0 - p) * segment_sum(g * np.power(float(p), lists.pos), lists.seg, lists.n)
+
+
+def _iprec_core(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
+    if r is None or not (0.0 <= float(r) <= 1.0):
+        raise InputError(f"iprec_at_recall@r: recall level r in [0, 1] is required, got {r!r}")
+    # trec_eval: the c-th relevant document with c = floor(r * R + 0.9) marks recall r;
+    # interpolated precision = max precision at any rank at or below it.
+    cut = np.floor(float(r) * lists.num_rel + 0.9)
+    mask = lists.is_rel & (lists.rel_cum >= cut[lists.seg])
+    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
+    out = np.zeros(lists.n)
+    np.maximum.at(out, lists.seg[mask], prec)
+    return out
+
+
+def _eleven_core(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
+    levels = tuple(levels)
+    if not levels:
+        raise InputError("11pt_avg: levels must name at least one recall level")
+    return np.mean([_iprec_core(lists, r=level) for level in levels], axis=0)
+
+
+def _num_ret_core(lists: RankedLists) -> np.ndarray:
+    return lists.n_ret.astype(np.float64)
+
+
+def _num_rel_core(lists: RankedLists) -> np.ndarray:
+    return lists.num_rel.astype(np.float64)
+
+
+def _num_rel_ret_core(lists: RankedLists) -> np.ndarray:
+    return lists.count_rel(None)
+
+
+def _exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
+    """Per-query sum of ``values`` strictly above each rank."""
+    dtype = np.int64 if values.dtype == bool else np.float64
+    total = np.cumsum(values, dtype=dtype)
+    if total.size == 0:
+        return total
+    inclusive_before = np.zeros(lists.n, dtype=dtype)
+    nonempty = lists.n_ret > 0
+    first = lists.offsets[nonempty]
+    inclusive_before[nonempty] = total[first] - values[first]
+    return total - values - np.repeat(inclusive_before, lists.n_ret)
+
+
+# --- public functions (registered) -------------------------------------------------------
+
+_TREC = "trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval)"
+
+
+@register("ndcg@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None, "gain": "linear"}, table_fn=_table_fn(_ndcg_core),
+          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_cut / ndcg")
+def ndcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear",
+         relevance_level: float = 1) -> np.ndarray:
+    r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
+
+    .. math::
+
+        \mathrm{DCG@k} = \sum_{i=1}^{k} \frac{g(r_i)}{\log_2(i + 1)}, \qquad
+        \mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}
+
+    where :math:`g` is the gain of the relevance :math:`r_i` at rank :math:`i` and IDCG is
+    the DCG of the judged documents in decreasing order of gain (all judged documents, not
+    only the retrieved ones). ``gain="linear"`` uses :math:`g(r)=r` (trec_eval),
+    ``"exponential"`` :math:`g(r)=2^r-1` (Burges et al., 2005), and a mapping
+    ``{relevance: gain}`` sets gains per level like trec_eval's ``-m ndcg.1=3,2=9``
+    (levels not listed keep gain = level). Unjudged and negative relevance gain 0;
+    a query with IDCG = 0 scores 0.
+
+    Parameters
+    ----------
+    ranked : sequence of 1-D arrays
+        Per query, relevance of the retrieved documents in ranked order (NaN = unjudged).
+    judged : sequence of 1-D arrays
+        Per query, relevance of every judged document (the qrels).
+    k : int, optional
+        Cut-off; None evaluates the whole list.
+    gain : {"linear", "exponential"} or mapping
+    relevance_level : float
+        Not used by NDCG (gains are graded), accepted for a uniform signature.
+
+    Returns
+    -------
+    ndarray
+        One value per query.
+
+    Examples
+    --------
+    >>> ndcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=3).round(4)
+    array([0.895])
+    """
+    return _ndcg_core(_lists(ranked, judged, relevance_level), k=k, gain=gain)
+
+
+@register("dcg@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, math.inf),
+          params={"k": None, "gain": "linear"}, table_fn=_table_fn(_dcg_core),
+          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " dcg")
+def dcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear",
+        relevance_level: float = 1) -> np.ndarray:
+    r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
+
+    Gains as in :func:`ndcg`; ``judged`` is accepted for a uniform signature.
+
+    Examples
+    --------
+    >>> dcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=2).round(4)
+    array([4.2619])
+    """
+    return _dcg_core(_lists(ranked, judged, relevance_level), k=k, gain=gain)
+
+
+@register("map@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None}, table_fn=_table_fn(_ap_core),
+          citation="Buckley & Voorhees (2000), SIGIR; " + _TREC + " map / map_cut")
+def average_precision(ranked: Any, judged: Any, *, k: int | None = None,
+                      relevance_level: float = 1) -> np.ndarray:
+    r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
+
+    .. math::
+
+        \mathrm{AP@k} = \frac{1}{R} \sum_{i \le k,\ r_i \ge \ell} P@i
+
+    with :math:`R` the number of relevant judged documents (retrieved or not) and
+    :math:`\ell` the relevance level. The table value (mean over queries) is MAP.
+
+    Examples
+    --------
+    >>> average_precision([[1, 0, 1]], [[1, 0, 1, 1]]).round(4)
+    array([0.5556])
+    """
+    return _ap_core(_lists(ranked, judged, relevance_level), k=k)
+
+
+@register("mrr", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          table_fn=_table_fn(_rr_core),
+          citation="Voorhees (1999), TREC-8 QA track; " + _TREC + " recip_rank")
+def reciprocal_rank(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
+    (0 when none is retrieved); its mean over queries is MRR.
+
+    Examples
+    --------
+    >>> reciprocal_rank([[0, 0, 2], [1]], [[2], [1]])
+    array([0.33333333, 1.        ])
+    """
+    return _rr_core(_lists(ranked, judged, relevance_level))
+
+
+@register("p@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None}, table_fn=_table_fn(_precision_core),
+          citation=_TREC + " P / set_P")
+def precision(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+    r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
+    the denominator stays k when fewer documents are retrieved). Without k, the precision
+    of the whole retrieved set (``set_P``).
+
+    Examples
+    --------
+    >>> precision([[1, 0, 1]], [[1, 1]], k=5)
+    array([0.4])
+    """
+    return _precision_core(_lists(ranked, judged, relevance_level), k=k)
+
+
+@register("r@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None}, table_fn=_table_fn(_recall_core),
+          citation=_TREC + " recall / set_recall")
+def recall(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+    r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
+    k, the recall of the whole retrieved set (``set_recall``).
+
+    Examples
+    --------
+    >>> recall([[1, 0, 1]], [[1, 1, 1, 0]], k=2).round(4)
+    array([0.3333])
+    """
+    return _recall_core(_lists(ranked, judged, relevance_level), k=k)
+
+
+@register("rprec", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          table_fn=_table_fn(_rprec_core), citation=_TREC + " Rprec")
+def r_precision(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    r"""R-precision: precision at rank R, the number of relevant judged documents.
+
+    Examples
+    --------
+    >>> r_precision([[1, 0, 1]], [[1, 1, 0]])
+    array([0.5])
+    """
+    return _rprec_core(_lists(ranked, judged, relevance_level))
+
+
+@register("bpref", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          table_fn=_table_fn(_bpref_core),
+          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
+                   + _TREC + " bpref")
+def bpref(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    r"""Binary preference, trec_eval's definition.
+
+    .. math::
+
+        \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant retrieved } d}
+            \left(1 - \frac{\min(n_d, R)}{\min(N, R)}\right)
+
+    where :math:`n_d` counts judged non-relevant documents ranked above :math:`d`, N the
+    judged non-relevant documents of the query (a term is 1 when :math:`n_d = 0`).
+    Unjudged documents (NaN, or negative relevance) are skipped.
+
+    Examples
+    --------
+    >>> bpref([[1, 0, float("nan"), 1]], [[1, 1, 0, 0]])
+    array([0.75])
+    """
+    return _bpref_core(_lists(ranked, judged, relevance_level))
+
+
+@register("success@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None}, table_fn=_table_fn(_success_core), citation=_TREC + " success")
+def success(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+    r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
+
+    Examples
+    --------
+    >>> success([[0, 1], [0, 0]], [[1], [1]], k=2)
+    array([1., 0.])
+    """
+    return _success_core(_lists(ranked, judged, relevance_level), k=k)
+
+
+@register("err@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None, "max_grade": None}, table_fn=_table_fn(_err_core),
+          citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'")
+def err(ranked: Any, judged: Any, *, k: int | None = None, max_grade: float | None = None,
+        relevance_level: float = 1) -> np.ndarray:
+    r"""Expected reciprocal rank (cascade model) at cut-off k.
+
+    .. math::
+
+        \mathrm{ERR@k} = \sum_{i=1}^{k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j), \qquad
+        R_i = \frac{2^{g_i} - 1}{2^{g_{\max}}}
+
+    with :math:`g_i = \max(r_i, 0)` and :math:`g_{\max}` = ``max_grade`` (default: the
+    largest relevance in the judgments, over all queries).
+
+    Examples
+    --------
+    >>> err([[2, 1]], [[2, 1]]).round(4)
+    array([0.7812])
+    """
+    return _err_core(_lists(ranked, judged, relevance_level), k=k, max_grade=max_grade)
+
+
+@register("rbp", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"p": 0.8}, table_fn=_table_fn(_rbp_core),
+          citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + _TREC + " rbp")
+def rbp(ranked: Any, judged: Any, *, p: float = 0.8, relevance_level: float = 1) -> np.ndarray:
+    r"""Rank-biased precision with persistence p.
+
+    .. math::
+
+        \mathrm{RBP} = (1 - p) \sum_{i \ge 1} g_i\, p^{i-1}
+
+    with binary relevance :math:`g_i \in \{0, 1\}`; graded relevance is scaled into
+    [0, 1] by the query's top grade, as trec_eval does. trec_eval's default is p = 0.9
+    (``rbp`` there equals ``rbp`` here with ``p=0.9``); ours is 0.8.
+
+    Examples
+    --------
+    >>> rbp([[1, 0, 1]], [[1, 1]], p=0.5)
+    array([0.625])
+    """
+    return _rbp_core(_lists(ranked, judged, relevance_level), p=p)
+
+
+@register("iprec_at_recall@r", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"r": None}, table_fn=_table_fn(_iprec_core), citation=_TREC + " iprec_at_recall")
+def iprec_at_recall(ranked: Any, judged: Any, *, r: float, relevance_level: float = 1) -> np.ndarray:
+    r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
+
+    .. math::
+
+        \mathrm{iP}(r) = \max_{i \ge i_c} P@i, \qquad c = \lfloor rR + 0.9 \rfloor
+
+    where :math:`i_c` is the rank of the c-th relevant retrieved document (0 when fewer
+    than c are retrieved; :math:`c = 0` takes the maximum over all ranks).
+
+    Examples
+    --------
+    >>> iprec_at_recall([[1, 0, 1, 0]], [[1, 1]], r=1.0).round(4)
+    array([0.6667])
+    """
+    return _iprec_core(_lists(ranked, judged, relevance_level), r=r)
+
+
+@register("11pt_avg", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"levels": _ELEVEN}, table_fn=_table_fn(_eleven_core), citation=_TREC + " 11pt_avg")
+def eleven_point_average(ranked: Any, judged: Any, *, levels: Any = _ELEVEN,
+                         relevance_level: float = 1) -> np.ndarray:
+    r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
+    :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
+
+    Examples
+    --------
+    >>> eleven_point_average([[1, 0, 1, 0]], [[1, 1]]).round(4)
+    array([0.8485])
+    """
+    return _eleven_core(_lists(ranked, judged, relevance_level), levels=levels)
+
+
+@register("num_ret", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, math.inf),
+          table_fn=_table_fn(_num_ret_core), citation=_TREC + " num_ret")
+def num_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    """Number of retrieved documents per query (trec_eval reports the sum; the table value
+    here is the mean per query).
+
+    Examples
+    --------
+    >>> num_ret([[1, 0, 1]], [[1]])
+    array([3.])
+    """
+    return _num_ret_core(_lists(ranked, judged, relevance_level))
+
+
+@register("num_rel", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, math.inf),
+          table_fn=_table_fn(_num_rel_core), citation=_TREC + " num_rel")
+def num_rel(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    """Number of relevant judged documents per query, retrieved or not.
+
+    Examples
+    --------
+    >>> num_rel([[1, 0]], [[1, 2, 0]])
+    array([2.])
+    """
+    return _num_rel_core(_lists(ranked, judged, relevance_level))
+
+
+@register("num_rel_ret", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, math.inf),
+          table_fn=_table_fn(_num_rel_ret_core), citation=_TREC + " num_rel_ret")
+def num_rel_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+    """Number of relevant documents retrieved per query.
+
+    Examples
+    --------
+    >>> num_rel_ret([[1, 0, 2]], [[1, 2, 0]])
+    array([2.])
+    """
+    return _num_rel_ret_core(_lists(ranked, judged, relevance_level))
