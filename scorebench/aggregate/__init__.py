@@ -1,0 +1,141 @@
+"""Aggregation: one defensible ranking of systems from many per-task scores or battles.
+
+``scorebench.aggregate`` is both this package and a function: calling the package,
+``scorebench.aggregate(table, method="borda")``, is :func:`aggregate`.
+
+Methods (see :func:`list_methods` for parameters, missing-value policies and citations):
+
+=============  ==================================================================
+family         methods
+=============  ==================================================================
+baseline       ``mean`` (normalise: min-max / z-score / reference), ``geometric_mean``,
+               ``median``, ``win_rate`` (HELM)
+positional     ``plurality``, ``borda``, ``dowdall``, ``threshold`` (and approval-k)
+condorcet      ``copeland``, ``minimax``, ``schulze``, ``ranked_pairs``, ``baldwin``,
+               ``nanson``, ``black``, ``kemeny``
+pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``
+=============  ==================================================================
+
+More methods can be registered at any time with :func:`register_method` (e.g. ``irt``).
+Also here: :func:`possible_winners` (Vote'n'Rank weight search), :func:`select_committee`
+(multiwinner k-Borda / Chamberlin–Courant / PAV with group fairness),
+:func:`intransitivity`, :func:`difficulty_rating`, :func:`method_agreement` and
+:func:`leave_one_task_out`.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from ..errors import InputError
+from ..stats import rng_for
+from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
+from .difficulty import DifficultyRating, difficulty_rating
+from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
+from .multiwinner import Committee, select_committee
+from .pairwise import Intransitivity, intransitivity
+from .possible_winners import possible_winners
+from .ranking import Ranking, competition_ranks
+from .registry import Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap, register_method
+from .uncertainty import bootstrap_scores, leave_one_task_out, method_agreement, prepare, summarize_bootstrap
+
+__all__ = [
+    "aggregate", "Ranking", "ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input",
+    "battles_from_matrix", "Method", "MethodResult", "register_method", "register_bootstrap", "get_method",
+    "all_methods", "list_methods", "possible_winners", "select_committee", "Committee", "intransitivity",
+    "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
+    "competition_ranks",
+]
+
+
+def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
+              n_boot: int = 1000, seed: int = 0, ci: float = 0.95, resample: str | None = None,
+              duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
+              **params: Any) -> Ranking:
+    """Rank systems with a registered aggregation method, with bootstrap rank intervals.
+
+    Parameters
+    ----------
+    table : DataFrame, ScoreMatrix or Battles
+        A long ``scores`` table (``system``, ``task``/``metric``, ``value``), a wide
+        systems x tasks table (index = systems), or a ``battles`` table (``a``, ``b``,
+        ``winner``).
+    method : str
+        Registered method name (see :func:`list_methods`).
+    weights, higher_is_better
+        Per-column weights and directions (see :func:`~scorebench.aggregate.input.as_matrix`);
+        by default directions come from the metric registry for long tables.
+    n_boot : int
+        Bootstrap rounds for score and rank intervals (0 to skip). Tasks are resampled
+        for score tables, battles for battles tables (see ``resample``).
+    seed : int
+        Seed of the bootstrap (streams are derived from the seed and the method name).
+    ci : float
+        Level of the percentile intervals.
+    resample : {"tasks", "battles"}, optional
+        What the bootstrap resamples (default: tasks for score tables, battles otherwise).
+    duplicates, system_column, exclude
+        How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`).
+    **params
+        Method parameters (e.g. ``ties="min"`` for Borda, ``prior=1.0`` for Bradley–Terry).
+
+    Returns
+    -------
+    Ranking
+        Scores (higher is better), competition ranks with explicit ties, and, when
+        bootstrapped, ``ci_low``/``ci_high``/``rank_low``/``rank_high``/``rank_ub``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import scorebench.aggregate as agg
+    >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"])
+    >>> agg.aggregate(t, "copeland", n_boot=0).to_frame()[["system", "score", "rank"]].values.tolist()
+    [['a', 2.0, 1], ['b', 0.0, 2], ['c', -2.0, 3]]
+    >>> agg.aggregate(t, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
+    ['system', 'score', 'rank', 'ci_low', 'ci_high']
+    """
+    record = get_method(method)
+    record.check_params(params)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+        raise InputError(f"n_boot: expected an integer >= 0, got {n_boot!r}")
+    if record.accepts == ("table",):
+        data = table
+    else:
+        data = read_input(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
+                          system_column=system_column, exclude=exclude)
+    result = record.fn(prepare(record, data), **params)
+    systems = _systems_of(data, result)
+    details = dict(result.details)
+    boot: dict[str, Any] = {}
+    used = None
+    if n_boot > 0:
+        rng = rng_for(seed, "aggregate", method)
+        replicates, failed = bootstrap_scores(data, record, params, n_boot, rng, resample)
+        boot = summarize_bootstrap(replicates, ci)
+        used = "tasks" if isinstance(data, ScoreMatrix) else "battles"
+        details["n_boot_failed"] = failed
+    return Ranking(systems, result.scores, method, params=params, details=details,
+                   n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
+                   resample=used, **boot)
+
+
+def _systems_of(data: Any, result: MethodResult) -> tuple[str, ...]:
+    if isinstance(data, (ScoreMatrix, Battles)):
+        return data.systems
+    systems = result.details.get("systems")
+    if systems is None:
+        raise InputError("a method reading a raw table must report details['systems']")
+    return tuple(systems)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``scorebench.aggregate(...)`` call :func:`aggregate` while staying a package."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Ranking:
+        return aggregate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

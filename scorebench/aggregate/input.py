@@ -1,0 +1,580 @@
+"""Inputs of aggregation: a validated systems x tasks score matrix, or a set of battles.
+
+Three table shapes are accepted, and each becomes one of two frozen containers:
+
+* a long ``scores`` table (``system``, ``task`` and/or ``metric``, ``value``; the output of
+  :func:`scorebench.evaluate`) -> :class:`ScoreMatrix`;
+* a wide systems x tasks table (index = systems, or a text first column of system names)
+  -> :class:`ScoreMatrix`;
+* a ``battles`` table (``a``, ``b``, ``winner`` in {``a``, ``b``, ``tie``}, optional
+  ``weight``) -> :class:`Battles`.
+
+Leaderboard quirks are handled explicitly: cells such as ``"93.9/91.8"`` (GLUE's F1/accuracy
+pairs) split a column into two columns ``<col>-a`` and ``<col>-b`` of half the weight each
+(as Vote'n'Rank does); ``"-"`` (and empty cells) mean "missing"; duplicate system names raise
+unless ``duplicates="suffix"`` (``name_1``, ``name_2``, ... as Vote'n'Rank's loader does) or
+``duplicates="first"`` is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, UnknownMetricError
+from ..validation import check_choice, describe_rows
+
+__all__ = ["ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input", "MISSING_MARKERS",
+           "DUPLICATE_POLICIES"]
+
+MISSING_MARKERS = ("-", "", "–", "—", "n/a", "N/A", "NA", "nan", "NaN", "null", "None")
+DUPLICATE_POLICIES = ("raise", "suffix", "first")
+_PAIR = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*/\s*"
+                   r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+_SYSTEM_NAMES = ("system", "model", "Model", "System", "name", "Name")
+_BATTLE_A = ("a", "model_a")
+_BATTLE_B = ("b", "model_b")
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Scores of ``n`` systems on ``m`` columns (tasks or task metrics).
+
+    Attributes
+    ----------
+    values : ndarray, shape (n, m)
+        Raw scores, float64; NaN marks a missing score.
+    systems : tuple of str
+        System names (unique), one per row.
+    columns : tuple of str
+        Column names (unique), one per column.
+    higher_is_better : ndarray of bool, shape (m,)
+        Direction of each column.
+    weights : ndarray, shape (m,)
+        Non-negative column weights (a voter's weight in social-choice rules).
+    """
+
+    values: np.ndarray
+    systems: tuple[str, ...]
+    columns: tuple[str, ...]
+    higher_is_better: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.columns)
+
+    @property
+    def oriented(self) -> np.ndarray:
+        """Values with lower-is-better columns negated, so higher is better everywhere."""
+        return np.where(self.higher_is_better[None, :], self.values, -self.values)
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(np.isnan(self.values).any())
+
+    def take_columns(self, index: np.ndarray) -> ScoreMatrix:
+        """Columns at positions ``index`` (repeats allowed: a bootstrap resample of tasks)."""
+        index = np.asarray(index, dtype=np.int64)
+        names = tuple(f"{self.columns[i]}#{k}" for k, i in enumerate(index))
+        return ScoreMatrix(self.values[:, index], self.systems, names,
+                           self.higher_is_better[index], self.weights[index])
+
+    def drop_columns(self, index: int) -> ScoreMatrix:
+        keep = np.array([j for j in range(self.n_columns) if j != index], dtype=np.int64)
+        return ScoreMatrix(self.values[:, keep], self.systems, tuple(self.columns[j] for j in keep),
+                           self.higher_is_better[keep], self.weights[keep])
+
+    def to_frame(self) -> pd.DataFrame:
+        """The matrix as a wide DataFrame (index = systems)."""
+        return pd.DataFrame(self.values, index=pd.Index(self.systems, name="system"), columns=list(self.columns))
+
+
+@dataclass(frozen=True)
+class Battles:
+    """Pairwise battles between systems: ``a`` against ``b`` with an outcome for ``a``.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        System names; ``a`` and ``b`` index into it.
+    a, b : ndarray of int
+        The two players of each battle.
+    outcome : ndarray of float
+        1 if ``a`` won, 0 if ``b`` won, 0.5 for a tie.
+    weight : ndarray of float
+        Non-negative weight (multiplicity) of each battle.
+    """
+
+    systems: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    def take(self, index: np.ndarray) -> Battles:
+        """Battles at positions ``index`` in that order (repeats allowed: a bootstrap resample)."""
+        return Battles(self.systems, self.a[index], self.b[index], self.outcome[index], self.weight[index])
+
+    def wins(self) -> np.ndarray:
+        """Matrix ``W`` with ``W[i, j]`` = weighted wins of ``i`` over ``j`` (ties count half)."""
+        n = self.n_systems
+        w = np.zeros(n * n)
+        np.add.at(w, self.a * n + self.b, self.weight * self.outcome)
+        np.add.at(w, self.b * n + self.a, self.weight * (1.0 - self.outcome))
+        return w.reshape(n, n)
+
+    def decisive(self) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted strict wins ``P[i, j]`` and ties ``T[i, j]`` (symmetric) matrices."""
+        n = self.n_systems
+        P = np.zeros(n * n)
+        T = np.zeros(n * n)
+        win_a = self.outcome == 1.0
+        win_b = self.outcome == 0.0
+        tie = ~(win_a | win_b)
+        np.add.at(P, self.a[win_a] * n + self.b[win_a], self.weight[win_a])
+        np.add.at(P, self.b[win_b] * n + self.a[win_b], self.weight[win_b])
+        np.add.at(T, self.a[tie] * n + self.b[tie], self.weight[tie])
+        T = T.reshape(n, n)
+        return P.reshape(n, n), T + T.T
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_input(table: Any, *, weights: Any = None, higher_is_better: Any = None,
+               duplicates: str = "raise", system_column: str | None = None,
+               exclude: Sequence[str] = ()) -> ScoreMatrix | Battles:
+    """Turn any accepted table into a :class:`ScoreMatrix` or :class:`Battles`.
+
+    ``ScoreMatrix`` and ``Battles`` pass through (weights/directions then may not be given).
+    A DataFrame with columns ``a``, ``b``, ``winner`` is read as battles; one with ``system``
+    and ``value`` (and ``task`` and/or ``metric``) as a long scores table; anything else as
+    a wide systems x tasks table.
+    """
+    if isinstance(table, (ScoreMatrix, Battles)):
+        if weights is not None or higher_is_better is not None:
+            raise InputError("weights / higher_is_better cannot be applied to an already-built "
+                             f"{type(table).__name__}; pass them when building it")
+        return table
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame (scores, wide or battles table), got {type(table).__name__}")
+    if _is_battles(table):
+        if weights is not None or higher_is_better is not None:
+            raise InputError("weights and higher_is_better do not apply to a battles table")
+        return as_battles(table)
+    return as_matrix(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
+                     system_column=system_column, exclude=exclude)
+
+
+def _is_battles(df: pd.DataFrame) -> bool:
+    cols = set(map(str, df.columns))
+    return "winner" in cols and any(c in cols for c in _BATTLE_A) and any(c in cols for c in _BATTLE_B)
+
+
+def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None,
+              duplicates: str = "raise", system_column: str | None = None,
+              exclude: Sequence[str] = ()) -> ScoreMatrix:
+    """Validate a long scores table or a wide systems x tasks table into a :class:`ScoreMatrix`.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long (``system``, ``task``/``metric``, ``value``) or wide (systems x tasks).
+    weights : mapping or sequence, optional
+        Column weights (default 1 each). A mapping may name original columns (a split
+        ``"F1/acc"`` column shares its weight equally), split columns, or tasks of a long
+        table (shared equally between the task's metrics).
+    higher_is_better : bool, mapping or sequence, optional
+        Direction per column; a mapping may name columns, tasks or metrics. Default: the
+        metric registry for registered metric names in a long table, otherwise True.
+    duplicates : {"raise", "suffix", "first"}
+        What to do with repeated system names in a wide table.
+    system_column : str, optional
+        Column of a wide table holding system names (default: the index, or the first
+        text column when the index is a plain range).
+    exclude : sequence of str
+        Wide-table columns that are not scores (ranks, URLs, team names, overall score).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> wide = pd.DataFrame({"CoLA": [60.0, 55.0], "MRPC": ["90.0/88.0", "-"]}, index=["x", "y"])
+    >>> m = as_matrix(wide)
+    >>> m.columns, m.weights.tolist()
+    (('CoLA', 'MRPC-a', 'MRPC-b'), [1.0, 0.5, 0.5])
+    >>> m.values[1].tolist()
+    [55.0, nan, nan]
+    """
+    check_choice(duplicates, "duplicates", DUPLICATE_POLICIES)
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame, got {type(table).__name__}")
+    if table.columns.duplicated().any():
+        dups = sorted({str(c) for c in table.columns[table.columns.duplicated()]})
+        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    if len(table) == 0:
+        raise InputError("the scores table has no rows")
+    cols = set(map(str, table.columns))
+    if "system" in cols and "value" in cols and ("task" in cols or "metric" in cols):
+        return _from_long(table, weights, higher_is_better)
+    return _from_wide(table, weights, higher_is_better, duplicates, system_column, tuple(exclude))
+
+
+def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMatrix:
+    keys = [c for c in ("task", "metric") if c in df.columns]
+    for c in ["system", *keys]:
+        if df[c].isna().any():
+            raise InputError(f"column {c!r}: missing values in {describe_rows(df[c].isna().to_numpy(), df.index)}")
+    frame = df[["system", *keys]].astype(str)
+    value = _numeric_cells(df["value"], "value", df.index)
+    dup = frame.duplicated(keep=False).to_numpy()
+    if dup.any():
+        raise InputError(f"scores table: duplicate ({', '.join(['system', *keys])}) in "
+                         f"{describe_rows(dup, df.index)}; expected one value per system and column")
+    if len(keys) == 2:
+        per_task = frame.groupby("task", sort=False)["metric"].nunique()
+        split = bool((per_task > 1).any())
+        labels = (frame["task"] + "/" + frame["metric"]) if split else frame["task"]
+    else:
+        labels = frame[keys[0]]
+    systems = list(dict.fromkeys(frame["system"]))
+    columns = list(dict.fromkeys(labels))
+    # Per column: the task (weight unit) and metric (direction lookup) it comes from.
+    first = pd.DataFrame({"label": labels, **{k: frame[k] for k in keys}}).drop_duplicates("label")
+    task_of = dict(zip(first["label"], first["task"])) if "task" in keys else {c: c for c in columns}
+    metric_of = dict(zip(first["label"], first["metric"])) if "metric" in keys else {}
+    s_index = {s: i for i, s in enumerate(systems)}
+    c_index = {c: j for j, c in enumerate(columns)}
+    values = np.full((len(systems), len(columns)), np.nan)
+    values[frame["system"].map(s_index).to_numpy(), labels.map(c_index).to_numpy()] = value
+    # Weights: a task's weight is shared equally between its metrics.
+    n_per_task = pd.Series(task_of).value_counts()
+    base = {c: 1.0 / n_per_task[task_of[c]] for c in columns}
+    groups = {c: task_of[c] for c in columns}
+    w = _resolve_weights(weights, columns, base, groups)
+    hib = _resolve_direction(higher_is_better, columns, groups, metric_of)
+    return _finish(values, systems, columns, hib, w)
+
+
+def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates: str,
+               system_column: str | None, exclude: tuple[str, ...]) -> ScoreMatrix:
+    missing = [c for c in exclude if c not in df.columns]
+    if missing:
+        raise InputError(f"exclude: column(s) {missing} are not in the table")
+    if system_column is not None:
+        if system_column not in df.columns:
+            raise InputError(f"system_column {system_column!r} is not a column of the table")
+        names = df[system_column]
+        body = df.drop(columns=[system_column, *exclude])
+    elif isinstance(df.index, pd.RangeIndex) and df.shape[1] > 0 and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]) \
+            and not _looks_numeric(df.iloc[:, 0]):
+        names = df.iloc[:, 0]
+        body = df.drop(columns=[df.columns[0], *exclude])
+    else:
+        names = pd.Series(df.index, index=df.index)
+        body = df.drop(columns=list(exclude))
+    if body.shape[1] == 0:
+        raise InputError("the wide table has no score columns")
+    names = names.astype(str).str.strip()
+    if names.isin(["", "nan", "None"]).any():
+        bad = names.isin(["", "nan", "None"]).to_numpy()
+        raise InputError(f"system names: empty names in {describe_rows(bad, list(df.index))}")
+    systems = _dedupe(names.tolist(), duplicates)
+    keep = np.array([s is not None for s in systems])
+    body = body.loc[keep]
+    systems = [s for s in systems if s is not None]
+    columns: list[str] = []
+    parts: list[np.ndarray] = []
+    base: dict[str, float] = {}
+    groups: dict[str, str] = {}
+    for col in body.columns:
+        name = str(col)
+        cells = body[col]
+        pair = _pair_cells(cells, name, body.index)
+        if pair is None:
+            columns.append(name)
+            parts.append(_numeric_cells(cells, name, body.index))
+            base[name] = 1.0
+            groups[name] = name
+        else:
+            for suffix, arr in zip(("-a", "-b"), pair):
+                columns.append(name + suffix)
+                parts.append(arr)
+                base[name + suffix] = 0.5
+                groups[name + suffix] = name
+    if len(set(columns)) != len(columns):
+        raise InputError(f"column names collide after splitting pair columns: {columns}")
+    values = np.column_stack(parts)
+    w = _resolve_weights(weights, columns, base, groups)
+    hib = _resolve_direction(higher_is_better, columns, groups, {})
+    return _finish(values, systems, columns, hib, w)
+
+
+def _looks_numeric(series: pd.Series) -> bool:
+    text = series.dropna().astype(str).str.strip()
+    text = text[~text.isin(MISSING_MARKERS)]
+    return len(text) > 0 and bool(pd.to_numeric(text, errors="coerce").notna().all() or text.str.match(_PAIR).all())
+
+
+def _dedupe(names: list[str], policy: str) -> list[str | None]:
+    counts = pd.Series(names).value_counts()
+    repeated = counts[counts > 1]
+    if repeated.empty:
+        return list(names)
+    if policy == "raise":
+        shown = ", ".join(f"{n!r} x{c}" for n, c in repeated.head(5).items())
+        raise InputError(f"duplicate system names: {shown}; pass duplicates='suffix' to rename them "
+                         "name_1, name_2, ... (as Vote'n'Rank does) or duplicates='first' to keep the first")
+    seen: dict[str, int] = {}
+    out: list[str | None] = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        if n in repeated.index:
+            out.append(f"{n}_{seen[n]}" if policy == "suffix" else (n if seen[n] == 1 else None))
+        else:
+            out.append(n)
+    if policy == "suffix" and len(set(o for o in out if o is not None)) != len(out):
+        raise InputError("duplicate system names: suffixed names collide with existing names")
+    return out
+
+
+def _is_missing_text(series: pd.Series) -> np.ndarray:
+    text = series.astype(str).str.strip()
+    return (series.isna() | text.isin(MISSING_MARKERS)).to_numpy()
+
+
+def _numeric_cells(series: pd.Series, name: str, labels: Any) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(series):
+        return series.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(series):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        missing = _is_missing_text(series)
+        converted = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.isnan(converted) & ~missing
+        if bad.any():
+            raise InputError(f"column {name!r}: expected numbers (or '-' for missing), got "
+                             f"{series[bad].iloc[0]!r} in {describe_rows(bad, list(labels))}; "
+                             "exclude non-score columns with exclude=[...]")
+        values = converted
+    inf = np.isinf(values)
+    if inf.any():
+        raise InputError(f"column {name!r}: infinite values in {describe_rows(inf, list(labels))}")
+    return values
+
+
+def _pair_cells(series: pd.Series, name: str, labels: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """Split ``"x/y"`` cells into two arrays; None when the column is not a pair column."""
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return None
+    missing = _is_missing_text(series)
+    text = series.astype(str).str.strip()
+    matched = text.str.extract(_PAIR)
+    is_pair = matched[0].notna().to_numpy()
+    if not is_pair.any():
+        return None
+    bad = ~is_pair & ~missing
+    if bad.any():
+        raise InputError(f"column {name!r}: mixes 'x/y' pair cells with {series[bad].iloc[0]!r} in "
+                         f"{describe_rows(bad, list(labels))}; expected every cell as 'x/y' or '-'")
+    first = matched[0].astype(float).to_numpy(dtype=np.float64, na_value=np.nan)
+    second = matched[1].astype(float).to_numpy(dtype=np.float64, na_value=np.nan)
+    return first, second
+
+
+def _resolve_weights(weights: Any, columns: list[str], base: dict[str, float],
+                     groups: dict[str, str]) -> np.ndarray:
+    if weights is None:
+        out = np.array([base[c] for c in columns], dtype=np.float64)
+    elif isinstance(weights, Mapping):
+        group_names = set(groups.values())
+        unknown = [k for k in weights if k not in columns and k not in group_names]
+        if unknown:
+            raise InputError(f"weights: unknown column(s) {unknown}; columns are {columns}")
+        out = np.empty(len(columns))
+        for j, c in enumerate(columns):
+            if c in weights:
+                out[j] = _weight(weights[c], c)
+            elif groups[c] in weights:
+                out[j] = _weight(weights[groups[c]], groups[c]) * base[c]
+            else:
+                out[j] = base[c]
+    else:
+        arr = np.asarray(weights, dtype=object).ravel()
+        if arr.size != len(columns):
+            raise InputError(f"weights: expected {len(columns)} values (one per column {columns}), got {arr.size}")
+        out = np.array([_weight(v, c) for v, c in zip(arr, columns)])
+    if not (out > 0).any():
+        raise InputError("weights: all column weights are zero; expected at least one positive weight")
+    return out
+
+
+def _weight(value: Any, name: str) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"weights: weight of {name!r} must be a number, got {value!r}") from None
+    if not np.isfinite(w) or w < 0:
+        raise InputError(f"weights: weight of {name!r} must be finite and >= 0, got {value!r}")
+    return w
+
+
+def _resolve_direction(hib: Any, columns: list[str], groups: dict[str, str],
+                       metric_of: dict[str, str]) -> np.ndarray:
+    if isinstance(hib, (bool, np.bool_)):
+        return np.full(len(columns), bool(hib))
+    out = np.array([_registry_direction(metric_of.get(c)) for c in columns], dtype=bool)
+    if hib is None:
+        return out
+    if isinstance(hib, Mapping):
+        known = set(columns) | set(groups.values()) | set(metric_of.values())
+        unknown = [k for k in hib if k not in known]
+        if unknown:
+            raise InputError(f"higher_is_better: unknown column(s) {unknown}; columns are {columns}")
+        for j, c in enumerate(columns):
+            for key in (c, groups[c], metric_of.get(c)):
+                if key is not None and key in hib:
+                    out[j] = _bool(hib[key], key)
+                    break
+        return out
+    arr = list(hib)
+    if len(arr) != len(columns):
+        raise InputError(f"higher_is_better: expected {len(columns)} values (one per column), got {len(arr)}")
+    return np.array([_bool(v, c) for v, c in zip(arr, columns)], dtype=bool)
+
+
+def _bool(value: Any, name: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"higher_is_better[{name!r}]: expected True or False, got {value!r}")
+
+
+def _registry_direction(metric_name: str | None) -> bool:
+    """Direction from the metric registry; unregistered names (and wide tables) default to True."""
+    if metric_name is None:
+        return True
+    from ..registry import metric
+
+    try:
+        record = metric(metric_name)
+    except UnknownMetricError:
+        return True
+    if record.higher_is_better is None:
+        raise InputError(f"metric {metric_name!r} has no order (higher_is_better=None in the registry); "
+                         "it cannot be ranked; drop it or pass higher_is_better for it")
+    return bool(record.higher_is_better)
+
+
+def _finish(values: np.ndarray, systems: list[str], columns: list[str], hib: np.ndarray,
+            weights: np.ndarray) -> ScoreMatrix:
+    empty_rows = np.isnan(values).all(axis=1)
+    if empty_rows.any():
+        raise InputError(f"system(s) {[systems[i] for i in np.flatnonzero(empty_rows)[:5]]} have no scores at all; "
+                         "drop them before aggregating")
+    empty_cols = np.isnan(values).all(axis=0)
+    if empty_cols.any():
+        raise InputError(f"column(s) {[columns[j] for j in np.flatnonzero(empty_cols)[:5]]} have no scores at all")
+    if len(systems) < 2:
+        raise InputError(f"aggregation needs at least 2 systems, got {len(systems)}")
+    return ScoreMatrix(values.astype(np.float64), tuple(systems), tuple(columns), hib.astype(bool),
+                       weights.astype(np.float64))
+
+
+# --- battles ------------------------------------------------------------------------------
+
+
+def as_battles(table: pd.DataFrame) -> Battles:
+    """Validate a battles table (``a``/``model_a``, ``b``/``model_b``, ``winner``, optional ``weight``).
+
+    ``winner`` holds ``a``/``b``/``tie`` (also ``model_a``, ``model_b``, ``tie (bothbad)``,
+    ``both_bad``, ``draw``) or the winning system's name.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> b = as_battles(pd.DataFrame({"a": ["x", "x"], "b": ["y", "z"], "winner": ["a", "tie"]}))
+    >>> b.systems, b.outcome.tolist()
+    (('x', 'y', 'z'), [1.0, 0.5])
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
+    col_a = next((c for c in _BATTLE_A if c in table.columns), None)
+    col_b = next((c for c in _BATTLE_B if c in table.columns), None)
+    if col_a is None or col_b is None or "winner" not in table.columns:
+        raise InputError(f"battles table: expected columns a, b, winner; the table has {list(table.columns)[:12]}")
+    if len(table) == 0:
+        raise InputError("battles table: no rows")
+    for c in (col_a, col_b, "winner"):
+        bad = table[c].isna().to_numpy()
+        if bad.any():
+            raise InputError(f"battles table: column {c!r} is missing in {describe_rows(bad, table.index)}")
+    a = table[col_a].astype(str).to_numpy()
+    b = table[col_b].astype(str).to_numpy()
+    same = a == b
+    if same.any():
+        raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
+    winner = table["winner"].astype(str).str.strip().to_numpy()
+    low = np.char.lower(winner.astype(str))
+    outcome = np.full(len(table), np.nan)
+    outcome[np.isin(low, ("a", "model_a"))] = 1.0
+    outcome[np.isin(low, ("b", "model_b"))] = 0.0
+    outcome[np.isin(low, ("tie", "tie (bothbad)", "both_bad", "bothbad", "draw"))] = 0.5
+    by_name = np.isnan(outcome)
+    outcome[by_name & (winner == a)] = 1.0
+    outcome[by_name & (winner == b)] = 0.0
+    bad = np.isnan(outcome)
+    if bad.any():
+        raise InputError(f"battles table: column 'winner' has {winner[bad][0]!r} in "
+                         f"{describe_rows(bad, table.index)}; expected 'a', 'b', 'tie' or a player's name")
+    if "weight" in table.columns:
+        weight = _numeric_cells(table["weight"], "weight", table.index)
+        if np.isnan(weight).any() or (weight < 0).any():
+            bad = np.isnan(weight) | (weight < 0)
+            raise InputError(f"battles table: column 'weight' must be >= 0 in {describe_rows(bad, table.index)}")
+    else:
+        weight = np.ones(len(table))
+    systems = tuple(sorted(set(a) | set(b)))
+    if len(systems) < 2:
+        raise InputError("battles table: fewer than 2 distinct systems")
+    index = {s: i for i, s in enumerate(systems)}
+    ia = np.array([index[s] for s in a], dtype=np.int64)
+    ib = np.array([index[s] for s in b], dtype=np.int64)
+    return Battles(systems, ia, ib, outcome, weight)
+
+
+def battles_from_matrix(m: ScoreMatrix) -> Battles:
+    """Every pair of systems scored on a column plays one battle there, weighted by the column weight.
+
+    The battles are listed column by column, then pair by pair (i < j) in system order;
+    order matters only to Elo.
+    """
+    x = m.oriented
+    n = m.n_systems
+    i, j = np.triu_indices(n, k=1)
+    a_list, b_list, o_list, w_list = [], [], [], []
+    for c in range(m.n_columns):
+        xi, xj = x[i, c], x[j, c]
+        ok = ~(np.isnan(xi) | np.isnan(xj))
+        if m.weights[c] == 0 or not ok.any():
+            continue
+        a_list.append(i[ok])
+        b_list.append(j[ok])
+        o_list.append(np.where(xi[ok] > xj[ok], 1.0, np.where(xi[ok] < xj[ok], 0.0, 0.5)))
+        w_list.append(np.full(int(ok.sum()), m.weights[c]))
+    if not a_list:
+        raise InputError("no pair of systems is scored on a common column with positive weight")
+    return Battles(m.systems, np.concatenate(a_list), np.concatenate(b_list), np.concatenate(o_list),
+                   np.concatenate(w_list))

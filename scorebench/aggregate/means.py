@@ -1,0 +1,186 @@
+"""Baselines: arithmetic / geometric mean, normalised mean, median and HELM's mean win rate.
+
+All four read the oriented score matrix (lower-is-better columns negated; the geometric
+mean takes their reciprocal instead) and the column weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..validation import check_choice
+from .input import ScoreMatrix
+from .registry import MethodResult, register_method
+
+__all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "median", "win_rate"]
+
+NORMALIZATIONS = (None, "minmax", "zscore", "reference")
+MISSING = ("refuse", "available")
+_MISSING_DOC = ("missing='refuse' (default) raises on a missing score; missing='available' averages "
+                "each system over the columns it has (weights renormalised)")
+
+
+def normalize_columns(m: ScoreMatrix, how: str | None, reference: str | None = None) -> np.ndarray:
+    r"""Oriented scores, optionally normalised per column.
+
+    * ``None``: the oriented values (lower-is-better columns negated);
+    * ``"minmax"``: :math:`(x - \min_j) / (\max_j - \min_j)` (constant columns give 0);
+    * ``"zscore"``: :math:`(x - \bar x_j) / s_j` with the population standard deviation;
+    * ``"reference"``: the ratio to a reference system, :math:`x / x_{\mathrm{ref}}` for
+      higher-is-better columns and :math:`x_{\mathrm{ref}} / x` otherwise (positive scores only).
+    """
+    check_choice(how, "normalize", NORMALIZATIONS)
+    if how == "reference":
+        if reference is None or reference not in m.systems:
+            raise InputError(f"normalize='reference' needs reference=<one of the systems>, got {reference!r}")
+        v = m.values
+        ref = v[m.systems.index(reference)]
+        if np.isnan(ref).any():
+            raise InputError(f"reference system {reference!r} has missing scores; it must be scored on every column")
+        if (v[~np.isnan(v)] <= 0).any():
+            raise InputError("normalize='reference' needs positive scores (ratios of signed scores are meaningless)")
+        return np.where(m.higher_is_better, v / ref, ref / v)
+    if reference is not None:
+        raise InputError("reference= is only used with normalize='reference'")
+    x = m.oriented
+    if how is None:
+        return x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if how == "minmax":
+            lo, hi = np.nanmin(x, axis=0), np.nanmax(x, axis=0)
+            span = hi - lo
+            return np.where(span > 0, (x - lo) / np.where(span > 0, span, 1.0), 0.0 * x)
+        mu, sd = np.nanmean(x, axis=0), np.nanstd(x, axis=0)
+        return np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1.0), 0.0 * x)
+
+
+def _weighted_mean(x: np.ndarray, w: np.ndarray, missing: str, method: str) -> np.ndarray:
+    check_choice(missing, "missing", MISSING)
+    present = ~np.isnan(x)
+    if missing == "refuse" and not present.all():
+        r, c = np.argwhere(~present)[0]
+        raise InputError(f"method {method!r}: missing score (row {r}, column {c}); pass missing='available' "
+                         "to average over the columns each system has")
+    ww = np.where(present, w[None, :], 0.0)
+    total = ww.sum(axis=1)
+    if (total <= 0).any():
+        raise InputError(f"method {method!r}: a system has no score on any positively weighted column")
+    return (np.where(present, x, 0.0) * ww).sum(axis=1) / total
+
+
+@register_method("mean", family="baseline", missing=_MISSING_DOC,
+                 citation="the leaderboard convention; normalisations as in Colombo et al. (2022), NeurIPS")
+def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None = None,
+         missing: str = "refuse") -> MethodResult:
+    r"""Weighted arithmetic mean of the (optionally normalised) oriented scores.
+
+    .. math:: s_a = \frac{\sum_j w_j\, \tilde x_{aj}}{\sum_j w_j}
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, 1.0]}, index=["a", "b"]))
+    >>> mean(m).scores.tolist()
+    [3.0, 2.0]
+    """
+    x = normalize_columns(m, normalize, reference)
+    return MethodResult(_weighted_mean(x, m.weights, missing, "mean"))
+
+
+@register_method("geometric_mean", family="baseline", missing=_MISSING_DOC,
+                 citation="Fleming & Wallace (1986), CACM 29(3) (how not to lie with statistics)")
+def geometric_mean(m: ScoreMatrix, *, missing: str = "refuse") -> MethodResult:
+    r"""Weighted geometric mean of positive scores (reciprocals for lower-is-better columns).
+
+    .. math:: s_a = \exp\Big(\frac{\sum_j w_j \log x_{aj}^{\pm 1}}{\sum_j w_j}\Big)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 4.0], "t2": [4.0, 1.0]}, index=["a", "b"]))
+    >>> geometric_mean(m).scores.tolist()
+    [2.0, 2.0]
+    """
+    v = m.values
+    if (v[~np.isnan(v)] <= 0).any():
+        raise InputError("method 'geometric_mean' needs positive scores; use 'mean' with normalize='minmax' "
+                         "or 'zscore' for signed scores")
+    logs = np.where(m.higher_is_better, np.log(v), -np.log(v))
+    return MethodResult(np.exp(_weighted_mean(logs, m.weights, missing, "geometric_mean")))
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """Weighted median: the value where the cumulative weight reaches half (midpoint on a tie).
+
+    Examples
+    --------
+    >>> weighted_median(np.array([1.0, 2.0, 3.0, 4.0]), np.ones(4))
+    2.5
+    """
+    keep = (~np.isnan(values)) & (weights > 0)
+    v, w = values[keep], weights[keep]
+    order = np.argsort(v, kind="stable")
+    v, w = v[order], w[order]
+    cum = np.cumsum(w)
+    half = cum[-1] / 2.0
+    i = int(np.searchsorted(cum, half - 1e-12 * cum[-1]))
+    if abs(cum[i] - half) <= 1e-12 * cum[-1] and i + 1 < len(v):
+        return float((v[i] + v[i + 1]) / 2.0)
+    return float(v[i])
+
+
+@register_method("median", family="baseline",
+                 missing="the median of the columns each system has (missing scores are skipped)",
+                 citation="robust baseline; see Colombo et al. (2022), NeurIPS")
+def median(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None = None) -> MethodResult:
+    """Weighted median of the (optionally normalised) oriented scores of each system.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, 1.0], "t3": [2.0, 2.0]}, index=["a", "b"]))
+    >>> median(m).scores.tolist()
+    [2.0, 2.0]
+    """
+    x = normalize_columns(m, normalize, reference)
+    return MethodResult(np.array([weighted_median(row, m.weights) for row in x]))
+
+
+@register_method("win_rate", family="baseline",
+                 missing="per column, only the systems scored there compete; a system's rate is averaged "
+                         "over the columns where it is scored and meets at least one other system",
+                 citation="Liang et al. (2022), Holistic Evaluation of Language Models (HELM), mean win rate")
+def win_rate(m: ScoreMatrix) -> MethodResult:
+    r"""HELM's mean win rate: the weighted mean over columns of the fraction of others beaten.
+
+    .. math:: s_a = \frac{\sum_j w_j\, r_{aj}}{\sum_j w_j}, \quad
+              r_{aj} = \frac{\#\{b: x_{aj} > x_{bj}\} + \tfrac12\#\{b \ne a: x_{aj} = x_{bj}\}}{\#\{b \ne a \text{ scored on } j\}}
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> m = as_matrix(pd.DataFrame({"t1": [3.0, 2.0, 2.0]}, index=["a", "b", "c"]))
+    >>> win_rate(m).scores.tolist()
+    [1.0, 0.25, 0.25]
+    """
+    x = m.oriented
+    present = ~np.isnan(x)
+    from .profile import column_ranks
+
+    below = m.n_systems - column_ranks(m, "max") - (m.n_systems - present.sum(axis=0))  # strictly beaten
+    ties = column_ranks(m, "max") - column_ranks(m, "min")  # others tied with a
+    others = present.sum(axis=0) - 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = (below + 0.5 * ties) / others[None, :]
+    usable = present & (others[None, :] > 0)
+    ww = np.where(usable, m.weights[None, :], 0.0)
+    total = ww.sum(axis=1)
+    if (total <= 0).any():
+        bad = [m.systems[i] for i in np.flatnonzero(total <= 0)[:5]]
+        raise InputError(f"method 'win_rate': system(s) {bad} never meet another system on a weighted column")
+    return MethodResult((np.where(usable, rate, 0.0) * ww).sum(axis=1) / total)

@@ -1,0 +1,95 @@
+"""The shared engine of the rank-based rules: per-column ranks and weighted pairwise counts.
+
+Each column (task) of a :class:`~scorebench.aggregate.input.ScoreMatrix` is a voter whose
+weight is the column weight and whose ballot ranks the systems by their (oriented) score,
+ties allowed; a missing score leaves the system off that ballot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .input import ScoreMatrix
+
+__all__ = ["pairwise_counts", "majority_margins", "column_ranks", "condorcet_winner", "require_complete"]
+
+_CHUNK_ELEMENTS = 4_000_000
+
+
+def pairwise_counts(m: ScoreMatrix) -> tuple[np.ndarray, np.ndarray]:
+    r"""Weighted pairwise wins ``P`` and ties ``T`` between systems.
+
+    .. math::
+        P_{ab} = \sum_j w_j\,[x_{aj} > x_{bj}], \qquad T_{ab} = \sum_j w_j\,[x_{aj} = x_{bj}]
+
+    over the columns ``j`` where both ``a`` and ``b`` are scored (missing pairs are skipped);
+    the diagonal is zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> import pandas as pd
+    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 2, 2]}, index=["a", "b", "c"]))
+    >>> P, T = pairwise_counts(m)
+    >>> P.tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    >>> float(T[1, 2])
+    1.0
+    """
+    x = m.oriented
+    w = m.weights
+    n, k = x.shape
+    P = np.empty((n, n))
+    T = np.empty((n, n))
+    step = max(1, _CHUNK_ELEMENTS // max(1, n * k))
+    unit = bool(np.all(w == 1.0))
+    for start in range(0, n, step):
+        block = x[start:start + step, None, :]
+        gt = block > x[None, :, :]
+        eq = block == x[None, :, :]
+        if unit:
+            P[start:start + step] = gt.sum(axis=2)
+            T[start:start + step] = eq.sum(axis=2)
+        else:
+            rows = gt.shape[0]
+            P[start:start + step] = (gt.reshape(-1, k).astype(np.float64) @ w).reshape(rows, n)
+            T[start:start + step] = (eq.reshape(-1, k).astype(np.float64) @ w).reshape(rows, n)
+    np.fill_diagonal(P, 0.0)
+    np.fill_diagonal(T, 0.0)
+    return P, T
+
+
+def majority_margins(P: np.ndarray) -> np.ndarray:
+    """Margins ``M = P - P^T`` (skew-symmetric)."""
+    return P - P.T
+
+
+def condorcet_winner(P: np.ndarray) -> int | None:
+    """Index of the system that beats every other one by a strict weighted majority, if any."""
+    M = P - P.T
+    n = len(M)
+    beats = (M > 0).sum(axis=1)
+    hits = np.flatnonzero(beats == n - 1)
+    return int(hits[0]) if len(hits) else None
+
+
+def column_ranks(m: ScoreMatrix, ties: str = "min") -> np.ndarray:
+    """Rank of each system within each column (1 = best); NaN where the score is missing.
+
+    ``ties`` is pandas' tie method: ``"min"``, ``"max"`` or ``"average"``.
+    """
+    frame = pd.DataFrame(m.oriented)
+    return frame.rank(axis=0, method=ties, ascending=False).to_numpy(dtype=np.float64)
+
+
+def require_complete(m: ScoreMatrix, method: str, hint: str = "") -> None:
+    """Raise a clear error when a method that needs every score meets a missing one."""
+    if m.has_missing:
+        rows, cols = np.nonzero(np.isnan(m.values))
+        shown = ", ".join(f"({m.systems[r]!r}, {m.columns[c]!r})" for r, c in zip(rows[:3], cols[:3]))
+        more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+        raise InputError(f"method {method!r} needs a complete table, but scores are missing at {shown}{more}"
+                         + (f"; {hint}" if hint else ""))

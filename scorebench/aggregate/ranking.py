@@ -1,0 +1,157 @@
+"""The result of an aggregation: a :class:`Ranking` of systems with explicit ties."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Ranking", "competition_ranks", "tie_groups"]
+
+_REL_TOL = 1e-9
+
+
+def competition_ranks(scores: np.ndarray, *, rtol: float = _REL_TOL) -> np.ndarray:
+    r"""Competition ("min") ranks of ``scores`` (higher is better): ties share the best rank.
+
+    .. math:: r_i = 1 + \#\{j : s_j > s_i + \epsilon_{ij}\}, \quad
+              \epsilon_{ij} = \mathrm{rtol}\,\max(1, |s_i|, |s_j|)
+
+    The relative tolerance keeps floating-point noise from summation order from breaking a
+    tie silently. ``scores`` may be 2-d (one ranking per row).
+
+    Examples
+    --------
+    >>> competition_ranks(np.array([3.0, 5.0, 3.0, 1.0])).tolist()
+    [2, 1, 2, 4]
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    a = s[..., None, :]  # s_j
+    b = s[..., :, None]  # s_i
+    eps = rtol * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return 1 + ((a - b) > eps).sum(axis=-1)
+
+
+def tie_groups(systems: tuple[str, ...], ranks: np.ndarray) -> tuple[tuple[str, ...], ...]:
+    """Systems grouped by rank, best group first; names inside a group in input order."""
+    out = []
+    for r in np.unique(ranks):
+        out.append(tuple(systems[i] for i in np.flatnonzero(ranks == r)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Systems ordered by an aggregation method.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        System names in input order.
+    scores : ndarray
+        The method's score per system; higher is better for every method.
+    ranks : ndarray of int
+        Competition ("min") ranks from ``scores``: tied systems share the best rank.
+    method : str
+        Registered method name.
+    params : mapping
+        Parameters the method ran with.
+    details : mapping
+        Method-specific extras (Condorcet winner, Kemeny objective and co-optimal rankings, ...).
+    n_boot, seed : int or None
+        Bootstrap rounds and seed when intervals were computed.
+    resample : str or None
+        What the bootstrap resampled (``"tasks"`` or ``"battles"``).
+    ci_low, ci_high, score_median : ndarray or None
+        Percentile interval (2.5 / 97.5 by default) and median of the bootstrap scores.
+    rank_low, rank_high : ndarray or None
+        Percentile interval of the bootstrap ranks.
+    rank_ub : ndarray or None
+        Chatbot-Arena style rank: 1 + number of systems whose ``ci_low`` exceeds this
+        system's ``ci_high`` (statistically separable from above).
+    """
+
+    systems: tuple[str, ...]
+    scores: np.ndarray
+    method: str
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    details: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    n_boot: int | None = None
+    seed: int | None = None
+    resample: str | None = None
+    ci_low: np.ndarray | None = field(default=None, repr=False)
+    ci_high: np.ndarray | None = field(default=None, repr=False)
+    score_median: np.ndarray | None = field(default=None, repr=False)
+    rank_low: np.ndarray | None = field(default=None, repr=False)
+    rank_high: np.ndarray | None = field(default=None, repr=False)
+    ranks: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        scores = np.asarray(self.scores, dtype=np.float64)
+        if scores.shape != (len(self.systems),):
+            raise ValueError(f"scores must have one value per system ({len(self.systems)}), got {scores.shape}")
+        if np.isnan(scores).any():
+            raise ValueError("a ranking cannot hold NaN scores")
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "ranks", competition_ranks(scores))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    @property
+    def tie_groups(self) -> tuple[tuple[str, ...], ...]:
+        """Systems grouped by shared rank, best first."""
+        return tie_groups(self.systems, self.ranks)
+
+    @property
+    def winners(self) -> tuple[str, ...]:
+        """The systems ranked first (more than one when tied)."""
+        return self.tie_groups[0]
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """Systems from best to worst (tied systems in input order)."""
+        return tuple(self.systems[i] for i in np.argsort(self.ranks, kind="stable"))
+
+    @property
+    def rank_ub(self) -> np.ndarray | None:
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return 1 + (self.ci_low[None, :] > self.ci_high[:, None]).sum(axis=1)
+
+    def score_of(self, system: str) -> float:
+        return float(self.scores[self.systems.index(system)])
+
+    def rank_of(self, system: str) -> int:
+        return int(self.ranks[self.systems.index(system)])
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per system, best first: ``system``, ``score``, ``rank`` (+ intervals).
+
+        With a bootstrap, the columns ``ci_low``, ``ci_high``, ``score_median``,
+        ``rank_low``, ``rank_high`` and ``rank_ub`` follow. ``attrs`` records the method,
+        its parameters, the seed and the bootstrap size.
+        """
+        data: dict[str, Any] = {"system": list(self.systems), "score": self.scores, "rank": self.ranks}
+        if self.ci_low is not None:
+            data.update(ci_low=self.ci_low, ci_high=self.ci_high, score_median=self.score_median,
+                        rank_low=self.rank_low, rank_high=self.rank_high, rank_ub=self.rank_ub)
+        frame = pd.DataFrame(data)
+        order = np.lexsort((np.arange(len(self.systems)), self.ranks))
+        frame = frame.iloc[order].reset_index(drop=True)
+        frame.attrs.update(method=self.method, params=_plain(self.params), n_boot=self.n_boot,
+                           seed=self.seed, resample=self.resample)
+        return frame
+
+    def __str__(self) -> str:
+        head = f"Ranking(method={self.method!r}"
+        if self.params:
+            head += ", " + ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return head + ")\n" + self.to_frame().to_string(index=False)
+
+
+def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)) for k, v in params.items()}

@@ -1,0 +1,150 @@
+"""The aggregation-method registry: one frozen record per method, looked up by name.
+
+Methods register with :func:`register_method`; registration stays open after import, so
+other modules (for example an IRT model living elsewhere in scorebench) can add methods
+later with the same decorator::
+
+    from scorebench.aggregate import register_method, MethodResult
+
+    @register_method("irt", family="latent", accepts=("table",), missing="items a system "
+                     "did not answer are skipped", citation="...")
+    def irt(table, **params) -> MethodResult: ...
+
+A method receives, according to ``accepts``:
+
+* ``"matrix"``: a :class:`~scorebench.aggregate.input.ScoreMatrix`;
+* ``"battles"``: a :class:`~scorebench.aggregate.input.Battles` (a score matrix is turned
+  into battles with :func:`~scorebench.aggregate.input.battles_from_matrix` when the method
+  accepts only battles);
+* ``"table"``: the caller's DataFrame, untouched (for methods that read item-level data).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
+           "ACCEPTS"]
+
+ACCEPTS = ("matrix", "battles", "table")
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """What a method function returns: one score per system (higher is better) and extras."""
+
+    scores: np.ndarray
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    """Everything known about one aggregation method.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (``"borda"``).
+    fn : callable
+        ``fn(data, **params) -> MethodResult``.
+    family : str
+        ``"baseline"``, ``"positional"``, ``"condorcet"``, ``"pairwise"``, ...
+    accepts : tuple of str
+        Input containers the function takes (see module docstring), preferred first.
+    missing : str
+        What the method does with missing scores.
+    citation : str
+        Where the definition comes from.
+    params : mapping
+        Keyword parameters and their defaults (from the function signature).
+    bootstrap : callable or None
+        Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
+        used when battles are resampled (see :func:`register_bootstrap`).
+    """
+
+    name: str
+    fn: Callable[..., MethodResult] = field(repr=False, compare=False)
+    family: str = ""
+    accepts: tuple[str, ...] = ("matrix",)
+    missing: str = ""
+    citation: str = ""
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def description(self) -> str:
+        doc = inspect.getdoc(self.fn) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise InputError(f"method {self.name!r}: unknown parameter(s) {unknown}; "
+                             f"accepted: {sorted(self.params) or 'none'}")
+
+
+_METHODS: dict[str, Method] = {}
+
+
+def register_method(name: str, *, family: str, missing: str, citation: str,
+                    accepts: tuple[str, ...] = ("matrix",), replace: bool = False) -> Callable:
+    """Decorator registering ``fn(data, **params) -> MethodResult`` as method ``name``.
+
+    Registering an existing name raises unless ``replace=True``.
+    """
+    bad = [a for a in accepts if a not in ACCEPTS]
+    if bad or not accepts:
+        raise ValueError(f"accepts must be a non-empty subset of {ACCEPTS}, got {accepts}")
+
+    def decorate(fn: Callable[..., MethodResult]) -> Callable[..., MethodResult]:
+        if name in _METHODS and not replace:
+            raise ValueError(f"aggregation method {name!r} is already registered")
+        sig = inspect.signature(fn)
+        params = {p.name: p.default for p in list(sig.parameters.values())[1:]
+                  if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        _METHODS[name] = Method(name=name, fn=fn, family=family, accepts=tuple(accepts), missing=missing,
+                                citation=citation, params=MappingProxyType(params))
+        return fn
+
+    return decorate
+
+
+def register_bootstrap(name: str) -> Callable:
+    """Attach a fast battle-bootstrap function to the registered method ``name``."""
+
+    def decorate(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        _METHODS[name] = replace(get_method(name), bootstrap=fn)
+        return fn
+
+    return decorate
+
+
+def get_method(name: str) -> Method:
+    """Look a method up by name; unknown names raise with close matches."""
+    if not isinstance(name, str) or name not in _METHODS:
+        close = difflib.get_close_matches(str(name), _METHODS.keys(), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise InputError(f"unknown aggregation method {name!r}{hint} (known: {', '.join(sorted(_METHODS))})")
+    return _METHODS[name]
+
+
+def all_methods() -> list[Method]:
+    return [_METHODS[k] for k in sorted(_METHODS)]
+
+
+def list_methods() -> pd.DataFrame:
+    """The registered methods with family, accepted inputs, missing-value policy and citation."""
+    return pd.DataFrame([{"name": m.name, "family": m.family, "accepts": ", ".join(m.accepts),
+                          "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
+                          "missing": m.missing, "description": m.description, "citation": m.citation}
+                         for m in all_methods()])

@@ -1,0 +1,198 @@
+"""Rank uncertainty for every method: bootstrap intervals, agreement between methods, stability.
+
+* :func:`bootstrap_scores` resamples tasks (columns of a score matrix, with their weights)
+  or battles (rows of a battles table) with replacement, seeded, and re-runs the method;
+  methods with a registered fast path (Bradley–Terry) use it for battles.
+* :func:`method_agreement` is the Kendall tau-b matrix between methods' rankings.
+* :func:`leave_one_task_out` re-runs a method without each task in turn and reports the
+  winners and the rank correlation with the full ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from ..errors import InputError, ScorebenchError
+from ..validation import check_choice
+from .input import Battles, ScoreMatrix, read_input
+from .ranking import competition_ranks
+from .registry import Method, get_method
+
+__all__ = ["bootstrap_scores", "summarize_bootstrap", "method_agreement", "leave_one_task_out",
+           "RESAMPLE", "prepare", "run_method"]
+
+RESAMPLE = ("tasks", "battles")
+
+
+def prepare(method: Method, data: Any) -> Any:
+    """Hand the method the container it accepts (a score matrix becomes battles if needed)."""
+    if "table" in method.accepts and not isinstance(data, (ScoreMatrix, Battles)):
+        return data
+    if isinstance(data, ScoreMatrix):
+        if "matrix" in method.accepts:
+            return data
+        if "battles" in method.accepts:
+            from .input import battles_from_matrix
+
+            return battles_from_matrix(data)
+    if isinstance(data, Battles) and "battles" in method.accepts:
+        return data
+    raise InputError(f"method {method.name!r} accepts {', '.join(method.accepts)} input, "
+                     f"not a {type(data).__name__}")
+
+
+def run_method(method: Method, data: Any, params: dict[str, Any]):
+    """Run ``method`` on ``data`` (a ScoreMatrix, Battles or raw table) with ``params``."""
+    return method.fn(prepare(method, data), **params)
+
+
+def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[str, Any], n_boot: int,
+                     rng: np.random.Generator, resample: str | None = None) -> tuple[np.ndarray, int]:
+    """Bootstrap replicates of a method's scores, shape ``(n_ok, n_systems)``, and the failures.
+
+    ``resample="tasks"`` draws columns with replacement (their weights travel with them);
+    ``"battles"`` draws battles with replacement, in random order (which matters to Elo).
+    Replicates in which the method cannot run (e.g. a Bradley–Terry resample where one
+    system never loses) are dropped and counted.
+    """
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise InputError(f"n_boot: expected a positive integer, got {n_boot!r}")
+    default = "tasks" if isinstance(data, ScoreMatrix) else "battles"
+    resample = default if resample is None else check_choice(resample, "resample", RESAMPLE)
+    if resample != default:
+        raise InputError(f"resample={resample!r} does not apply to a {type(data).__name__} "
+                         f"(use {default!r})")
+    if isinstance(data, Battles):
+        if method.bootstrap is not None:
+            return method.bootstrap(data, int(n_boot), rng, **params), 0
+        size = len(data.a)
+        draw = lambda: data.take(rng.integers(size, size=size))  # noqa: E731
+    elif isinstance(data, ScoreMatrix):
+        if data.n_columns < 2:
+            raise InputError("bootstrapping tasks needs at least 2 columns; pass n_boot=0")
+        m = data.n_columns
+        draw = lambda: data.take_columns(rng.integers(m, size=m))  # noqa: E731
+    else:
+        raise InputError(f"method {method.name!r} reads a raw table and has no bootstrap; pass n_boot=0")
+    out = []
+    failed = 0
+    for _ in range(int(n_boot)):
+        replicate = draw()
+        try:
+            out.append(run_method(method, replicate, params).scores)
+        except ScorebenchError:
+            failed += 1
+    if not out:
+        raise InputError(f"method {method.name!r} failed on every bootstrap replicate")
+    return np.array(out), failed
+
+
+def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
+    """Percentile intervals of scores and ranks from bootstrap replicates."""
+    if not 0 < ci < 1:
+        raise InputError(f"ci: expected a level in (0, 1), got {ci!r}")
+    alpha = (1.0 - ci) / 2.0
+    ranks = competition_ranks(boot)
+    return {
+        "ci_low": np.quantile(boot, alpha, axis=0),
+        "ci_high": np.quantile(boot, 1.0 - alpha, axis=0),
+        "score_median": np.median(boot, axis=0),
+        "rank_low": np.quantile(ranks, alpha, axis=0, method="lower").astype(np.int64),
+        "rank_high": np.quantile(ranks, 1.0 - alpha, axis=0, method="higher").astype(np.int64),
+    }
+
+
+def _default_methods(data: ScoreMatrix | Battles) -> list[str]:
+    from .registry import all_methods
+
+    kind = "matrix" if isinstance(data, ScoreMatrix) else "battles"
+    return [m.name for m in all_methods() if kind in m.accepts or (kind == "matrix" and "battles" in m.accepts)]
+
+
+def method_agreement(table: Any, methods: Sequence[str] | None = None, *, weights: Any = None,
+                     higher_is_better: Any = None, **read_options: Any) -> pd.DataFrame:
+    """Kendall tau-b between the rankings of several methods on the same table.
+
+    Methods that cannot run on this table (e.g. ``geometric_mean`` on negative scores, a
+    positional rule on missing scores) are left out and listed in ``attrs["skipped"]``
+    with the reason.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"])
+    >>> tau = method_agreement(t, ["mean", "borda", "copeland"])
+    >>> float(tau.loc["borda", "copeland"])
+    1.0
+    """
+    data = read_input(table, weights=weights, higher_is_better=higher_is_better, **read_options)
+    names = list(methods) if methods is not None else _default_methods(data)
+    scores: dict[str, np.ndarray] = {}
+    skipped: dict[str, str] = {}
+    for name in names:
+        method = get_method(name)
+        try:
+            scores[name] = run_method(method, data, {}).scores
+        except ScorebenchError as exc:
+            if methods is not None:
+                raise
+            skipped[name] = str(exc)
+    keys = list(scores)
+    tau = np.ones((len(keys), len(keys)))
+    for i, a in enumerate(keys):
+        for j in range(i + 1, len(keys)):
+            t = kendalltau(scores[a], scores[keys[j]]).statistic
+            tau[i, j] = tau[j, i] = np.nan if np.isnan(t) else t
+    frame = pd.DataFrame(tau, index=keys, columns=keys)
+    frame.attrs["skipped"] = skipped
+    return frame
+
+
+def leave_one_task_out(table: Any, method: str, *, weights: Any = None, higher_is_better: Any = None,
+                       params: dict[str, Any] | None = None, **read_options: Any) -> pd.DataFrame:
+    """Re-run ``method`` without each column in turn.
+
+    Returns one row per removed column: ``removed``, ``winners`` (tuple), ``same_winner``
+    (the winner set equals the full table's) and ``kendall_tau`` with the full ranking.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"])
+    >>> out = leave_one_task_out(t, "borda")
+    >>> out["same_winner"].tolist()
+    [False, True, False]
+    """
+    from .ranking import Ranking
+
+    params = dict(params or {})
+    record = get_method(method)
+    record.check_params(params)
+    data = read_input(table, weights=weights, higher_is_better=higher_is_better, **read_options)
+    if not isinstance(data, ScoreMatrix):
+        raise InputError("leave_one_task_out needs a score table (systems x tasks), not battles")
+    if data.n_columns < 2:
+        raise InputError("leave_one_task_out needs at least 2 columns")
+    full = Ranking(data.systems, run_method(record, data, params).scores, method)
+    rows = []
+    for j in range(data.n_columns):
+        reduced = data.drop_columns(j)
+        if not (reduced.weights > 0).any():
+            continue
+        try:
+            r = Ranking(data.systems, run_method(record, reduced, params).scores, method)
+        except ScorebenchError as exc:
+            rows.append({"removed": data.columns[j], "winners": None, "same_winner": None,
+                         "kendall_tau": np.nan, "error": str(exc)})
+            continue
+        rows.append({"removed": data.columns[j], "winners": r.winners,
+                     "same_winner": set(r.winners) == set(full.winners),
+                     "kendall_tau": float(kendalltau(full.scores, r.scores).statistic), "error": None})
+    frame = pd.DataFrame(rows)
+    frame.attrs.update(method=method, full_winners=full.winners)
+    return frame
