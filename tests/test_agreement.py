@@ -286,3 +286,48 @@ def test_rating_kind_extracts_arrays_and_groups():
         ag.krippendorff_alpha([1, 3, 4], [1.5, 2.5, 4.5]))
     with pytest.raises(InputError, match="group"):
         get_kind("rating").extract(df.assign(group=["a", None, "b", "a"]))
+
+
+def _rating_table():
+    rng = np.random.default_rng(11)
+    rows = []
+    for judge, noise in (("gpt", 0.4), ("small", 1.5)):
+        for tts in ("sysA", "sysB", "sysC", "sysD"):
+            base = {"sysA": 1.5, "sysB": 2.5, "sysC": 3.5, "sysD": 4.2}[tts]
+            true = np.clip(np.round(base + rng.normal(scale=0.7, size=25)), 1, 5)
+            pred = np.clip(np.round(true + rng.normal(scale=noise, size=25)), 1, 5)
+            rows.append(pd.DataFrame({"system": judge, "group": tts, "y_true": true, "y_pred": pred}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_evaluate_end_to_end_with_bootstrap():
+    table = _rating_table()
+    names = ["pearson", "spearman", "kendall_tau", "qwk", "krippendorff_alpha", "rmse", "mae", "system_srcc"]
+    scores = scorebench.evaluate(table, names, n_boot=100, seed=1)
+    assert len(scores) == 2 * len(names)
+    value = scores.set_index(["system", "metric"])["value"]
+    for judge, part in table.groupby("system"):
+        t, p = part["y_true"].to_numpy(), part["y_pred"].to_numpy()
+        assert value[(judge, "spearman")] == pytest.approx(stats.spearmanr(t, p)[0], abs=1e-12)
+        assert value[(judge, "qwk")] == pytest.approx(cohen_kappa_score(t, p, weights="quadratic"), abs=1e-12)
+        assert value[(judge, "mae")] == pytest.approx(np.abs(t - p).mean(), abs=1e-12)
+        assert value[(judge, "rmse")] == pytest.approx(np.sqrt(((t - p) ** 2).mean()), abs=1e-12)
+    assert value[("gpt", "qwk")] > value[("small", "qwk")]
+    assert value[("gpt", "rmse")] < value[("small", "rmse")]
+    assert ((scores["ci_low"] <= scores["value"] + 1e-12) & (scores["value"] <= scores["ci_high"] + 1e-12)).all()
+
+
+def test_cli_evaluate_rating(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+    from scorebench.io import read_table
+
+    path = tmp_path / "ratings.csv"
+    _rating_table().to_csv(path, index=False)
+    out = tmp_path / "scores.csv"
+    result = CliRunner().invoke(cli, ["evaluate", str(path), "--metric", "qwk", "--metric", "system_srcc",
+                                      "--bootstrap", "20", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    scores = read_table(out)
+    assert set(scores["metric"]) == {"qwk", "system_srcc"} and len(scores) == 4
