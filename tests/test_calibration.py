@@ -190,7 +190,7 @@ def test_multiclass_variants():
 # --- smooth ECE -----------------------------------------------------------------------
 
 
-def _smooth_ece_direct(y, p, sigma, grid=20001):
+def _smooth_ece_direct(y, p, sigma, grid=4001):
     t = np.linspace(0.0, 1.0, grid)[:, None]
     m = np.arange(-3, 4)[None, None, :] * 2.0
     d1 = (t[..., None] - p[None, :, None] - m) / sigma
@@ -202,7 +202,7 @@ def _smooth_ece_direct(y, p, sigma, grid=20001):
 
 @pytest.mark.parametrize("sigma", [0.03, 0.1, 0.4])
 def test_smooth_ece_matches_direct_quadrature(sigma):
-    y, p = _calibrated(150, 23, power=1.8)
+    y, p = _calibrated(100, 23, power=1.8)
     assert math.isclose(smooth_ece_at(y, p, bandwidth=sigma), _smooth_ece_direct(y, p, sigma), rel_tol=2e-4)
 
 
@@ -360,7 +360,7 @@ def test_evaluate_table_end_to_end():
     evaluate = pytest.importorskip("scorebench.evaluate").evaluate
     y, p = _calibrated(400, 41, power=1.5)
     table = pd.DataFrame({"system": np.repeat(["a", "b"], 200), "y": y, "p": p})
-    scores = evaluate(table, ["ece", "smooth_ece", "balance_score", "brier_reliability"], n_boot=50, seed=1)
+    scores = evaluate(table, ["ece", "smooth_ece", "balance_score", "brier_reliability"], n_boot=20, seed=1)
     got = scores.set_index(["system", "metric"])["value"]
     for sys_name, part in table.groupby("system"):
         assert math.isclose(got[(sys_name, "ece")], ece(part.y, part.p), rel_tol=1e-12)
@@ -400,3 +400,40 @@ def test_partial_refuses_unmergeable_settings():
         scorebench.metric("ece", binning="quantile").partial_stats(arrays)
     with pytest.raises(InputError, match="n_bins=None"):
         scorebench.metric("brier_reliability", n_bins=None).partial_stats(arrays)
+
+
+def test_cli_evaluate_calibration_tables(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    rng = np.random.default_rng(47)
+    p = rng.uniform(size=200)
+    binary = pd.DataFrame({"system": np.repeat(["a", "b"], 100), "y": (rng.uniform(size=200) < p).astype(int),
+                           "p": p})
+    binary.to_csv(tmp_path / "binary.csv", index=False)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["evaluate", str(tmp_path / "binary.csv"), "-m", "ece", "-m", "smooth_ece",
+                                 "-m", "balance_score", "--bootstrap", "5", "--output", str(tmp_path / "s.csv")])
+    assert result.exit_code == 0, result.output
+    scores = pd.read_csv(tmp_path / "s.csv", comment="#").set_index(["system", "metric"])["value"]
+    part = binary[binary.system == "b"]
+    assert math.isclose(scores[("b", "ece")], ece(part.y, part.p), rel_tol=1e-9)
+    assert math.isclose(scores[("b", "smooth_ece")], smooth_ece(part.y, part.p), rel_tol=1e-9)
+
+    P = rng.dirichlet([1.0, 1.0, 1.0], size=90)
+    labels = np.array(["cat", "dog", "eel"])[[rng.choice(3, p=row) for row in P]]
+    multi = pd.DataFrame({"y": labels, "p_cat": P[:, 0], "p_dog": P[:, 1], "p_eel": P[:, 2]})
+    multi.to_csv(tmp_path / "multi.csv", index=False)
+    result = runner.invoke(cli, ["evaluate", str(tmp_path / "multi.csv"), "-m", "ece_top_label", "-m",
+                                 "classwise_ece", "--bootstrap", "0", "--output", str(tmp_path / "m.csv")])
+    assert result.exit_code == 0, result.output
+    scores = pd.read_csv(tmp_path / "m.csv", comment="#").set_index("metric")["value"]
+    y_idx = np.searchsorted(["cat", "dog", "eel"], labels)
+    assert math.isclose(scores["ece_top_label"], ece_top_label(y_idx, P), rel_tol=1e-9)
+    assert math.isclose(scores["classwise_ece"], classwise_ece(y_idx, P), rel_tol=1e-9)
+
+    bad = binary.assign(p=binary.p * 2)
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    result = runner.invoke(cli, ["evaluate", str(tmp_path / "bad.csv"), "-m", "ece"])
+    assert result.exit_code == 2 and "column 'p'" in result.output and "Traceback" not in result.output
