@@ -89,6 +89,14 @@ class ScoreMatrix:
         return ScoreMatrix(self.values[:, index], self.systems, names,
                            self.higher_is_better[index], self.weights[index])
 
+    def complete_systems(self) -> ScoreMatrix:
+        """Only the systems scored on every column (what ``DataFrame.dropna()`` does in Vote'n'Rank)."""
+        keep = ~np.isnan(self.values).any(axis=1)
+        if keep.sum() < 2:
+            raise InputError(f"only {int(keep.sum())} system(s) are scored on every column; need at least 2")
+        return ScoreMatrix(self.values[keep], tuple(s for s, k in zip(self.systems, keep) if k), self.columns,
+                           self.higher_is_better, self.weights)
+
     def drop_columns(self, index: int) -> ScoreMatrix:
         keep = np.array([j for j in range(self.n_columns) if j != index], dtype=np.int64)
         return ScoreMatrix(self.values[:, keep], self.systems, tuple(self.columns[j] for j in keep),
@@ -377,22 +385,33 @@ def _numeric_cells(series: pd.Series, name: str, labels: Any) -> np.ndarray:
 
 
 def _pair_cells(series: pd.Series, name: str, labels: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """Split ``"x/y"`` cells into two arrays; None when the column is not a pair column."""
+    """Split ``"x/y"`` cells into two arrays; None when the column is not a pair column.
+
+    Either half may be a missing marker (GLUE has ``"NaN/99.8"``).
+    """
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return None
     missing = _is_missing_text(series)
     text = series.astype(str).str.strip()
-    matched = text.str.extract(_PAIR)
-    is_pair = matched[0].notna().to_numpy()
+    is_pair = text.str.match(_PAIR).to_numpy(dtype=bool)
     if not is_pair.any():
         return None
-    bad = ~is_pair & ~missing
+    parts = text.str.split("/", n=1, expand=True).reindex(columns=[0, 1])
+    halves = []
+    bad = ~missing & (parts[1].isna().to_numpy())
+    for k in (0, 1):
+        half = parts[k].fillna("").str.strip()
+        miss = half.isin(MISSING_MARKERS).to_numpy() | missing
+        num = pd.to_numeric(half.where(~miss), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad |= np.isnan(num) & ~miss
+        halves.append(np.where(missing, np.nan, num))
     if bad.any():
         raise InputError(f"column {name!r}: mixes 'x/y' pair cells with {series[bad].iloc[0]!r} in "
                          f"{describe_rows(bad, list(labels))}; expected every cell as 'x/y' or '-'")
-    first = matched[0].astype(float).to_numpy(dtype=np.float64, na_value=np.nan)
-    second = matched[1].astype(float).to_numpy(dtype=np.float64, na_value=np.nan)
-    return first, second
+    for arr in halves:
+        if np.isinf(arr).any():
+            raise InputError(f"column {name!r}: infinite values in a pair cell")
+    return halves[0], halves[1]
 
 
 def _resolve_weights(weights: Any, columns: list[str], base: dict[str, float],

@@ -55,13 +55,14 @@ def normalize_columns(m: ScoreMatrix, how: str | None, reference: str | None = N
         return np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1.0), 0.0 * x)
 
 
-def _weighted_mean(x: np.ndarray, w: np.ndarray, missing: str, method: str) -> np.ndarray:
+def _weighted_mean(x: np.ndarray, m: ScoreMatrix, missing: str, method: str) -> np.ndarray:
+    w, systems, columns = m.weights, m.systems, m.columns
     check_choice(missing, "missing", MISSING)
     present = ~np.isnan(x)
     if missing == "refuse" and not present.all():
         r, c = np.argwhere(~present)[0]
-        raise InputError(f"method {method!r}: missing score (row {r}, column {c}); pass missing='available' "
-                         "to average over the columns each system has")
+        raise InputError(f"method {method!r}: missing score for system {systems[r]!r} on column {columns[c]!r}; "
+                         "pass missing='available' to average over the columns each system has")
     ww = np.where(present, w[None, :], 0.0)
     total = ww.sum(axis=1)
     if (total <= 0).any():
@@ -86,7 +87,7 @@ def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None 
     [3.0, 2.0]
     """
     x = normalize_columns(m, normalize, reference)
-    return MethodResult(_weighted_mean(x, m.weights, missing, "mean"))
+    return MethodResult(_weighted_mean(x, m, missing, "mean"))
 
 
 @register_method("geometric_mean", family="baseline", missing=_MISSING_DOC,
@@ -105,11 +106,17 @@ def geometric_mean(m: ScoreMatrix, *, missing: str = "refuse") -> MethodResult:
     [2.0, 2.0]
     """
     v = m.values
-    if (v[~np.isnan(v)] <= 0).any():
-        raise InputError("method 'geometric_mean' needs positive scores; use 'mean' with normalize='minmax' "
+    used = ~np.isnan(v) & (m.weights > 0)[None, :]
+    bad = used & (v <= 0)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise InputError(f"method 'geometric_mean' needs positive scores, got {v[r, c]!r} for system "
+                         f"{m.systems[r]!r} on column {m.columns[c]!r}; use 'mean' with normalize='minmax' "
                          "or 'zscore' for signed scores")
-    logs = np.where(m.higher_is_better, np.log(v), -np.log(v))
-    return MethodResult(np.exp(_weighted_mean(logs, m.weights, missing, "geometric_mean")))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        logs = np.where(used, np.where(m.higher_is_better, np.log(np.where(used, v, 1.0)),
+                                       -np.log(np.where(used, v, 1.0))), np.where(np.isnan(v), np.nan, 0.0))
+    return MethodResult(np.exp(_weighted_mean(logs, m, missing, "geometric_mean")))
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
