@@ -59,7 +59,8 @@ def padded_lists(qid: np.ndarray, score: np.ndarray, label: np.ndarray) -> tuple
     return np.asarray(uniques), scores, labels
 
 
-@register_kind(_KIND, columns="qid, score, label (relevance >= 0); one row per (query, item)")
+@register_kind(_KIND, columns="qid, score, label (relevance >= 0); one row per (query, item)",
+               unit_column="qid")
 def extract_listwise(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Scored items grouped into lists by query: padded score and label matrices."""
     df, _ = _start(df, _KIND, ["qid", "score", "label"], nan_policy)

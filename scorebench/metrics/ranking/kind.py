@@ -70,7 +70,8 @@ def load_qrels(qrels: Any) -> pd.DataFrame:
 
 @register_kind("ranking", columns="run: qid, docid, score (system, task optional; rank ignored) "
                                   "+ qrels=: qid, docid, relevance",
-               options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete"))
+               options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete"),
+               unit_column="qid")
 def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None,
                     relevance_level: float = 1, judged_docs_only: bool = False,
                     max_docs: int | None = None, complete: bool = False) -> Inputs:
