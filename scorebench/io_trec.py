@@ -40,12 +40,14 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     ----------
     path : str or path-like
         A file of ``qid Q0 docid rank score tag`` lines (``#`` comment lines allowed).
+        As in trec_eval, fields after the tag are ignored and the rank field is not
+        interpreted.
 
     Returns
     -------
     DataFrame
-        Columns ``qid`` (str), ``docid`` (str), ``rank`` (int64; kept for reference, the
-        ranking kind ignores it and orders by score), ``score`` (float64) and ``system``
+        Columns ``qid`` (str), ``docid`` (str), ``rank`` (int64 when every rank is an
+        integer, else the text; the ranking kind ignores it and orders by score), ``score`` (float64) and ``system``
         (the run tag), in file order.
 
     Examples
@@ -58,7 +60,10 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     [['1', 'd1', 2.5, 'bm25'], ['1', 'd2', 1.0, 'bm25']]
     >>> os.unlink(f.name)
     """
-    frame = _read_fields(path, _RUN_FIELDS, numeric={"rank": "integer", "score": "number"}, what="run")
+    frame = _read_fields(path, _RUN_FIELDS, numeric={"score": "number"}, what="run", extra_ok=True)
+    rank = pd.to_numeric(frame["rank"], errors="coerce")
+    if rank.notna().all() and (rank == rank.round()).all():
+        frame["rank"] = rank.to_numpy().astype(np.int64)
     return frame[["qid", "docid", "rank", "score", "system"]]
 
 
@@ -134,40 +139,38 @@ def looks_like_trec(path: str | os.PathLike) -> str | None:
 
 
 def _read_fields(path: str | os.PathLike, fields: tuple[str, ...], *, numeric: dict[str, str],
-                 what: str) -> pd.DataFrame:
+                 what: str, extra_ok: bool = False) -> pd.DataFrame:
+    """Parse whitespace-separated lines with the C parser; fall back to a line-by-line pass
+    (which also locates a malformed line) when that fails or extra fields are present."""
     path = Path(path)
     data = path.read_bytes()
     if data.startswith(b"#") or b"\n#" in data:
         data = b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"#"))
-    text_cols = [f for f in fields if f not in numeric]
     try:
-        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=list(fields),
-                            dtype={**{c: str for c in text_cols}, **{c: str for c in numeric}},
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=list(fields), dtype=str,
                             engine="c", skip_blank_lines=True, na_filter=False)
+        if len(frame) and (frame.iloc[:, -1] == "").any():
+            raise ValueError("short line")
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
-        _raise_first_bad_line(path, fields, numeric, what)
-        raise  # pragma: no cover - _raise_first_bad_line always raises here
-    ok = True
+        frame = _parse_lines(path, fields, numeric, what, extra_ok)
     for col, expected in numeric.items():
-        values = pd.to_numeric(frame[col], errors="coerce")
-        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        arr = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad = ~np.isfinite(arr)
         if expected == "integer":
             bad |= arr != np.round(arr)
         if bad.any():
-            ok = False
-            break
+            _parse_lines(path, fields, numeric, what, extra_ok)  # raises naming the line
         frame[col] = arr if expected == "number" else arr.astype(np.int64)
-    if not ok or (len(frame) and (frame[list(text_cols)] == "").to_numpy().any()):
-        _raise_first_bad_line(path, fields, numeric, what)
     if len(frame) == 0:
         raise InputError(f"{what} file {str(path)!r}: no data lines")
     return frame
 
 
-def _raise_first_bad_line(path: Path, fields: tuple[str, ...], numeric: dict[str, str], what: str) -> None:
-    """Scan the file line by line and raise for the first line that does not parse."""
+def _parse_lines(path: Path, fields: tuple[str, ...], numeric: dict[str, str], what: str,
+                 extra_ok: bool) -> pd.DataFrame:
+    """Line-by-line parse; raises for the first line that does not fit ``fields``."""
     expected = " ".join(fields)
+    rows = []
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if raw.startswith(b"#") or not raw.strip():
@@ -176,10 +179,11 @@ def _raise_first_bad_line(path: Path, fields: tuple[str, ...], numeric: dict[str
                 parts = raw.decode("utf-8").split()
             except UnicodeDecodeError:
                 raise InputError(f"{what} file {str(path)!r}, line {number}: not valid UTF-8 text") from None
-            if len(parts) != len(fields):
+            if len(parts) < len(fields) or (len(parts) > len(fields) and not extra_ok):
                 raise InputError(f"{what} file {str(path)!r}, line {number}: expected {len(fields)} "
                                  f"whitespace-separated fields ({expected}), got {len(parts)}: "
                                  f"{raw.decode('utf-8', 'replace').strip()!r}")
+            parts = parts[:len(fields)]
             for col, kind in numeric.items():
                 value = parts[fields.index(col)]
                 try:
@@ -191,5 +195,5 @@ def _raise_first_bad_line(path: Path, fields: tuple[str, ...], numeric: dict[str
                     noun = "an integer" if kind == "integer" else "a finite number"
                     raise InputError(f"{what} file {str(path)!r}, line {number}: field {col!r} must be "
                                      f"{noun}, got {value!r}")
-    raise InputError(f"{what} file {str(path)!r}: could not be parsed as {len(fields)} whitespace-separated "
-                     f"fields ({expected})")
+            rows.append(parts)
+    return pd.DataFrame(rows, columns=list(fields), dtype=str)

@@ -245,9 +245,10 @@ def _rbp_core(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
 def _iprec_core(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     if r is None or not (0.0 <= float(r) <= 1.0):
         raise InputError(f"iprec_at_recall@r: recall level r in [0, 1] is required, got {r!r}")
-    # trec_eval: the c-th relevant document with c = floor(r * R + 0.9) marks recall r;
+    # trec_eval 10.0: the c-th relevant document, c = floor(r * R + 1/2), marks recall r
+    # (checked against every iprec_at_recall value in trec_eval's own test outputs);
     # interpolated precision = max precision at any rank at or below it.
-    cut = np.floor(float(r) * lists.num_rel + 0.9)
+    cut = np.floor(float(r) * lists.num_rel + 0.5)
     mask = lists.is_rel & (lists.rel_cum >= cut[lists.seg])
     prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
     out = np.zeros(lists.n)
@@ -524,7 +525,7 @@ def iprec_at_recall(ranked: Any, judged: Any, *, r: float, relevance_level: floa
 
     .. math::
 
-        \mathrm{iP}(r) = \max_{i \ge i_c} P@i, \qquad c = \lfloor rR + 0.9 \rfloor
+        \mathrm{iP}(r) = \max_{i \ge i_c} P@i, \qquad c = \lfloor rR + 1/2 \rfloor
 
     where :math:`i_c` is the rank of the c-th relevant retrieved document (0 when fewer
     than c are retrieved; :math:`c = 0` takes the maximum over all ranks).
