@@ -1,0 +1,42 @@
+"""Proper scoring rules: categorical, parametric (closed-form CRPS), ensemble, quantile,
+multivariate and task-specific, as float64 numpy functions registered in the registry.
+
+Every score here is a loss (lower is better), returned per row (per observation); the
+score of a table is the mean of the rows. Axis conventions: ensemble members on the last
+axis; multivariate ensembles ``(..., M, d)`` with members on axis -2 and variables on
+axis -1; multiclass probabilities ``(..., K)`` with classes on the last axis.
+
+Input rules shared by all functions: integers convert to float64 exactly (never
+truncated); infinities raise :class:`~scorebench.errors.InputError`; ``NaN`` propagates to
+the score of its row (table kinds apply ``nan_policy`` first); invalid parameters
+(``sigma <= 0``, probabilities outside [0, 1], unsorted quantile levels, mismatched
+shapes) raise :class:`~scorebench.errors.InputError` naming the argument and rows.
+"""
+
+from __future__ import annotations
+
+from .categorical import (GENERATORS, BregmanGenerator, bregman_score, brier_score,
+                          brier_score_multiclass, capm_matrix, capm_score, log_score,
+                          log_score_multiclass, rps, spherical_score)
+from .crps_closed import (crps_beta, crps_exponential, crps_gamma, crps_laplace, crps_logistic,
+                          crps_lognormal, crps_mixnorm, crps_normal, crps_t, crps_uniform,
+                          dawid_sebastiani_score, log_score_normal)
+from .crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_ensemble,
+                            silverman_bandwidth, twcrps_ensemble)
+from .ipw import ipw_inverse_link, ipw_link, ipw_score
+from .multivariate import energy_score, variogram_score
+from .quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
+
+__all__ = [
+    "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
+    "spherical_score", "rps", "BregmanGenerator", "GENERATORS", "bregman_score", "capm_matrix",
+    "capm_score",
+    "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",
+    "crps_lognormal", "crps_uniform", "crps_beta", "crps_t", "crps_mixnorm",
+    "log_score_normal", "dawid_sebastiani_score",
+    "crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
+    "silverman_bandwidth",
+    "pinball_loss", "quantile_score", "interval_score", "weighted_interval_score",
+    "energy_score", "variogram_score",
+    "ipw_score", "ipw_link", "ipw_inverse_link",
+]

@@ -1,0 +1,388 @@
+r"""Closed-form CRPS (and log / Dawid-Sebastiani scores) of parametric forecasts.
+
+The continuous ranked probability score of a forecast distribution :math:`F` for the
+outcome :math:`y` is
+
+.. math:: \mathrm{CRPS}(F, y) = \int_{-\infty}^{\infty} (F(x) - \mathbb 1\{x \ge y\})^2 \,dx
+          = \mathbb E|X - y| - \tfrac12 \mathbb E|X - X'| ,
+
+with :math:`X, X' \sim F` independent. It is strictly proper on distributions with a
+finite mean, has the unit of :math:`y`, and is 0 only for a point mass at :math:`y`.
+
+Every function takes the observations first, then the distribution parameters; all
+arguments broadcast together and the result has the broadcast shape. In a
+``parametric`` table the parameters are columns named as the function's arguments
+(``mu``, ``sigma``, ``s``, ``b``, ``rate``, ``shape``, ``mulog``, ``sigmalog``,
+``low``, ``high``, ``a``, ``df``); the mixture of normals reads ``mu<k>``, ``sigma<k>``
+and ``w<k>`` columns.
+
+References: Gneiting & Raftery (2007); Jordan, Krüger & Lerch (2019), "Evaluating
+probabilistic forecasts with scoringRules", J. Stat. Software 90(12), whose formulae
+these are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from ...errors import InputError
+from ...registry import register
+from ._common import FAMILY, GNEITING_RAFTERY, as_float, broadcast, check_positive
+
+__all__ = [
+    "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",
+    "crps_lognormal", "crps_uniform", "crps_beta", "crps_t", "crps_mixnorm",
+    "log_score_normal", "dawid_sebastiani_score",
+]
+
+JKL = "Jordan, Krüger & Lerch (2019), J. Stat. Software 90(12)"
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _prep(obs: Any, **params: Any) -> list[np.ndarray]:
+    arrays = {"obs": as_float(obs, "obs")}
+    arrays.update({name: as_float(v, name) for name, v in params.items()})
+    return broadcast(**arrays)
+
+
+def _parametric(name: str, columns: tuple[str, ...], citation: str, lower: float = 0.0):
+    return register(name, family=FAMILY, kind="parametric", inputs=("y", *columns),
+                    higher_is_better=False, bounds=(lower, math.inf), proper="strict", per_row=True,
+                    citation=citation)
+
+
+@_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY)
+def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
+    r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)`.
+
+    .. math:: \mathrm{CRPS} = \sigma\Bigl[z\,(2\Phi(z) - 1) + 2\varphi(z) - \tfrac{1}{\sqrt\pi}\Bigr],
+              \qquad z = \frac{y - \mu}{\sigma}.
+
+    Parameters
+    ----------
+    obs : array_like
+        Observations.
+    mu, sigma : array_like
+        Mean and standard deviation (``sigma > 0``); broadcast with ``obs``.
+
+    Returns
+    -------
+    ndarray
+        CRPS per element (lower is better).
+
+    References
+    ----------
+    Gneiting, T. & Raftery, A. E. (2007). Strictly proper scoring rules, prediction, and
+    estimation. *JASA* 102(477), 359-378.
+
+    Examples
+    --------
+    >>> round(float(crps_normal(0.0, 0.0, 1.0)), 6)
+    0.233695
+    """
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
+    check_positive(sigma, "sigma")
+    z = (obs - mu) / sigma
+    return sigma * (z * special.erf(z / math.sqrt(2.0)) + 2.0 * stats.norm.pdf(z) - 1.0 / _SQRT_PI)
+
+
+@_parametric("crps_logistic", ("mu", "s"), JKL)
+def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
+    r"""CRPS of the logistic distribution with location :math:`\mu` and scale :math:`s`.
+
+    .. math:: \mathrm{CRPS} = s\,\bigl[z - 2 \log \Lambda(z) - 1\bigr], \qquad z = \frac{y - \mu}{s},
+
+    with :math:`\Lambda` the standard logistic CDF (evaluated as ``log_expit`` for accuracy
+    in the tails).
+
+    Examples
+    --------
+    >>> round(float(crps_logistic(0.0, 0.0, 1.0)), 6)
+    0.386294
+    """
+    obs, mu, s = _prep(obs, mu=mu, s=s)
+    check_positive(s, "s")
+    z = (obs - mu) / s
+    return s * (z - 2.0 * special.log_expit(z) - 1.0)
+
+
+@_parametric("crps_laplace", ("mu", "b"), JKL)
+def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
+    r"""CRPS of the Laplace distribution with location :math:`\mu` and scale :math:`b`.
+
+    .. math:: \mathrm{CRPS} = b\,\bigl[|z| + e^{-|z|} - \tfrac34\bigr], \qquad z = \frac{y - \mu}{b}.
+
+    Examples
+    --------
+    >>> float(crps_laplace(0.0, 0.0, 1.0))
+    0.25
+    """
+    obs, mu, b = _prep(obs, mu=mu, b=b)
+    check_positive(b, "b")
+    z = np.abs(obs - mu) / b
+    return b * (z + np.exp(-z) - 0.75)
+
+
+@_parametric("crps_exponential", ("rate",), JKL)
+def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
+    r"""CRPS of the exponential distribution with rate :math:`\lambda` (support :math:`[0, \infty)`).
+
+    .. math:: \mathrm{CRPS} = |y| - \frac{2 F(y)}{\lambda} + \frac{1}{2\lambda},
+              \qquad F(y) = (1 - e^{-\lambda y})\,\mathbb 1\{y > 0\}.
+
+    Examples
+    --------
+    >>> float(crps_exponential(0.0, 2.0))
+    0.25
+    """
+    obs, rate = _prep(obs, rate=rate)
+    check_positive(rate, "rate")
+    cdf = -np.expm1(-rate * np.maximum(obs, 0.0))
+    return np.abs(obs) - 2.0 * cdf / rate + 0.5 / rate
+
+
+@_parametric("crps_gamma", ("shape", "rate"), JKL)
+def crps_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
+    r"""CRPS of the gamma distribution with shape :math:`\alpha` and rate :math:`\beta`.
+
+    .. math:: \mathrm{CRPS} = y\,(2F_\alpha(y) - 1) - \frac{\alpha}{\beta}(2F_{\alpha+1}(y) - 1)
+              - \frac{1}{\beta\,B(\tfrac12, \alpha)},
+
+    where :math:`F_a` is the CDF of the gamma distribution with shape :math:`a` and rate
+    :math:`\beta` (0 for :math:`y \le 0`).
+
+    Examples
+    --------
+    >>> round(float(crps_gamma(1.0, 1.0, 1.0)), 6) == round(float(crps_exponential(1.0, 1.0)), 6)
+    True
+    """
+    obs, shape, rate = _prep(obs, shape=shape, rate=rate)
+    check_positive(shape, "shape")
+    check_positive(rate, "rate")
+    x = rate * np.maximum(obs, 0.0)
+    f0 = special.gammainc(shape, x)
+    f1 = special.gammainc(shape + 1.0, x)
+    return obs * (2.0 * f0 - 1.0) - shape / rate * (2.0 * f1 - 1.0) - 1.0 / (rate * special.beta(0.5, shape))
+
+
+@_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL)
+def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
+    r"""CRPS of the log-normal distribution (:math:`\log X \sim N(\mu, \sigma^2)`).
+
+    .. math:: \mathrm{CRPS} = y\,(2\Phi(w) - 1) - 2 e^{\mu + \sigma^2/2}
+              \Bigl[\Phi(w - \sigma) + \Phi\bigl(\tfrac{\sigma}{\sqrt 2}\bigr) - 1\Bigr],
+              \qquad w = \frac{\log y - \mu}{\sigma},
+
+    with :math:`\Phi(w) = \Phi(w - \sigma) = 0` for :math:`y \le 0`.
+
+    Examples
+    --------
+    >>> round(float(crps_lognormal(1.0, 0.0, 1.0)), 6)
+    0.267405
+    """
+    obs, mulog, sigmalog = _prep(obs, mulog=mulog, sigmalog=sigmalog)
+    check_positive(sigmalog, "sigmalog")
+    positive = obs > 0
+    w = np.where(positive, (np.log(np.where(positive, obs, 1.0)) - mulog) / sigmalog, -np.inf)
+    mean = np.exp(mulog + 0.5 * sigmalog ** 2)
+    return (obs * (2.0 * special.ndtr(w) - 1.0)
+            - 2.0 * mean * (special.ndtr(w - sigmalog) + special.ndtr(sigmalog / math.sqrt(2.0)) - 1.0))
+
+
+@_parametric("crps_uniform", ("low", "high"), JKL)
+def crps_uniform(obs: Any, low: Any, high: Any) -> np.ndarray:
+    r"""CRPS of the uniform distribution on :math:`[l, u]`.
+
+    With :math:`z = (y - l)/(u - l)` and :math:`F(z) = \min(\max(z, 0), 1)`,
+
+    .. math:: \mathrm{CRPS} = (u - l)\Bigl[\,|z - F(z)| + F(z)^2 - F(z) + \tfrac13\Bigr].
+
+    Examples
+    --------
+    >>> round(float(crps_uniform(0.5, 0.0, 1.0)), 6)
+    0.083333
+    """
+    obs, low, high = _prep(obs, low=low, high=high)
+    width = high - low
+    check_positive(width, "high - low")
+    z = (obs - low) / width
+    f = np.clip(z, 0.0, 1.0)
+    return width * (np.abs(z - f) + f * f - f + 1.0 / 3.0)
+
+
+@_parametric("crps_beta", ("a", "b"), JKL)
+def crps_beta(obs: Any, a: Any, b: Any, *, lower: float = 0.0, upper: float = 1.0) -> np.ndarray:
+    r"""CRPS of the beta distribution :math:`\mathrm{Beta}(a, b)` on :math:`[l, u]`.
+
+    On :math:`[0, 1]`, with :math:`F_{a,b}` the beta CDF,
+
+    .. math:: \mathrm{CRPS} = y\,(2F_{a,b}(y) - 1) + \frac{a}{a+b}\Bigl[1 - 2F_{a+1,b}(y)
+              - \frac{2\,B(2a, 2b)}{a\,B(a, b)^2}\Bigr],
+
+    and on :math:`[l, u]` the score of the rescaled outcome is multiplied by :math:`u - l`.
+
+    Examples
+    --------
+    >>> round(float(crps_beta(0.5, 1.0, 1.0)), 6) == round(float(crps_uniform(0.5, 0.0, 1.0)), 6)
+    True
+    """
+    obs, a, b, lower_, upper_ = _prep(obs, a=a, b=b, lower=lower, upper=upper)
+    check_positive(a, "a")
+    check_positive(b, "b")
+    width = upper_ - lower_
+    check_positive(width, "upper - lower")
+    z = (obs - lower_) / width
+    zc = np.clip(z, 0.0, 1.0)
+    f0 = special.betainc(a, b, zc)
+    f1 = special.betainc(a + 1.0, b, zc)
+    log_ratio = special.betaln(2.0 * a, 2.0 * b) - 2.0 * special.betaln(a, b)
+    core = z * (2.0 * f0 - 1.0) + a / (a + b) * (1.0 - 2.0 * f1 - 2.0 * np.exp(log_ratio) / a)
+    return width * core
+
+
+@_parametric("crps_t", ("df", "mu", "sigma"), JKL)
+def crps_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
+    r"""CRPS of the location-scale Student-t distribution with :math:`\nu > 1` degrees of freedom.
+
+    .. math:: \mathrm{CRPS} = \sigma\Bigl[z(2F_\nu(z) - 1) + 2 f_\nu(z)\frac{\nu + z^2}{\nu - 1}
+              - \frac{2\sqrt\nu\,B(\tfrac12, \nu - \tfrac12)}{(\nu - 1)\,B(\tfrac12, \tfrac\nu2)^2}\Bigr],
+              \qquad z = \frac{y - \mu}{\sigma}.
+
+    The CRPS needs a finite mean, hence ``df > 1``.
+
+    Examples
+    --------
+    >>> bool(abs(crps_t(0.3, 1e7, 0.0, 1.0) - crps_normal(0.3, 0.0, 1.0)) < 1e-6)
+    True
+    """
+    obs, df, mu, sigma = _prep(obs, df=df, mu=mu, sigma=sigma)
+    check_positive(sigma, "sigma")
+    bad = df <= 1
+    if bad.any():
+        raise InputError(f"df: expected degrees of freedom > 1 (the CRPS needs a finite mean), "
+                         f"got {float(df[bad].ravel()[0])!r}")
+    z = (obs - mu) / sigma
+    cdf = stats.t.cdf(z, df)
+    pdf = stats.t.pdf(z, df)
+    log_const = special.betaln(0.5, df - 0.5) - 2.0 * special.betaln(0.5, df / 2.0)
+    const = 2.0 * np.sqrt(df) / (df - 1.0) * np.exp(log_const)
+    return sigma * (z * (2.0 * cdf - 1.0) + 2.0 * pdf * (df + z * z) / (df - 1.0) - const)
+
+
+def _mixnorm_A(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    # E|Z| for Z ~ N(mean, var)
+    sd = np.sqrt(var)
+    z = mean / sd
+    return mean * special.erf(z / math.sqrt(2.0)) + 2.0 * sd * stats.norm.pdf(z)
+
+
+def _mixnorm_table(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Gather ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
+    comps = sorted(int(m.group(1)) for key in arrays if (m := re.fullmatch(r"mu(\d+)", key)))
+    if not comps:
+        raise InputError("crps_mixnorm: expected parameter columns mu0, sigma0, w0, mu1, sigma1, w1, ...")
+    missing = [f"{p}{k}" for k in comps for p in ("sigma", "w") if f"{p}{k}" not in arrays]
+    if missing:
+        raise InputError(f"crps_mixnorm: missing parameter column(s) {missing}")
+    stack = lambda p: np.stack([arrays[f"{p}{k}"] for k in comps], axis=-1)  # noqa: E731
+    return crps_mixnorm(arrays["y"], stack("mu"), stack("sigma"), stack("w"))
+
+
+@register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
+          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=_mixnorm_table,
+          citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL)
+def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
+    r"""CRPS of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
+
+    .. math:: \mathrm{CRPS} = \sum_k w_k A(y - \mu_k, \sigma_k^2)
+              - \tfrac12 \sum_{k,l} w_k w_l A(\mu_k - \mu_l, \sigma_k^2 + \sigma_l^2),
+
+    with :math:`A(m, v) = \mathbb E|Z|` for :math:`Z \sim N(m, v)`, i.e.
+    :math:`A(m, v) = m(2\Phi(m/\sqrt v) - 1) + 2\sqrt v\,\varphi(m/\sqrt v)`.
+
+    Parameters
+    ----------
+    obs : array_like, shape (...)
+    mu, sigma : array_like, shape (..., K)
+        Component means and standard deviations (components on the last axis).
+    w : array_like, shape (..., K), optional
+        Non-negative component weights (normalised to sum 1); equal weights by default.
+
+    Examples
+    --------
+    >>> bool(np.isclose(crps_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), crps_normal(0.2, 0.0, 1.0)))
+    True
+    """
+    obs = as_float(obs, "obs")
+    mu, sigma = broadcast(mu=as_float(mu, "mu"), sigma=as_float(sigma, "sigma"))
+    if mu.ndim == 0:
+        raise InputError("mu: expected the mixture components on the last axis, got a scalar")
+    check_positive(sigma, "sigma")
+    w = np.ones(mu.shape) if w is None else as_float(w, "w")
+    if (w < 0).any():
+        raise InputError("w: expected non-negative mixture weights")
+    mu, sigma, w = broadcast(mu=mu, sigma=sigma, w=w)
+    total = w.sum(axis=-1, keepdims=True)
+    if (total <= 0).any():
+        raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
+    w = w / total
+    try:
+        batch = np.broadcast_shapes(obs.shape, mu.shape[:-1])
+    except ValueError:
+        raise InputError(f"mismatched lengths: obs has shape {obs.shape} but the mixture parameters "
+                         f"have shape {mu.shape}") from None
+    obs = np.broadcast_to(obs, batch)
+    var = sigma * sigma
+    first = np.sum(w * _mixnorm_A(obs[..., None] - mu, var), axis=-1)
+    pair = _mixnorm_A(mu[..., :, None] - mu[..., None, :], var[..., :, None] + var[..., None, :])
+    second = np.einsum("...k,...kl,...l->...", w, pair, w)
+    return first - 0.5 * second
+
+
+@register("log_score_normal", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
+          higher_is_better=False, bounds=(-math.inf, math.inf), proper="strict", per_row=True,
+          citation="Good (1952); " + GNEITING_RAFTERY)
+def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
+    r"""Logarithmic score (negative log density) of :math:`N(\mu, \sigma^2)`.
+
+    .. math:: \mathrm{LS} = \tfrac12 \log(2\pi) + \log\sigma + \tfrac12 z^2, \qquad z = \frac{y-\mu}{\sigma}.
+
+    Unlike the CRPS it can be negative (a density exceeds 1 when :math:`\sigma` is small).
+
+    Examples
+    --------
+    >>> round(float(log_score_normal(0.0, 0.0, 1.0)), 6)
+    0.918939
+    """
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
+    check_positive(sigma, "sigma")
+    z = (obs - mu) / sigma
+    return 0.5 * math.log(2.0 * math.pi) + np.log(sigma) + 0.5 * z * z
+
+
+@register("dawid_sebastiani_score", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
+          higher_is_better=False, bounds=(-math.inf, math.inf), proper="proper", per_row=True,
+          citation="Dawid & Sebastiani (1999), Annals of Statistics 27(1):65-81")
+def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
+    r"""Dawid-Sebastiani score of a forecast with mean :math:`\mu` and standard deviation :math:`\sigma`.
+
+    .. math:: \mathrm{DSS} = \Bigl(\frac{y - \mu}{\sigma}\Bigr)^2 + 2 \log \sigma .
+
+    It depends on the forecast only through its first two moments, so it is proper (not
+    strictly): distributions with the true mean and variance all score alike.
+
+    Examples
+    --------
+    >>> float(dawid_sebastiani_score(1.0, 0.0, 1.0))
+    1.0
+    """
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
+    check_positive(sigma, "sigma")
+    z = (obs - mu) / sigma
+    return z * z + 2.0 * np.log(sigma)
