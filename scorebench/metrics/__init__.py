@@ -10,6 +10,7 @@ from importlib import import_module
 
 # One line per family module; each module registers its metrics on import.
 _FAMILIES = (
+    "scoring_rules",
     "ranking",
     "embedding_retrieval",
     "losses_registry",
