@@ -90,11 +90,11 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     Examples
     --------
     >>> import pandas as pd
-    >>> import scorebench.aggregate as agg
+    >>> import scorebench
     >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"])
-    >>> agg.aggregate(t, "copeland", n_boot=0).to_frame()[["system", "score", "rank"]].values.tolist()
+    >>> scorebench.aggregate(t, "copeland", n_boot=0).to_frame()[["system", "score", "rank"]].values.tolist()
     [['a', 2.0, 1], ['b', 0.0, 2], ['c', -2.0, 3]]
-    >>> agg.aggregate(t, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
+    >>> scorebench.aggregate(t, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
     record = get_method(method)

@@ -1,0 +1,80 @@
+"""``scorebench aggregate``: rank systems across tasks (social choice, pairwise ratings, means)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from ..errors import InputError
+from ..io import read_table
+from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+
+
+def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
+    if not pairs:
+        return None
+    out: dict[str, float] = {}
+    for chunk in pairs:
+        for pair in chunk.split(","):
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise InputError(f"--weights {pair!r}: expected COLUMN=WEIGHT")
+            try:
+                out[key.strip()] = float(value)
+            except ValueError:
+                raise InputError(f"--weights {pair!r}: weight {value!r} is not a number") from None
+    return out
+
+
+@click.command("aggregate")
+@click.argument("scores", type=click.Path(path_type=Path), required=False)
+@click.option("--method", "-m", "methods", multiple=True,
+              help="Aggregation method (repeatable; default borda). See --list-methods.")
+@click.option("--weights", "-w", multiple=True, help="Column weights as COLUMN=W (repeatable or comma-separated).")
+@click.option("--lower-is-better", "lower", multiple=True, help="A column (or task/metric) where lower is better.")
+@click.option("--bootstrap", "n_boot", default=0, show_default=True, type=int,
+              help="Bootstrap rounds for score and rank intervals (tasks or battles resampled).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--ci", default=0.95, show_default=True, type=float)
+@click.option("--param", "-p", "params", multiple=True,
+              help="Method parameter as key=value (e.g. ties=min); passed to the methods that accept it.")
+@click.option("--system-column", default=None, help="Wide tables: the column holding system names.")
+@click.option("--exclude", multiple=True, help="Wide tables: a column that is not a score (repeatable).")
+@click.option("--duplicates", type=click.Choice(["raise", "suffix", "first"]), default="raise", show_default=True,
+              help="Repeated system names in a wide table.")
+@click.option("--list-methods", "show_methods", is_flag=True, help="List the registered methods and exit.")
+@OUTPUT_OPTION
+@FORMAT_OPTION
+def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
+            show_methods, output, fmt) -> None:
+    """Rank the systems in SCORES (scores, wide systems x tasks, or battles table)."""
+    from ..aggregate import aggregate, get_method, list_methods
+
+    if show_methods:
+        table = list_methods()[["name", "family", "accepts", "params", "missing"]]
+        emit(table, output, fmt)
+        return
+    if scores is None:
+        raise click.UsageError("missing argument SCORES (or pass --list-methods)")
+    table = read_table(scores)
+    options = parse_options(params)
+    names = list(methods) or ["borda"]
+    records = [get_method(n) for n in names]
+    unused = [k for k in options if not any(k in r.params for r in records)]
+    if unused:
+        raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
+    hib = {c: False for c in lower} or None
+    frames = []
+    for record in records:
+        mine = {k: v for k, v in options.items() if k in record.params}
+        ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
+                                n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
+                                exclude=tuple(exclude), duplicates=duplicates, **mine)
+        frame = ranking.to_frame()
+        frame.insert(0, "method", record.name)
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
+    emit(out, output, fmt)
