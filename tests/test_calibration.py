@@ -255,8 +255,10 @@ def test_properties_counts_bounds_identity(p, n_bins, binning, seed):
 @given(st.floats(0.0, 1.0), st.integers(200, 2000), st.integers(0, 2**31 - 1))
 def test_property_calibrated_smooth_ece_shrinks(_unused, n, seed):
     y, p = _calibrated(n, seed)
-    # a calibrated forecast's smooth ECE is O(n^-1/2)-small (a generous 4 / sqrt(n) bound)
+    # a calibrated forecast's smooth ECE is O(n^-1/2)-small (a generous 4 / sqrt(n) bound); the binned
+    # ECE of B bins is about sqrt(2 / pi) * 0.5 * sqrt(B / n) in expectation
     assert smooth_ece(y, p) < 4 / math.sqrt(n)
+    assert ece(y, p, n_bins=10) < 1.5 * math.sqrt(10 / n)
     assert 0.0 <= smooth_ece(y, p) <= 1.0
 
 
