@@ -548,7 +548,7 @@ def eleven_point_average(ranked: Any, judged: Any, *, levels: Any = _ELEVEN,
     Examples
     --------
     >>> eleven_point_average([[1, 0, 1, 0]], [[1, 1]]).round(4)
-    array([0.8485])
+    array([0.9091])
     """
     return _eleven_core(_lists(ranked, judged, relevance_level), levels=levels)
 
