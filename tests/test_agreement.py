@@ -60,6 +60,16 @@ def test_kendall_tau_b_heavy_ties_and_sizes(n):
     assert ag.kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y)[0], abs=1e-12)
 
 
+def test_kendall_table_and_merge_routes_agree(monkeypatch):
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 6, 500).astype(float)
+    y = np.round(x / 2 + rng.normal(size=500))
+    by_table = ag.kendall_tau(x, y)
+    monkeypatch.setattr(ag, "_TABLE_CELLS", 0)  # force the merge-sort route
+    assert ag.kendall_tau(x, y) == pytest.approx(by_table, abs=1e-12)
+    assert by_table == pytest.approx(stats.kendalltau(x, y)[0], abs=1e-12)
+
+
 def test_count_inversions_brute_force():
     rng = np.random.default_rng(0)
     for n in (0, 1, 2, 7, 33, 100):
