@@ -51,6 +51,10 @@ def _ratio(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-12) -> torch.Tensor
     return a / (b + eps)
 
 
+def _f1(c: SoftConfusion, beta: float = 1.0) -> torch.Tensor:
+    return _f_beta(c, 1.0)
+
+
 def _f_beta(c: SoftConfusion, beta: float = 1.0) -> torch.Tensor:
     b2 = beta * beta
     return _ratio((1 + b2) * c.tp, (1 + b2) * c.tp + b2 * c.fn + c.fp)
@@ -74,7 +78,7 @@ def _accuracy(c: SoftConfusion, beta: float = 1.0) -> torch.Tensor:
 
 
 ANYLOSS_METRICS: dict[str, Callable[..., torch.Tensor]] = {
-    "f1": _f_beta,
+    "f1": _f1,
     "f_beta": _f_beta,
     "balanced_accuracy": _balanced_accuracy,
     "mcc": _mcc,

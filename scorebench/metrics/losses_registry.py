@@ -84,7 +84,7 @@ def extract_listwise(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
 def _tensors(*arrays: Any):
     import torch
 
-    return [torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in arrays]
+    return [torch.tensor(np.asarray(a, dtype=np.float64)) for a in arrays]
 
 
 def _listwise(name: str, summary: str, **fixed: Any) -> Callable[..., np.ndarray]:
