@@ -99,7 +99,9 @@ def schulze(data: ScoreMatrix | Battles) -> MethodResult:
     r"""Schulze (beat path): ``a`` ranks above ``b`` when its strongest path to ``b`` is stronger.
 
     With path strength the smallest margin along the path, :math:`p_{ab}` the strongest path
-    strength, the score is :math:`s_a = \#\{b: p_{ab} > p_{ba}\}`.
+    strength, the score is minus the number of systems that beat ``a`` this way,
+    :math:`s_a = -\#\{b: p_{ba} > p_{ab}\}`; the relation is transitive (Schulze, 2011), so the
+    systems nobody beats — the Schulze winners — share the top score.
 
     Examples
     --------
@@ -107,11 +109,11 @@ def schulze(data: ScoreMatrix | Battles) -> MethodResult:
     >>> from scorebench.aggregate.input import as_matrix
     >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
     >>> schulze(m).scores.tolist()
-    [2.0, 1.0, 0.0]
+    [0.0, -1.0, -2.0]
     """
     P, _ = pairwise(data)
     p = schulze_strengths(P)
-    return _result(data, P, (p > p.T).sum(axis=1), strengths=p)
+    return _result(data, P, 0.0 - (p.T > p).sum(axis=1), strengths=p)
 
 
 @register_method("ranked_pairs", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
@@ -122,7 +124,8 @@ def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
     Pairs with equal margins form one batch and are treated alike, independently of row
     order: a batch edge is dropped if it closes a cycle with the edges locked before the
     batch, or if it lies on a cycle formed together with the other batch edges. The score
-    is the number of systems below ``a`` in the locked order (its transitive closure).
+    is minus the number of systems above ``a`` in the locked graph's transitive closure, so
+    the systems nothing is locked above (the winners) share the top score.
 
     Examples
     --------
@@ -130,7 +133,7 @@ def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
     >>> from scorebench.aggregate.input import as_matrix
     >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
     >>> ranked_pairs(m).scores.tolist()
-    [2.0, 1.0, 0.0]
+    [0.0, -1.0, -2.0]
     """
     P, _ = pairwise(data)
     M = P - P.T
@@ -156,7 +159,7 @@ def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
                 continue
             locked[a, b] = True
             reach |= np.outer(reach[:, a], reach[b, :])
-    scores = reach.sum(axis=1) - 1.0
+    scores = 1.0 - reach.sum(axis=0)
     return _result(data, P, scores, skipped_pairs=skipped)
 
 

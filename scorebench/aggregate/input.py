@@ -279,6 +279,11 @@ def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMa
 
 def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates: str,
                system_column: str | None, exclude: tuple[str, ...]) -> ScoreMatrix:
+    # Leaderboard exports often carry stray whitespace in headers ("\tScore"): strip it.
+    stripped = [str(c).strip() for c in df.columns]
+    if len(set(stripped)) != len(stripped):
+        raise InputError(f"column names collide once surrounding whitespace is stripped: {stripped}")
+    df = df.set_axis(stripped, axis=1)
     missing = [c for c in exclude if c not in df.columns]
     if missing:
         raise InputError(f"exclude: column(s) {missing} are not in the table")

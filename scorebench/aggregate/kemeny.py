@@ -284,7 +284,9 @@ def kemeny(data: ScoreMatrix | Battles, *, solver: str = "auto", dp_max: int = 1
 
     The score of a system is minus its expected position over the co-optimal rankings
     found (all of them with the DP solver, or with ``all_optimal=True``), so systems
-    that swap places between optimal rankings tie. ``details`` holds the objective, the
+    that swap places between optimal rankings tie. ``details["winners"]`` lists every
+    system ranked first by some co-optimal ranking (pref_voting's convention), which can be
+    larger than the top tie group of the expected-position ranking. ``details`` holds the objective, the
     co-optimal rankings (names, best first), their number, the solver per component and,
     for the heuristic, the lower bound and gap.
 
@@ -338,7 +340,9 @@ def kemeny(data: ScoreMatrix | Battles, *, solver: str = "auto", dp_max: int = 1
     named = [tuple(data.systems[i] for i in r) for r in rankings]
     total_cost = kemeny_cost(P, rankings[0])
     lower += total_cost - within  # pairs across components cost their minority weight in any ranking
+    firsts = {r[0] for r in named}
     details = {"objective": total_cost, "rankings": named, "n_optimal": n_optimal,
+               "winners": tuple(s for s in data.systems if s in firsts),
                "solvers": solvers, "exact": exact, "lower_bound": lower, "gap": total_cost - lower}
     cw = condorcet_winner(P)
     details["condorcet_winner"] = None if cw is None else data.systems[cw]
