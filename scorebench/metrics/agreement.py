@@ -150,23 +150,22 @@ def _count_inversions(a: np.ndarray) -> int:
 _TABLE_CELLS = 1 << 20  # contingency tables up to this many cells count pairs directly
 
 
-def _discordant_pairs(a_sorted: np.ndarray, b_sorted: np.ndarray) -> int:
-    r"""Discordant pairs of rows sorted lexicographically by (a, b).
+def _pairs_within(counts: np.ndarray) -> float:
+    """Sum of t(t-1)/2 over the counts t of tie groups (or table cells)."""
+    t = np.asarray(counts, dtype=np.float64)
+    return float((t * (t - 1) / 2).sum())
 
-    Few distinct values (ratings on a scale): from the contingency table ``C``,
-    :math:`\sum_{ij} C_{ij} \sum_{i' > i, j' < j} C_{i'j'}` in O(n + V_a V_b).
-    Otherwise: the inversions of ``b`` in this order (pairs tied in ``a`` are sorted by
-    ``b`` and so never inverted), by merge sort in O(n log^2 n).
+
+def _discordant_from_table(table: np.ndarray) -> int:
+    r"""Discordant pairs from the contingency table ``C`` of two rankings.
+
+    :math:`\sum_{ij} C_{ij} \sum_{i' > i, j' < j} C_{i'j'}`, O(V_a V_b), used when the
+    inputs take few distinct values (ratings on a scale).
     """
-    ua, ia = np.unique(a_sorted, return_inverse=True)
-    ub, ib = np.unique(b_sorted, return_inverse=True)
-    if ua.size * ub.size > _TABLE_CELLS:
-        return _count_inversions(ib)
-    table = np.bincount(ia * ub.size + ib, minlength=ua.size * ub.size).reshape(ua.size, ub.size)
     later_rows = np.cumsum(table[::-1], axis=0)[::-1]  # rows >= i
-    later_rows = np.vstack([later_rows[1:], np.zeros((1, ub.size), dtype=later_rows.dtype)])  # rows > i
+    later_rows = np.vstack([later_rows[1:], np.zeros((1, table.shape[1]), dtype=later_rows.dtype)])
     smaller_cols = np.cumsum(later_rows, axis=1)
-    smaller_cols = np.hstack([np.zeros((ua.size, 1), dtype=smaller_cols.dtype), smaller_cols[:, :-1]])
+    smaller_cols = np.hstack([np.zeros((table.shape[0], 1), dtype=smaller_cols.dtype), smaller_cols[:, :-1]])
     return int((table * smaller_cols).sum())
 
 
@@ -221,12 +220,15 @@ def spearman(y_true: Any, y_pred: Any, /) -> float:
           bounds=(-1.0, 1.0), per_row=False,
           citation="Kendall (1945), Biometrika 33(3) (tau-b)")
 def kendall_tau(y_true: Any, y_pred: Any, /) -> float:
-    r"""Kendall's tau-b rank correlation, corrected for ties, in O(n log^2 n).
+    r"""Kendall's tau-b rank correlation, corrected for ties.
 
     .. math:: \tau_b = \frac{n_c - n_d}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}
 
     with :math:`n_0 = n(n-1)/2`, :math:`n_c, n_d` the concordant and discordant pairs and
-    :math:`n_1, n_2` the pairs tied in ``y_true`` and in ``y_pred``.
+    :math:`n_1, n_2` the pairs tied in ``y_true`` and in ``y_pred``. Ratings on a scale
+    (few distinct values) are counted from their contingency table in
+    :math:`O(n + V_1 V_2)`; continuous values by a merge-sort inversion count in
+    :math:`O(n \log^2 n)`.
 
     References
     ----------
@@ -239,12 +241,20 @@ def kendall_tau(y_true: Any, y_pred: Any, /) -> float:
     """
     a, b = _pair(y_true, y_pred)
     n = a.size
-    order = np.lexsort((b, a))  # by a, then b: pairs tied in a are never counted discordant
-    a_sorted, b_sorted = a[order], b[order]
-    discordant = _discordant_pairs(a_sorted, b_sorted)
+    ua, ia = np.unique(a, return_inverse=True)
+    ub, ib = np.unique(b, return_inverse=True)
+    if ua.size * ub.size <= _TABLE_CELLS:
+        table = np.bincount(ia * ub.size + ib, minlength=ua.size * ub.size).reshape(ua.size, ub.size)
+        discordant = _discordant_from_table(table)
+        ties_a, ties_b, ties_ab = (_pairs_within(table.sum(axis=1)), _pairs_within(table.sum(axis=0)),
+                                   _pairs_within(table))
+    else:
+        order = np.lexsort((ib, ia))  # by a, then b: pairs tied in a are never counted discordant
+        a_sorted, b_sorted = ia[order], ib[order]
+        discordant = _count_inversions(b_sorted)
+        ties_a, ties_b = _tie_pairs(a_sorted), _pairs_within(np.bincount(ib))
+        ties_ab = _tie_pairs(a_sorted, b_sorted)
     total = n * (n - 1) / 2.0
-    ties_a, ties_b = _tie_pairs(a_sorted), _tie_pairs(np.sort(b))
-    ties_ab = _tie_pairs(a_sorted, b_sorted)
     for ties, name in ((ties_a, "y_true"), (ties_b, "y_pred")):
         if total - ties == 0:
             raise _constant_error(name, "the input")

@@ -131,7 +131,7 @@ def roc_curve(is_ood: Any, score: Any, /) -> RocCurve:
 
 
 def _curve(y: np.ndarray, s: np.ndarray) -> RocCurve:
-    order = np.argsort(-s, kind="stable")
+    order = np.argsort(-s)  # order inside a tie block is irrelevant: counts are taken at block ends
     s_sorted, y_sorted = s[order], y[order]
     last = np.r_[np.flatnonzero(np.diff(s_sorted)), s_sorted.size - 1]  # end of each tie block
     tps = np.r_[0.0, np.cumsum(y_sorted)[last]]
