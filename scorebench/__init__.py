@@ -19,6 +19,11 @@ from .evaluate import compare, evaluate
 from .io import read_table, write_table
 from .registry import Metric, list_metrics, metric, register
 
+# Functions that share their name with a submodule are bound eagerly: a lazy binding
+# would be replaced by the submodule as soon as anything imported it.
+from .aggregate import aggregate  # noqa: E402
+from .power import power  # noqa: E402
+
 __all__ = [
     "__version__", "Metric", "metric", "list_metrics", "register", "evaluate", "compare",
     "read_table", "write_table", "aggregate", "power", "irt", "losses", "models",
@@ -27,8 +32,6 @@ __all__ = [
 
 # name -> (module, attribute or None for the module itself), loaded on first access
 _LAZY = {
-    "aggregate": ("scorebench.aggregate", "aggregate"),
-    "power": ("scorebench.power", "power"),
     "irt": ("scorebench.irt", None),
     "losses": ("scorebench.losses", None),
     "models": ("scorebench.models", None),

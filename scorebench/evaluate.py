@@ -255,18 +255,46 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
     value = float(record.compute(inputs.take(idx)))
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
-    replicates = np.empty(n_boot)
-    for b in range(n_boot):
-        sample = (idx[rng.integers(0, idx.size, idx.size)] if weights is None
-                  else np.repeat(idx, weights[b].astype(np.int64)))
-        replicates[b] = record.compute(inputs.take(sample))
+    if record.partial is not None and record.finalize is not None:
+        replicates = _weighted_replicates(record, inputs, idx, n_boot, rng, weights)
+        method = "row resampling (sufficient statistics)" if weights is None else "poisson row weights"
+    else:
+        replicates = np.empty(n_boot)
+        for b in range(n_boot):
+            sample = (idx[rng.integers(0, idx.size, idx.size)] if weights is None
+                      else np.repeat(idx, weights[b].astype(np.int64)))
+            replicates[b] = record.compute(inputs.take(sample))
+        method = "row resampling" if weights is None else "poisson row weights"
     finite = replicates[np.isfinite(replicates)]
     if finite.size < n_boot:
         raise InputError(f"metric {record.name!r}: {n_boot - finite.size} of {n_boot} bootstrap resamples "
                          "were undefined (e.g. a resample with a single class); the group is too small "
                          "for a bootstrap interval — pass n_boot=0")
     low, high = percentile_interval(replicates, ci)
-    return value, low, high, idx.size, "row resampling" if weights is None else "poisson row weights"
+    return value, low, high, idx.size, method
+
+
+def _weighted_replicates(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int,
+                         rng: np.random.Generator, weights: np.ndarray | None) -> np.ndarray:
+    """Bootstrap a set-level metric through its sufficient statistics, rounds in blocks.
+
+    A multinomial resample is the weight vector of how often each row was drawn, so the
+    metric's ``partial(arrays, weights)`` gives every round's statistics in one pass.
+    """
+    arrays = inputs.take(idx)
+    n = idx.size
+    rounds = max(1, min(n_boot, 4_000_000 // max(n, 1)))
+    out = np.empty(n_boot)
+    for start in range(0, n_boot, rounds):
+        stop = min(n_boot, start + rounds)
+        if weights is None:
+            block = np.empty((stop - start, n))
+            for r in range(stop - start):
+                block[r] = np.bincount(rng.integers(0, n, n), minlength=n)
+        else:
+            block = weights[start:stop]
+        out[start:stop] = record.finalize_stats(record.partial_stats(arrays, block))
+    return out
 
 
 def _unit_frame(prep: _Prepared, record: Metric, idx: np.ndarray, values: np.ndarray) -> pd.DataFrame:

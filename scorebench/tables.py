@@ -12,7 +12,9 @@ Built-in kinds and their columns (``system`` and ``task`` are optional grouping 
 kind                     columns
 =======================  ===========================================================
 ``binary``               ``y`` in {0, 1}, ``p`` = P(y = 1)
-``multiclass``           ``y`` (a class label), one ``p_<class>`` column per class
+``multiclass``           ``y`` (a class label), one ``p_<class>`` column per class; rows
+                         must sum to 1 within ``atol`` (or any positive sum with
+                         ``renormalize``) and are then rescaled to sum exactly 1
 ``ensemble``             ``y`` and member columns ``m0, m1, ...`` (or ``member``/``ens``
                          prefixes), or long: ``id``, ``member``, ``value`` and ``y``
 ``quantile``             ``y`` and one ``q<level>`` column per level (``q0.1``, ``q0.9``)
@@ -33,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .validation import check_choice, describe_rows
+from .validation import check_choice, describe_rows, show_value
 
 __all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
            "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns"]
@@ -201,7 +203,7 @@ def numeric_column(df: pd.DataFrame, column: str, *, nan_ok: bool = False) -> np
         bad = np.isnan(converted) & series.notna().to_numpy()
         if bad.any():
             first = series[bad].iloc[0]
-            raise InputError(f"column {column!r}: expected numbers, got {first!r} in "
+            raise InputError(f"column {column!r}: expected numbers, got {show_value(first)} in "
                              f"{describe_rows(bad, df.index)}")
         values = converted
     values = values.astype(np.float64, copy=False)
@@ -280,11 +282,11 @@ def extract_binary(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     p = numeric_column(df, "p", nan_ok=nan_policy == "propagate")
     bad_y = ~np.isin(y, (0.0, 1.0)) & ~np.isnan(y)
     if bad_y.any():
-        raise InputError(f"column 'y': value {y[bad_y][0]!r} in {describe_rows(bad_y, df.index)}; "
+        raise InputError(f"column 'y': value {show_value(y[bad_y][0])} in {describe_rows(bad_y, df.index)}; "
                          "expected binary outcomes 0 or 1")
     bad_p = (p < 0) | (p > 1)
     if bad_p.any():
-        raise InputError(f"column 'p': value {p[bad_p][0]!r} outside [0, 1] in "
+        raise InputError(f"column 'p': value {show_value(p[bad_p][0])} outside [0, 1] in "
                          f"{describe_rows(bad_p, df.index)}; expected probabilities")
     return Inputs(_frame(df, key), {"y": y, "p": p}, key=key)
 
@@ -313,21 +315,23 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
         zero = sums <= 0
         if zero.any():
             raise InputError(f"probability columns sum to 0 in {describe_rows(zero, df.index)}; cannot renormalize")
-        probs = probs / sums[:, None]
     else:
         off = np.abs(sums - 1.0) > atol
         if off.any():
             raise InputError(
-                f"probability columns {prob_cols}: rows sum to {sums[off][0]!r} in "
+                f"probability columns {prob_cols}: rows sum to {show_value(sums[off][0])} in "
                 f"{describe_rows(off, df.index)}; expected 1 within {atol:g} "
                 "(use a larger tolerance, or renormalize)")
+    # Rows accepted (within atol, or any positive sum with renormalize) are rescaled to sum
+    # exactly 1, so every metric sees proper probability vectors.
+    probs = probs / sums[:, None]
     labels = df["y"].astype(str).str.removesuffix(".0") if df["y"].dtype.kind == "f" else df["y"].astype(str)
     lookup = {c: i for i, c in enumerate(classes)}
     y = labels.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
     unknown = np.isnan(y)
     if unknown.any():
         first = df["y"].to_numpy()[unknown][0]
-        raise InputError(f"column 'y': label {first!r} in {describe_rows(unknown, df.index)} is not among "
+        raise InputError(f"column 'y': label {show_value(first)} in {describe_rows(unknown, df.index)} is not among "
                          f"the classes {classes} (from the p_<class> columns)")
     return Inputs(_frame(df, key), {"y": y.astype(np.int64), "P": probs}, {"classes": classes}, key=key)
 

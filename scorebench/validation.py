@@ -15,6 +15,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = [
+    "show_value",
     "describe_rows",
     "as_float_array",
     "check_finite",
@@ -27,6 +28,13 @@ __all__ = [
 ]
 
 _SHOW_ROWS = 5
+
+
+def show_value(value: Any) -> str:
+    """``repr`` of a value as the user wrote it (``1.5``, not ``np.float64(1.5)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
 
 
 def describe_rows(bad: np.ndarray, labels: Sequence[Any] | None = None) -> str:
@@ -97,7 +105,7 @@ def check_in_range(arr: np.ndarray, name: str, low: float, high: float, *,
         flat = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
         example = arr[bad].ravel()[0]
         raise InputError(
-            f"{name}: value {example!r} outside [{low}, {high}] in {describe_rows(flat, labels)}; "
+            f"{name}: value {show_value(example)} outside [{low}, {high}] in {describe_rows(flat, labels)}; "
             f"expected {what or f'values in [{low}, {high}]'}"
         )
 
@@ -109,7 +117,7 @@ def check_positive(arr: np.ndarray, name: str, *, labels: Sequence[Any] | None =
     if bad.any():
         flat = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
         op = "> 0" if strict else ">= 0"
-        raise InputError(f"{name}: expected values {op}, got {arr[bad].ravel()[0]!r} in "
+        raise InputError(f"{name}: expected values {op}, got {show_value(arr[bad].ravel()[0])} in "
                          f"{describe_rows(flat, labels)}")
 
 
@@ -136,7 +144,7 @@ def check_simplex(p: np.ndarray, name: str, *, atol: float = 1e-6, renormalize: 
     bad = np.abs(sums - 1.0) > atol
     if bad.any():
         raise InputError(
-            f"{name}: probabilities sum to {sums[bad].ravel()[0]!r} in "
+            f"{name}: probabilities sum to {show_value(sums[bad].ravel()[0])} in "
             f"{describe_rows(bad.ravel(), labels)}; expected each row to sum to 1 within "
             f"{atol:g} (pass renormalize=True to rescale, or a larger tolerance)"
         )
