@@ -18,6 +18,7 @@ _FAMILIES = (
     "agreement",
     "ood",
     "generative",
+    "irt_kind",
 )
 
 for _name in _FAMILIES:

@@ -1,0 +1,44 @@
+"""Item response theory: fit, score, inform and compress benchmarks of systems x items.
+
+* :func:`fit` — 1PL / Rasch / 2PL / 3PL / 4PL by marginal ML (EM on an adaptive dense grid,
+  PX-EM accelerated) or penalised joint ML; item SEs from the observed information;
+  infit/outfit; log-likelihood, AIC, BIC; a ``converged`` flag and warnings.
+* :meth:`IRTFit.score` — abilities of new systems against fixed item parameters (EAP/MAP/ML).
+* :func:`fit_by_topic` — one model per topic with topic-wise ability profiles (MedIRT).
+* :func:`fit_mirt` — multidimensional 2PL with a few factors.
+* :func:`select` — benchmark compression: a small informative item subset that reconstructs
+  full-benchmark scores, with cross-validated size and held-out RMSE.
+
+NumPy is the default path; ``device="cpu"|"cuda"`` runs the E-step products in torch.
+The submodules load on first use, so ``import scorebench.irt`` is cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "fit": "api", "fit_by_topic": "api", "TopicFit": "api", "METHODS": "api",
+    "select": "select", "Selection": "select", "informative_items": "select",
+    "IRTFit": "result", "IRTWarning": "result", "Priors": "em",
+    "MODELS": "models", "item_information": "models", "prob": "models",
+    "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",
+    "fit_mirt": "mirt", "MIRTFit": "mirt",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    target = _EXPORTS[name]
+    module = import_module(target if "." in target else f"{__name__}.{target}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

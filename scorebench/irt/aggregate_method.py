@@ -1,0 +1,29 @@
+"""The ``irt`` aggregation method: rank systems by IRT ability (with standard errors).
+
+Registered in :mod:`scorebench.aggregate` so that ``scorebench.aggregate(responses, "irt",
+n_boot=0)`` ranks systems by their estimated ability; the standard errors, 95% intervals
+and the item table travel in ``details``. Uncertainty comes from the model (ability SEs),
+not from a bootstrap, so the method has no bootstrap (pass ``n_boot=0``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..aggregate.registry import MethodResult, register_method
+
+__all__ = ["irt_method"]
+
+
+@register_method("irt", family="latent", accepts=("table",),
+                 missing="items a system did not answer are skipped (not scored as wrong)",
+                 citation="Birnbaum (1968); Bock & Aitkin (1981), Psychometrika 46")
+def irt_method(table: Any, *, model: str = "2pl", scoring: str = "eap", method: str = "auto") -> MethodResult:
+    """Ability of each system under a 2PL (or 1PL/3PL) IRT model fitted to its answers."""
+    from .api import fit
+
+    result = fit(table, model, scoring=scoring, method=method)
+    ab = result.abilities
+    return MethodResult(ab["theta"].to_numpy(), {
+        "systems": tuple(ab.index), "se": ab["se"].to_numpy(), "accuracy": ab["accuracy"].to_numpy(),
+        "converged": result.converged, "items": result.items, "loglik": result.loglik})

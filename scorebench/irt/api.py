@@ -1,0 +1,297 @@
+"""``scorebench.irt.fit``: one entry point for every unidimensional model and estimator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..metrics.irt_kind import ResponseMatrix, response_matrix
+from ..validation import check_choice
+from .em import Priors, fit_em
+from .information import item_covariance, se_of_b, standard_errors
+from .itemfit import infit_outfit
+from .jml import fit_jml
+from .models import PARAMS, get_model
+from .quadrature import ResponseOps
+from .result import IRTFit
+from .scoring import SCORING_METHODS, score_abilities
+
+__all__ = ["fit", "TopicFit", "METHODS"]
+
+METHODS = ("auto", "em", "jml")
+_JML_CELLS = 2e8  # method="auto" uses JML above this many systems x items
+
+
+def _priors(spec_name: str, priors: Priors | Mapping | None) -> Priors:
+    if isinstance(priors, Priors):
+        return priors
+    given = dict(priors or {})
+    unknown = set(given) - set(PARAMS)
+    if unknown:
+        raise InputError(f"priors: unknown parameter(s) {sorted(unknown)}; expected keys among {PARAMS}")
+    return Priors(**given)
+
+
+def _anchor_params(anchors: Any, items: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed values (J, 4; NaN = free) and the mask of fixed entries from an anchors table."""
+    table = anchors.items if isinstance(anchors, IRTFit) else anchors
+    if not isinstance(table, pd.DataFrame) or not {"a", "b"} <= set(table.columns):
+        raise InputError("anchors: expected a DataFrame indexed by item with columns 'a' and 'b' "
+                         "(optionally 'c', 'u'), or a previous fit")
+    init = np.full((len(items), 4), np.nan)
+    fixed = np.zeros((len(items), 4), dtype=bool)
+    common = [i for i in table.index if i in items]
+    if not common:
+        raise InputError("anchors: none of the anchor items is in the responses")
+    pos = items.get_indexer(common)
+    a = table.loc[common, "a"].to_numpy(np.float64)
+    b = table.loc[common, "b"].to_numpy(np.float64)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise InputError("anchors: 'a' and 'b' must be finite numbers")
+    init[pos, 0], init[pos, 1] = a, -a * b
+    init[pos, 2] = table.loc[common, "c"].to_numpy(np.float64) if "c" in table.columns else 0.0
+    init[pos, 3] = table.loc[common, "u"].to_numpy(np.float64) if "u" in table.columns else 1.0
+    fixed[pos] = True
+    return init, fixed
+
+
+def _make_ops(values: np.ndarray, device: str | None) -> ResponseOps:
+    if device is None:
+        return ResponseOps(values)
+    check_choice(device, "device", ("cpu", "cuda"))
+    from ._torch import TorchOps
+
+    return TorchOps(values, device)
+
+
+def _blas_limit(cells: float):
+    """One BLAS thread for small problems: thread start-up costs more than it saves."""
+    if cells > 2e7:
+        return nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        return nullcontext()
+    return threadpool_limits(1)
+
+
+def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: str = "eap",
+        topics: Any = None, anchors: Any = None, priors: Priors | Mapping | None = None,
+        max_iter: int = 500, tol: float | None = None, spacing: float | None = None,
+        device: str | None = None, nan_policy: str = "raise", full_se: bool | None = None,
+        warn: bool = True) -> IRTFit:
+    r"""Fit a logistic IRT model to a systems x items matrix of right/wrong answers.
+
+    .. math::
+
+        P(y_{ij} = 1 \mid \theta_i) = c_j + \frac{u_j - c_j}{1 + \exp(-a_j(\theta_i - b_j))},
+        \qquad \theta_i \sim N(0, 1)
+
+    (``1pl``: one common slope; ``rasch``: slopes 1 and a free latent sd; ``2pl``: free slopes;
+    ``3pl``: plus a lower asymptote with a beta prior; ``4pl``: plus an upper asymptote).
+
+    Parameters
+    ----------
+    responses : DataFrame, ndarray or ResponseMatrix
+        Wide 0/1 matrix (rows = systems, columns = items, NaN = not answered) or a long
+        ``responses`` table (``system``, ``item``, ``correct``, optional ``topic``).
+    model : {"1pl", "rasch", "2pl", "3pl", "4pl"}
+    method : {"auto", "em", "jml"}
+        Marginal ML by EM on an adaptive dense grid (default), or penalised joint ML
+        (``auto`` picks JML only above 2e8 cells).
+    scoring : {"eap", "map", "ml"}
+        How :attr:`IRTFit.abilities` are estimated.
+    topics : mapping, optional
+        Item -> topic for wide input (used by :func:`fit_by_topic`).
+    anchors : DataFrame or IRTFit, optional
+        Items whose parameters are held fixed (columns ``a``, ``b`` and optionally ``c``,
+        ``u``); the latent mean and sd are then estimated, which links the new calibration
+        to the anchors' scale.
+    priors : Priors or mapping, optional
+        ``{"a": (mean, sd), "d": (mean, sd), "c": (alpha, beta), "u": (alpha, beta)}``;
+        defaults: none on ``a``/``d``, Beta(5, 17) on ``c``, Beta(2, 20) on ``1 - u``.
+    max_iter, tol : int, float
+        Iteration limit and convergence tolerance (largest change of any item parameter;
+        default 1e-5 for EM, 1e-4 for JML).
+    spacing : float, optional
+        Fixed grid spacing (default: adapted to the narrowest posterior).
+    device : {"cpu", "cuda"}, optional
+        Run the E-step products with torch on this device (same estimates).
+    full_se : bool, optional
+        Invert the whole observed information (default for small problems) rather than
+        item by item.
+    warn : bool
+        Emit :class:`~scorebench.irt.IRTWarning` when the fit did not converge or items are
+        suspicious (the result says so either way: ``converged``, ``items["flag"]``).
+
+    Returns
+    -------
+    IRTFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> theta = rng.normal(size=400)
+    >>> a, b = rng.uniform(0.5, 2, 20), rng.normal(size=20)
+    >>> y = (rng.random((400, 20)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    >>> result = fit(y, "2pl")
+    >>> result.converged, list(result.items.columns[:4])
+    (True, ['a', 'b', 'd', 'se_a'])
+    >>> bool(np.corrcoef(result.abilities["theta"], theta)[0, 1] > 0.9)
+    True
+    """
+    spec = get_model(model)
+    check_choice(method, "method", METHODS)
+    check_choice(scoring, "scoring", SCORING_METHODS)
+    rm = response_matrix(responses, topics=topics, nan_policy=nan_policy)
+    prior = _priors(spec.name, priors)
+    values = rm.values
+    N, J = values.shape
+    obs = ~np.isnan(values)
+    n_item = obs.sum(axis=0)
+    right = np.where(obs, values, 0.0).sum(axis=0)
+    constant = (right == 0) | (right == n_item)
+    use = ~constant
+    if use.sum() < 2:
+        raise InputError(f"responses: fewer than 2 items have both right and wrong answers "
+                         f"({int(constant.sum())} of {J} are constant or unanswered); nothing to fit")
+    init = fixed = None
+    if anchors is not None:
+        init, fixed = _anchor_params(anchors, rm.items)
+        init, fixed = init[use], fixed[use]
+    chosen = method if method != "auto" else ("jml" if N * J > _JML_CELLS else "em")
+    if chosen == "jml" and spec.name in ("3pl", "4pl"):
+        raise InputError(f"method='jml' supports the 1pl, rasch and 2pl models, not {spec.name!r}; use method='em'")
+    work = values[:, use]
+    with _blas_limit(N * J * 200.0):
+        ops = _make_ops(work, device)
+        if chosen == "em":
+            res = fit_em(ops, spec, priors=prior, fixed=fixed, init=init, estimate_latent=anchors is not None,
+                         max_iter=max_iter, tol=1e-5 if tol is None else tol, spacing=spacing)
+        else:
+            res = fit_jml(ops, work, spec, priors=prior, max_iter=max_iter, tol=1e-4 if tol is None else tol,
+                          fixed=fixed, init=init)
+        free = np.tile(spec.free_mask, (work.shape[1], 1))
+        if fixed is not None:
+            free &= ~fixed
+        _, prior_h = prior.grad_info(res.params)
+        cov = item_covariance(ops, res.params, res.grid, res.posterior, free, common_slope=spec.common_slope,
+                              full=full_se, prior_info=np.where(free, prior_h, 0.0))
+        est = score_abilities(work, res.params, method=scoring, mu=res.grid.mu, sigma=res.grid.sigma)
+        eap = est.theta if scoring == "eap" else res.posterior.post @ res.grid.theta
+        infit, outfit = infit_outfit(work, res.params, eap)
+    params = np.full((J, 4), np.nan)
+    params[use] = res.params
+    se_full = np.full((J, 4), np.nan)
+    se_full[use] = standard_errors(cov)
+    cov_ad = np.full(J, np.nan)
+    cov_ad[use] = np.nan_to_num(cov[:, 0, 1]) if spec.common_slope else cov[:, 0, 1]
+    fit_stats = np.full((J, 2), np.nan)
+    fit_stats[use] = np.column_stack([infit, outfit])
+    if fixed is not None:
+        fixed_full = np.zeros((J, 4), dtype=bool)
+        fixed_full[use] = fixed
+        se_full[fixed_full] = 0.0
+        cov_ad[fixed_full[:, 0]] = 0.0
+    scale = 1.0
+    if spec.name == "rasch":
+        scale = float(params[use][0, 0])
+    items = _items_table(rm, spec, params, se_full, cov_ad, n_item, right, constant, fit_stats, scale)
+    accuracy = np.where(obs, values, 0.0).sum(axis=1) / np.maximum(obs.sum(axis=1), 1)
+    abilities = pd.DataFrame({"theta": est.theta * scale, "se": est.se * scale, "n": est.n_answered,
+                              "accuracy": np.where(obs.sum(axis=1) > 0, accuracy, np.nan)},
+                             index=pd.Index(rm.systems, name="system"))
+    n_params = int(free.sum()) + (1 if spec.common_slope else 0) + (2 if anchors is not None else 0)
+    latent_sd = res.grid.sigma * scale
+    result = IRTFit(model=spec.name, method=chosen, items=items, abilities=abilities,
+                    loglik=res.posterior.loglik, n_params=n_params, n_obs=N, converged=res.converged,
+                    n_iter=res.n_iter, message=res.message, scoring=scoring, latent_mean=res.grid.mu,
+                    latent_sd=latent_sd, history=tuple(res.history), params=params, theta_scale=scale)
+    if warn:
+        result.warn_if_needed()
+    return result
+
+
+def _items_table(rm: ResponseMatrix, spec, params, se, cov_ad, n_item, right, constant, fit_stats,
+                 scale) -> pd.DataFrame:
+    a, d = params[:, 0], params[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = -d / a
+        se_b = se_of_b(a, d, se[:, 0] ** 2, se[:, 1] ** 2, cov_ad)
+    cols: dict[str, Any] = {}
+    if spec.name == "rasch":
+        cols.update(a=np.where(constant, np.nan, 1.0), b=-d, d=d)
+        cols.update(se_a=np.where(constant, np.nan, 0.0), se_b=se[:, 1], se_d=se[:, 1])
+    else:
+        cols.update(a=a, b=b, d=d, se_a=se[:, 0], se_b=se_b, se_d=se[:, 1])
+    if "c" in spec.free:
+        cols.update(c=params[:, 2], se_c=se[:, 2])
+    if "u" in spec.free:
+        cols.update(u=params[:, 3], se_u=se[:, 3])
+    cols.update(n=n_item.astype(int), p=right / np.maximum(n_item, 1), infit=fit_stats[:, 0],
+                outfit=fit_stats[:, 1])
+    flag = np.full(len(a), "", dtype=object)
+    flag[(np.abs(b) > 6) | (np.abs(a) > 6)] = "extreme"
+    flag[a < 0] = "negative_slope"
+    flag[constant] = "constant"
+    cols["flag"] = flag
+    return pd.DataFrame(cols, index=pd.Index(rm.items, name="item"))
+
+
+@dataclass(frozen=True)
+class TopicFit:
+    """One model per topic (MedIRT style) and the systems' topic-wise ability profiles.
+
+    Attributes
+    ----------
+    fits : dict
+        Topic -> :class:`IRTFit`.
+    profiles : DataFrame
+        Long table: ``system``, ``topic``, ``theta``, ``se``.
+    """
+
+    fits: dict
+    profiles: pd.DataFrame
+
+    @property
+    def converged(self) -> bool:
+        return all(f.converged for f in self.fits.values())
+
+    def wide(self, value: str = "theta") -> pd.DataFrame:
+        """Systems x topics table of ``value`` (``theta`` or ``se``)."""
+        return self.profiles.pivot(index="system", columns="topic", values=value)
+
+
+def fit_by_topic(responses: Any, model: str = "2pl", *, topics: Any = None, **options: Any) -> TopicFit:
+    """Fit one model per topic (items grouped by their ``topic``); see :func:`fit`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> y = (rng.random((300, 12)) < 0.6).astype(float)
+    >>> y[:150] = (rng.random((150, 12)) < 0.8)
+    >>> tf = fit_by_topic(pd.DataFrame(y), "1pl", topics={i: "ab"[i % 2] for i in range(12)}, warn=False)
+    >>> sorted(tf.fits), tf.wide().shape
+    (['a', 'b'], (300, 2))
+    """
+    rm = response_matrix(responses, topics=topics, nan_policy=options.pop("nan_policy", "raise"))
+    if rm.topics is None:
+        raise InputError("fit_by_topic: no topics; pass a long table with a 'topic' column or topics={item: topic}")
+    fits = {}
+    frames = []
+    for topic in pd.unique(rm.topics.to_numpy()):
+        cols = np.flatnonzero((rm.topics == topic).to_numpy())
+        sub = ResponseMatrix(rm.values[:, cols], rm.systems, rm.items[cols])
+        fits[topic] = fit(sub, model, **options)
+        ab = fits[topic].abilities[["theta", "se"]].reset_index()
+        ab.insert(1, "topic", topic)
+        frames.append(ab)
+    return TopicFit(fits, pd.concat(frames, ignore_index=True))

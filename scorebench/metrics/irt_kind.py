@@ -1,0 +1,176 @@
+"""The ``responses`` table kind: systems answering items right (1) or wrong (0).
+
+A response table is either *long* (one row per answer: ``system``, ``item``, ``correct``
+in {0, 1}, optional ``topic`` per item) or *wide* (rows = systems, columns = items,
+``NaN`` = not answered). :func:`response_matrix` turns either into a
+:class:`ResponseMatrix`; missing answers stay missing (they are never scored as wrong).
+
+This module is deliberately light (numpy and pandas only): it is imported when
+``scorebench`` is imported, so that the ``responses`` kind is registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..validation import describe_rows
+
+__all__ = ["ResponseMatrix", "response_matrix", "extract_responses"]
+
+LONG_COLUMNS = ("system", "item", "correct")
+
+
+@dataclass(frozen=True)
+class ResponseMatrix:
+    """A systems x items matrix of 0/1 answers with ``NaN`` for missing ones.
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (n_systems, n_items)
+        1.0 = correct, 0.0 = wrong, NaN = not answered.
+    systems : Index
+        Row labels.
+    items : Index
+        Column labels.
+    topics : Series or None
+        Topic of each item (indexed by item), when the input had one.
+    """
+
+    values: np.ndarray
+    systems: pd.Index
+    items: pd.Index
+    topics: pd.Series | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(np.isnan(self.values).any())
+
+    def to_frame(self) -> pd.DataFrame:
+        """The wide matrix as a DataFrame (rows = systems, columns = items)."""
+        return pd.DataFrame(self.values, index=self.systems, columns=self.items)
+
+    def subset(self, rows: Any = None, cols: Any = None) -> ResponseMatrix:
+        """Positional subset of rows and/or columns."""
+        rows = slice(None) if rows is None else rows
+        cols = slice(None) if cols is None else cols
+        topics = None if self.topics is None else self.topics.iloc[cols]
+        return ResponseMatrix(self.values[rows][:, cols], self.systems[rows], self.items[cols], topics)
+
+
+def _check_binary(values: np.ndarray, where: str, labels: Any = None) -> None:
+    bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
+    if bad.any():
+        example = values[bad].ravel()[0]
+        raise InputError(f"{where}: value {example!r} in {describe_rows(bad, labels)}; "
+                         "expected answers scored 0 (wrong) or 1 (right), NaN for missing")
+
+
+def _from_long(df: pd.DataFrame, nan_policy: str) -> ResponseMatrix:
+    df, _ = _start(df, "responses", list(LONG_COLUMNS), nan_policy)
+    correct = numeric_column(df, "correct", nan_ok=True)
+    _check_binary(correct, "column 'correct'", df.index)
+    if nan_policy == "raise" and np.isnan(correct).any():
+        raise InputError(f"column 'correct': NaN (missing values) in "
+                         f"{describe_rows(np.isnan(correct), df.index)}; expected 0 or 1 "
+                         "(use nan_policy='omit' to drop such rows; they then count as not answered)")
+    dup = df.duplicated(subset=["system", "item"], keep=False).to_numpy()
+    if dup.any():
+        raise InputError(f"columns 'system'/'item': the same system answers the same item more than once "
+                         f"in {describe_rows(dup, df.index)}; expected each (system, item) once")
+    systems = pd.Index(pd.unique(df["system"]), name="system")
+    items = pd.Index(pd.unique(df["item"]), name="item")
+    values = np.full((len(systems), len(items)), np.nan)
+    values[systems.get_indexer(df["system"]), items.get_indexer(df["item"])] = correct
+    topics = None
+    if "topic" in df.columns:
+        per_item = df.groupby("item", sort=False)["topic"].nunique(dropna=False)
+        if (per_item > 1).any():
+            first = per_item.index[per_item.to_numpy() > 1][0]
+            raise InputError(f"column 'topic': item {first!r} has more than one topic; expected one topic per item")
+        topics = df.drop_duplicates("item").set_index("item")["topic"].reindex(items)
+    return ResponseMatrix(values, systems, items, topics)
+
+
+def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise") -> ResponseMatrix:
+    """Read responses from a long table, a wide DataFrame or a 2-D array.
+
+    Parameters
+    ----------
+    data : DataFrame, ndarray or ResponseMatrix
+        Long table with columns ``system``, ``item``, ``correct`` (and optionally ``topic``),
+        or a wide matrix (rows = systems, columns = items, NaN = not answered).
+    topics : mapping or Series, optional
+        Topic of each item for wide input (ignored when the long table has ``topic``).
+    nan_policy : {"raise", "omit"}
+        For long tables: what a missing ``correct`` means (``omit``: not answered).
+
+    Returns
+    -------
+    ResponseMatrix
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"system": ["s1", "s1", "s2"], "item": ["q1", "q2", "q1"],
+    ...                      "correct": [1, 0, 1]})
+    >>> m = response_matrix(long)
+    >>> m.values.tolist()
+    [[1.0, 0.0], [1.0, nan]]
+    """
+    if isinstance(data, ResponseMatrix):
+        rm = data
+    elif isinstance(data, pd.DataFrame) and all(c in data.columns for c in LONG_COLUMNS):
+        rm = _from_long(data, nan_policy)
+    elif isinstance(data, pd.DataFrame):
+        if data.columns.duplicated().any():
+            dups = sorted(set(map(str, data.columns[data.columns.duplicated()])))
+            raise InputError(f"wide responses: duplicate item column(s) {dups}; expected unique item names")
+        values = np.column_stack([numeric_column(data, c, nan_ok=True) for c in data.columns]) \
+            if data.shape[1] else np.empty((len(data), 0))
+        _check_binary(values, "wide responses", data.index)
+        rm = ResponseMatrix(values, pd.Index(data.index, name="system"), pd.Index(data.columns, name="item"))
+    else:
+        try:
+            arr = np.asarray(data, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"responses: expected a DataFrame or a 2-D array of 0/1, got {type(data).__name__}") from None
+        if arr.ndim != 2:
+            raise InputError(f"responses: expected a 2-D array (systems x items), got shape {arr.shape}")
+        if np.isinf(arr).any():
+            raise InputError("responses: infinite values; expected 0, 1 or NaN")
+        _check_binary(arr, "responses")
+        rm = ResponseMatrix(arr, pd.RangeIndex(arr.shape[0], name="system"),
+                            pd.RangeIndex(arr.shape[1], name="item"))
+    if rm.values.shape[0] < 2 or rm.values.shape[1] < 1:
+        raise InputError(f"responses: need at least 2 systems and 1 item, got shape {rm.values.shape}")
+    if topics is not None and rm.topics is None:
+        series = pd.Series(topics)
+        missing = [i for i in rm.items if i not in series.index]
+        if missing:
+            raise InputError(f"topics: no topic for item(s) {missing[:5]}; expected one topic per item")
+        rm = ResponseMatrix(rm.values, rm.systems, rm.items, series.reindex(rm.items))
+    return rm
+
+
+@register_kind("responses", columns="system, item, correct in {0, 1} (optional topic); or a wide 0/1 matrix",
+               options=())
+def extract_responses(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
+    """Answers of systems to items, scored right (1) or wrong (0)."""
+    df, _ = _start(df, "responses", list(LONG_COLUMNS), nan_policy)
+    correct = numeric_column(df, "correct", nan_ok=nan_policy == "propagate")
+    _check_binary(correct, "column 'correct'", df.index)
+    dup = df.duplicated(subset=[c for c in ("system", "task", "item") if c in df.columns], keep=False).to_numpy()
+    if dup.any():
+        raise InputError(f"columns 'system'/'item': duplicate answers in {describe_rows(dup, df.index)}; "
+                         "expected each (system, item) once")
+    return Inputs(_frame(df, "item"), {"correct": correct}, key="item")
