@@ -86,7 +86,8 @@ def _pair(y_true: Any, y_pred: Any, *, minimum: int = 2) -> tuple[np.ndarray, np
 
 def _constant_error(name: str, what: str) -> InputError:
     return InputError(f"{name}: {what} is constant, so the correlation is undefined "
-                      "(its variance is zero); expected at least two distinct values")
+                      "(its variance is zero); expected at least two distinct values (a bootstrap "
+                      "resample of a small group can draw a single value: add rows or pass n_boot=0)")
 
 
 def _correlation(a: np.ndarray, b: np.ndarray, what: tuple[str, str] = ("y_true", "y_pred")) -> float:

@@ -113,7 +113,9 @@ def _validate(is_ood: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
     if n_pos == 0 or n_pos == y.size:
         which = "in-distribution" if n_pos == 0 else "out-of-distribution"
         raise InputError(f"every example is {which}: detection metrics are undefined with a single class; "
-                         "expected both OOD (is_ood = 1) and in-distribution (is_ood = 0) examples")
+                         "expected both OOD (is_ood = 1) and in-distribution (is_ood = 0) examples (a "
+                         "bootstrap resample of a group with very few of one class can lose it: add "
+                         "examples or pass n_boot=0)")
     return y, s
 
 
