@@ -42,6 +42,9 @@ def prepare(method: Method, data: Any) -> Any:
             return battles_from_matrix(data)
     if isinstance(data, Battles) and "battles" in method.accepts:
         return data
+    if isinstance(data, Battles):
+        raise InputError(f"method {method.name!r} reads a score table (systems x tasks) and cannot rank a battles "
+                         "table; use bradley_terry, elo, plackett_luce or a Condorcet rule (copeland, kemeny, ...)")
     raise InputError(f"method {method.name!r} accepts {', '.join(method.accepts)} input, "
                      f"not a {type(data).__name__}")
 
