@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.compare_cmd",
     "scorebench.cli.run_cmd",
     "scorebench.cli.power_cmd",
+    "scorebench.cli.leaderboard_cmd",
 )
 
 

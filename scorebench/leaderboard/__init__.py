@@ -1,0 +1,25 @@
+"""Leaderboards: TOML specs -> evaluate / aggregate -> Markdown, HTML, CSV, JSON and SVG plots.
+
+``scorebench leaderboard build`` regenerates every board in ``leaderboards/``;
+``--check`` verifies that the committed outputs are byte-identical to a fresh build.
+
+>>> from scorebench.leaderboard import load_spec, build_board, write_board  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .build import Board, Figure, Section, build_board
+from .check import BoardDiff, diff_board
+from .render import board_files, render_csv, render_html, render_json, render_markdown_board, write_board
+from .spec import BoardSpec, load_spec
+
+__all__ = ["BoardSpec", "load_spec", "Board", "Section", "Figure", "build_board", "write_board",
+           "board_files", "render_markdown_board", "render_html", "render_csv", "render_json",
+           "BoardDiff", "diff_board", "find_specs"]
+
+
+def find_specs(root="leaderboards"):
+    """The ``*.toml`` specs in ``root``, sorted by name."""
+    from pathlib import Path
+
+    return sorted(Path(root).glob("*.toml"))

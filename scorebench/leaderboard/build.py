@@ -1,0 +1,503 @@
+"""Build a leaderboard: sources -> evaluate / compare / aggregate -> board data.
+
+The board is plain data (:class:`Board`: sections of formatted cells plus their numbers,
+figures as SVG text, provenance); :mod:`scorebench.leaderboard.render` turns it into
+Markdown, HTML, CSV and JSON. Every number comes from :func:`scorebench.evaluate`,
+:func:`scorebench.compare` and :func:`scorebench.aggregate`; this module only decides what
+goes on the board.
+
+Ranks within a task
+-------------------
+Systems are ordered by the spec's ``rank_by`` metric. For a per-row metric the rank
+interval is a *paired* bootstrap over units: the per-unit contributions form a systems x
+units matrix and :func:`scorebench.aggregate` with ``method="mean"`` resamples its
+columns (units) jointly for all systems, re-ranking each round. For a set-level metric
+(ECE, AUROC) the interval is the conservative CI-overlap range: a system cannot rank above
+``1 + #{b: lo_b > hi_a}`` (systems clearly better) or below ``k - #{b: hi_b < lo_a}``.
+
+Tie bands: walking down the ranking, a system joins the current band when its rank
+interval overlaps the interval of the band's first (best) system; otherwise it opens the
+next band. Systems in one band are statistically tied with the band's leader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..errors import InputError
+from ..io import format_value, read_table
+from ..registry import metric as lookup_metric
+from .spec import BoardSpec, CompareSpec, EvaluateSpec
+
+__all__ = ["Board", "Section", "Figure", "build_board", "tie_bands", "overlap_rank_intervals",
+           "SIGNIFICANT_DIGITS"]
+
+SIGNIFICANT_DIGITS = 10  # numbers in CSV/JSON are rounded to this many significant digits
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One plot: a file stem, a caption and the SVG text."""
+
+    name: str
+    caption: str
+    svg: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled table: display strings for Markdown/HTML and the numbers for CSV/JSON."""
+
+    key: str
+    title: str
+    note: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    data: pd.DataFrame = field(repr=False)
+    figures: tuple[Figure, ...] = ()
+
+
+@dataclass(frozen=True)
+class Board:
+    """Everything a renderer needs."""
+
+    spec: BoardSpec
+    sections: tuple[Section, ...]
+    provenance: tuple[tuple[str, str], ...]
+
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        return tuple(f for s in self.sections for f in s.figures)
+
+
+# --- small helpers ---------------------------------------------------------------------
+
+
+def pin(value: Any) -> Any:
+    """Round floats to :data:`SIGNIFICANT_DIGITS` so files do not depend on the last bits."""
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            return None if np.isnan(value) else float(value)
+        return float(f"{float(value):.{SIGNIFICANT_DIGITS}g}")
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _cell(value: float, low: float, high: float, digits: int) -> str:
+    text = format_value(float(value), digits)
+    if np.isfinite(low) and np.isfinite(high):
+        text += f" [{format_value(float(low), digits)}, {format_value(float(high), digits)}]"
+    return text
+
+
+def _arrow(name: str) -> str:
+    try:
+        hib = lookup_metric(name).higher_is_better
+    except Exception:  # not a registered metric (external board columns)
+        return name
+    return f"{name} {'↑' if hib else '↓'}" if hib is not None else name
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _slug(text: str) -> str:
+    out = "".join(c if c.isalnum() else "-" for c in str(text).lower())
+    return "-".join(p for p in out.split("-") if p) or "x"
+
+
+def tie_bands(rank_low: np.ndarray, rank_high: np.ndarray) -> np.ndarray:
+    """Band number (1 = best) of each system, given intervals in ranking order.
+
+    Examples
+    --------
+    >>> tie_bands(np.array([1, 1, 2, 4]), np.array([2, 3, 3, 4])).tolist()
+    [1, 1, 1, 2]
+    """
+    bands = np.empty(len(rank_low), dtype=np.int64)
+    band, leader_high = 0, -np.inf
+    for i, (lo, hi) in enumerate(zip(rank_low, rank_high)):
+        if lo > leader_high:
+            band += 1
+            leader_high = hi
+        bands[i] = band
+    return bands
+
+
+def overlap_rank_intervals(value: np.ndarray, low: np.ndarray, high: np.ndarray,
+                           higher_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Conservative rank range from confidence intervals (for set-level metrics).
+
+    Examples
+    --------
+    >>> lo, hi = overlap_rank_intervals(np.array([0.9, 0.8, 0.2]), np.array([0.85, 0.7, 0.1]),
+    ...                                 np.array([0.95, 0.88, 0.3]), True)
+    >>> lo.tolist(), hi.tolist()
+    ([1, 1, 3], [2, 2, 3])
+    """
+    if not higher_is_better:
+        value, low, high = -value, -high, -low
+    better = (low[None, :] > high[:, None]).sum(axis=1)
+    worse = (high[None, :] < low[:, None]).sum(axis=1)
+    return 1 + better, len(value) - worse
+
+
+# --- the build -------------------------------------------------------------------------
+
+
+class _Context:
+    """Sources read once, with their checksums."""
+
+    def __init__(self, spec: BoardSpec) -> None:
+        self.spec = spec
+        self.tables: dict[str, pd.DataFrame] = {}
+        self.bootstrap_notes: dict[str, str] = {}
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in self.tables:
+            source = self.spec.source(name)
+            if source.format == "wide" or source.system_column is not None:
+                self.tables[name] = pd.read_csv(source.path) if source.path.suffix != ".parquet" \
+                    else pd.read_parquet(source.path)
+            else:
+                self.tables[name] = read_table(source.path, format=source.format)
+        return self.tables[name]
+
+
+def _filter(table: pd.DataFrame, where: Sequence[tuple[str, Any]]) -> pd.DataFrame:
+    for column, value in where:
+        if column not in table.columns:
+            raise InputError(f"where: column {column!r} not in the table (columns: {list(table.columns)})")
+        table = table[table[column] == value]
+    if table.empty:
+        raise InputError(f"where {dict(where)}: no rows left")
+    return table
+
+
+def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
+    if "task" not in table.columns:
+        return [(None, table)]
+    out = []
+    for task in sorted(table["task"].dropna().unique().tolist(), key=str):
+        sub = table[table["task"] == task]
+        out.append((task, sub.dropna(axis=1, how="all").drop(columns="task")))
+    return out
+
+
+def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardSpec, options: dict) -> pd.DataFrame:
+    """Rank and paired-bootstrap rank interval of each system on a per-row metric."""
+    import scorebench
+
+    units = scorebench.evaluate(sub, [name], kind=kind, by="system", n_boot=0, per_unit=True, **options)
+    key = [c for c in units.columns if c not in ("system", "metric", "value", "ci_low", "ci_high", "n")]
+    units = units[units[key[0]] != "all"] if key else units
+    if key:
+        wide = units.pivot(index="system", columns=key[0], values="value")
+    else:
+        units = units.assign(unit=units.groupby("system").cumcount())
+        wide = units.pivot(index="system", columns="unit", values="value")
+    if wide.isna().any().any():
+        raise InputError(f"metric {name!r}: systems are not scored on the same units; paired rank intervals "
+                         "need every unit for every system")
+    wide.columns = [str(c) for c in wide.columns]
+    hib = lookup_metric(name).higher_is_better
+    ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
+                                   n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
+    frame = ranking.to_frame()
+    return frame.set_index("system")[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])]
+
+
+def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFrame, index: int) -> Section:
+    import scorebench
+
+    spec = ctx.spec
+    options = dict(block.options)
+    scores = scorebench.evaluate(sub, list(block.metrics), kind=block.kind, by="system", ci=spec.ci,
+                                 n_boot=spec.n_boot, seed=spec.seed, **options)
+    ctx.bootstrap_notes[str(scores.attrs.get("kind"))] = str(scores.attrs.get("bootstrap", ""))
+    rank_by = block.rank_by or block.metrics[0]
+    record = lookup_metric(rank_by)
+    hib = record.higher_is_better if record.higher_is_better is not None else True
+    main = scores[scores["metric"] == record.name].set_index("system")
+    systems = main.index.tolist()
+    if record.per_row and spec.n_boot:
+        ranks = _paired_ranking(sub, rank_by, block.kind, spec, options).reindex(systems)
+        rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
+        how = "paired bootstrap over units"
+    else:
+        v = main["value"].to_numpy()
+        from ..aggregate import competition_ranks
+
+        rank = competition_ranks(v if hib else -v)
+        if spec.n_boot:
+            low, high = overlap_rank_intervals(v, main["ci_low"].to_numpy(), main["ci_high"].to_numpy(), hib)
+            how = "confidence-interval overlap"
+        else:
+            low, high, how = rank, rank, "none (n_boot = 0)"
+    order = np.lexsort((np.array(systems, dtype=object).astype(str), rank))
+    bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
+    wide = {m: scores[scores["metric"] == lookup_metric(m).name].set_index("system") for m in block.metrics}
+    names = [lookup_metric(m).name for m in block.metrics]
+    columns = ("band", "rank", "system", *(_arrow(m) for m in names), "n")
+    rows, records = [], []
+    for pos, i in enumerate(order):
+        system = systems[i]
+        cells = [str(bands[pos]), f"{int(rank[i])} ({int(low[i])}–{int(high[i])})", str(system)]
+        for m, frame in zip(names, wide.values()):
+            r = frame.loc[system]
+            cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
+            records.append({"section": "", "task": task, "system": system, "metric": m, "value": r["value"],
+                            "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
+                            "rank": int(rank[i]) if m == record.name else None,
+                            "rank_low": int(low[i]) if m == record.name else None,
+                            "rank_high": int(high[i]) if m == record.name else None,
+                            "band": int(bands[pos]) if m == record.name else None})
+        cells.append(str(int(main.loc[system, "n"])))
+        rows.append(tuple(cells))
+    key = f"eval{index}-{_slug(task) if task is not None else 'all'}"
+    title = block.title or "Scores"
+    if task is not None:
+        title = f"{title}: {task}"
+    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: value "
+            f"[{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]. Rank: competition rank "
+            f"(rank interval: {how}). Band: systems whose rank interval overlaps that of the band's best "
+            "system are statistically tied with it.")
+    data = pd.DataFrame.from_records(records)
+    data["section"] = key
+    return Section(key, title, note, columns, tuple(rows), data)
+
+
+def _compare_sections(ctx: _Context, block: CompareSpec, index: int) -> list[Section]:
+    import scorebench
+
+    spec = ctx.spec
+    table = _filter(ctx.table(block.source), block.where)
+    record = lookup_metric(block.metric)
+    hib = record.higher_is_better
+    out = []
+    for task, sub in _tasks(table):
+        means = scorebench.evaluate(sub, [block.metric], kind=block.kind, by="system", n_boot=0)
+        values = means.set_index("system")["value"]
+        best = str(values.idxmax() if hib else values.idxmin())
+        res = scorebench.compare(sub, block.metric, baseline=best, kind=block.kind, tests=[block.test],
+                                 ci=spec.ci, n_boot=spec.n_boot, seed=spec.seed, horizon=block.horizon)
+        res = res.sort_values(["p_value", "system_a"], kind="stable").reset_index(drop=True)
+        columns = ("system", f"mean difference vs {best}", "statistic", "p", "p (Holm)", "better")
+        rows = [(str(r.system_a), _cell(r.mean_diff, r.ci_low, r.ci_high, spec.digits),
+                 format_value(float(r.statistic), 3), _p(r.p_value), _p(r.p_holm), str(r.better))
+                for r in res.itertuples()]
+        key = f"compare{index}-{_slug(task) if task is not None else 'all'}"
+        filt = ", ".join(f"{k} = {v}" for k, v in block.where)
+        note = (f"Paired {block.test.replace('_', '-')} test of mean({record.name}(system) − "
+                f"{record.name}({best})) per unit{f' ({filt})' if filt else ''}"
+                f"{f', horizon {block.horizon}' if block.test == 'diebold_mariano' else ''}; "
+                "p-values Holm-adjusted across systems. Interval: paired bootstrap.")
+        data = res.rename(columns={"system_a": "system", "system_b": "baseline"})
+        data = data[["system", "baseline", "metric", "n", "mean_diff", "ci_low", "ci_high", "test", "statistic",
+                     "p_value", "p_holm", "better"]].assign(section=key, task=task)
+        title = f"Against the best system ({best}) on {record.name}" + (f": {task}" if task is not None else "")
+        out.append(Section(key, title, note, columns, tuple(rows), data))
+    return out
+
+
+def _p(p: float) -> str:
+    return "< 1e-4" if p < 1e-4 else f"{p:.4f}"
+
+
+def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
+    """The table handed to aggregate (long scores or a wide external table) and read options."""
+    agg = ctx.spec.aggregate
+    assert agg is not None
+    if agg.source is not None:
+        source = ctx.spec.source(agg.source)
+        options: dict[str, Any] = {"exclude": source.exclude, "duplicates": "suffix"}
+        if source.system_column:
+            options["system_column"] = source.system_column
+        if agg.higher_is_better is not None:
+            options["higher_is_better"] = agg.higher_is_better
+        return ctx.table(agg.source), options
+    name = lookup_metric(agg.metric).name
+    long = scores[scores["metric"] == name][["system", "task", "metric", "value"]]
+    if long.empty:
+        raise InputError(f"aggregate: metric {name!r} was not evaluated by any [[evaluate]] block")
+    if long["task"].isna().all():
+        raise InputError("aggregate: the evaluated scores have no task column; aggregation ranks across tasks")
+    return long.reset_index(drop=True), {}
+
+
+def _aggregate_sections(ctx: _Context, scores: pd.DataFrame) -> list[Section]:
+    import scorebench
+    from ..aggregate import as_matrix, get_method, method_agreement
+
+    spec = ctx.spec
+    agg = spec.aggregate
+    assert agg is not None
+    table, options = _aggregate_input(ctx, scores)
+    n_boot = spec.n_boot if agg.n_boot is None else agg.n_boot
+    rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci, **options)
+                for m in agg.methods}
+    first = rankings[agg.methods[0]]
+    order = first.order
+    columns = ["system"]
+    for m in agg.methods:
+        columns += [f"{m} score", f"{m} rank"]
+    rows, records = [], []
+    for system in order:
+        cells = [str(system)]
+        for m, r in rankings.items():
+            i = r.systems.index(system)
+            lo = r.ci_low[i] if r.ci_low is not None else np.nan
+            hi = r.ci_high[i] if r.ci_high is not None else np.nan
+            cells.append(_cell(r.scores[i], lo, hi, spec.digits))
+            rank_text = str(int(r.ranks[i]))
+            if r.rank_low is not None:
+                rank_text += f" ({int(r.rank_low[i])}–{int(r.rank_high[i])})"
+            cells.append(rank_text)
+            records.append({"section": "aggregate", "task": None, "system": system, "metric": m,
+                            "value": r.scores[i], "ci_low": lo, "ci_high": hi, "n": None, "rank": int(r.ranks[i]),
+                            "rank_low": None if r.rank_low is None else float(r.rank_low[i]),
+                            "rank_high": None if r.rank_high is None else float(r.rank_high[i]), "band": None})
+        rows.append(tuple(cells))
+    matrix = as_matrix(table, **options)
+    what = f"{matrix.n_systems} systems on {matrix.n_columns} columns"
+    cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
+    note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
+            f"(higher is better) with {spec.ci:.0%} bootstrap intervals and rank intervals from "
+            f"{n_boot} task resamples. Methods: {cites}.")
+    figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
+                           _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
+    sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),
+                        pd.DataFrame.from_records(records), tuple(figures))]
+    if len(agg.methods) > 1:
+        tau = method_agreement(table, list(agg.methods), **options)
+        disagree = bool((tau.to_numpy() < 1 - 1e-12).any())
+        t_rows = tuple((str(a), *(format_value(float(tau.loc[a, b]), 3) for b in tau.columns)) for a in tau.index)
+        t_note = ("Kendall tau-b between the methods' rankings; the methods disagree where tau < 1."
+                  if disagree else "All methods give the same ranking (Kendall tau = 1 for every pair).")
+        t_data = tau.reset_index(names="method").melt(id_vars="method", var_name="other", value_name="value")
+        t_data = t_data.assign(section="agreement")
+        sections.append(Section("agreement", "Agreement between aggregation methods", t_note,
+                                ("method", *map(str, tau.columns)), t_rows, t_data))
+    return sections
+
+
+def _plot_for(ctx: _Context, kind: str, **data: Any) -> Figure | None:
+    """Render a plot the spec asks for (``plots`` entries of this type), else None."""
+    from . import plots
+
+    wanted = [p for p in ctx.spec.plots if p.type == kind]
+    if not wanted:
+        return None
+    p = wanted[0]
+    if kind == "rank_intervals":
+        svg = plots.rank_interval_chart(data["rankings"])
+        return Figure("rank-intervals", p.title or "Rank of each system under each method (bootstrap rank "
+                      "interval as a bar, point = rank)", svg)
+    if kind == "critical_difference":
+        from .friedman import friedman_nemenyi
+
+        m = data["matrix"]
+        res = friedman_nemenyi(m.oriented, m.systems)
+        svg = plots.critical_difference_diagram(res)
+        return Figure("critical-difference", p.title or (
+            f"Critical-difference diagram: average rank over {res.n_tasks} tasks; Friedman chi2 = "
+            f"{res.statistic:.2f}, p = {_p(res.p_value)}; systems joined by a bar are not significantly "
+            f"different (Nemenyi, alpha = {res.alpha}, CD = {res.critical_difference:.3f})"), svg)
+    raise InputError(f"unknown plot type {kind!r}")
+
+
+def _source_figures(ctx: _Context) -> list[Figure]:
+    """Plots drawn from a source table (reliability, ROC, PR), one per task."""
+    from . import plots
+
+    out = []
+    for p in ctx.spec.plots:
+        if p.type not in ("reliability", "roc", "pr"):
+            continue
+        table = ctx.table(p.source)
+        for task, sub in _tasks(table):
+            if p.task is not None and str(task) != p.task:
+                continue
+            label = f" — {task}" if task is not None else ""
+            if p.type == "reliability":
+                svg = plots.reliability_grid(sub)
+                caption = (p.title or "Top-label reliability diagrams (10 equal-width bins; bar = Wilson 95% "
+                           "interval of the accuracy in the bin; diagonal = perfect calibration)") + label
+            else:
+                svg = plots.ood_curves(sub, curve=p.type)
+                caption = (p.title or f"{p.type.upper()} curves") + label
+            out.append(Figure(f"{p.type}-{_slug(task) if task is not None else 'all'}", caption, svg))
+    return out
+
+
+def _irt_section(ctx: _Context) -> Section | None:
+    from . import irt_board
+
+    return irt_board.irt_section(ctx)
+
+
+def build_board(spec: BoardSpec) -> Board:
+    """Compute a board from its spec (no files written)."""
+    missing = [s.path for s in spec.sources if not s.path.exists()]
+    if missing:
+        raise InputError(f"{spec.path}: source file(s) not found: {[str(m) for m in missing]}"
+                         + (f"; make them with `python {spec.script}`" if spec.script else ""))
+    ctx = _Context(spec)
+    sections: list[Section] = []
+    evaluated: list[pd.DataFrame] = []
+    for i, block in enumerate(spec.evaluate):
+        table = _filter(ctx.table(block.source), block.where)
+        for task, sub in _tasks(table):
+            section = _task_section(ctx, block, task, sub, i)
+            sections.append(section)
+            evaluated.append(section.data)
+    figures = _source_figures(ctx)
+    if figures:
+        sections.append(Section("figures", "Calibration and detection plots" if len(figures) else "", "",
+                                (), (), pd.DataFrame(), tuple(figures)))
+    for i, block in enumerate(spec.compare):
+        sections.extend(_compare_sections(ctx, block, i))
+    if spec.aggregate is not None:
+        scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
+            columns=["system", "task", "metric", "value"])
+        sections.extend(_aggregate_sections(ctx, scores))
+    if spec.irt is not None:
+        irt = _irt_section(ctx)
+        if irt is not None:
+            sections.append(irt)
+    return Board(spec, tuple(sections), _provenance(spec, ctx))
+
+
+def _provenance(spec: BoardSpec, ctx: _Context) -> tuple[tuple[str, str], ...]:
+    root = spec.path.parent
+    items = [("scorebench", __version__), ("seed", str(spec.seed)), ("confidence level", f"{spec.ci:g}"),
+             ("bootstrap rounds", str(spec.n_boot)), ("spec", f"{spec.path.name} sha256 {_sha256(spec.path)}")]
+    if spec.script:
+        items.append(("data script", spec.script))
+    for s in spec.sources:
+        rel = _relative(s.path, root)
+        items.append((f"source {s.name}", f"{rel} sha256 {_sha256(s.path)} ({len(ctx.table(s.name))} rows)"
+                      if s.name in ctx.tables else f"{rel} sha256 {_sha256(s.path)}"))
+    for kind, note in sorted(ctx.bootstrap_notes.items()):
+        items.append((f"bootstrap ({kind})", note))
+    return tuple(items)
+
+
+def _relative(path: Path, root: Path) -> str:
+    import os
+
+    return os.path.relpath(Path(path).resolve(), Path(root).resolve()).replace(os.sep, "/")

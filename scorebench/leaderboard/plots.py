@@ -1,0 +1,213 @@
+"""Deterministic SVG figures for leaderboards (matplotlib, Agg backend).
+
+Every figure is drawn under fixed rcParams (``svg.hashsalt``, text as paths, DejaVu Sans,
+no date metadata), so the same data gives byte-identical SVG. Labels come from untrusted
+tables: :func:`label` neutralises mathtext (``$``) and control characters, and matplotlib
+XML-escapes text (kept as ``<text>``, ``svg.fonttype = "none"``, which keeps files small).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["label", "figure_svg", "reliability_grid", "rank_interval_chart", "critical_difference_diagram",
+           "ood_curves", "ability_plot"]
+
+_RC = {
+    "svg.hashsalt": "scorebench", "svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
+    "axes.grid": False, "figure.dpi": 100, "savefig.dpi": 100, "path.simplify": False,
+    "axes.prop_cycle": None,
+}
+
+
+def label(text: Any, limit: int = 40) -> str:
+    """Plot-safe one-line label: no mathtext, no control characters, at most ``limit`` characters.
+
+    Examples
+    --------
+    >>> label("a$b\\nc")
+    'a\\\\$b c'
+    """
+    text = " ".join(str(text).split())
+    text = text.replace("\\", "\\\\").replace("$", "\\$")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from cycler import cycler
+
+    rc = dict(_RC)
+    rc["axes.prop_cycle"] = cycler(color=["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"])
+    return plt, rc
+
+
+def figure_svg(draw, *, figsize: tuple[float, float]) -> str:
+    """Run ``draw(fig)`` on a fresh figure under the fixed rcParams and return the SVG text."""
+    plt, rc = _pyplot()
+    with plt.rc_context(rc):
+        fig = plt.figure(figsize=figsize)
+        try:
+            draw(fig)
+            buffer = io.StringIO()
+            fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "scorebench"},
+                        bbox_inches="tight")
+        finally:
+            plt.close(fig)
+    return buffer.getvalue()
+
+
+def _probabilities(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(y, P) of a multiclass or binary table (``p_<class>`` columns or ``p``)."""
+    if "p" in frame.columns:
+        p = frame["p"].to_numpy(dtype=np.float64)
+        return frame["y"].to_numpy().astype(np.int64), np.column_stack([1.0 - p, p])
+    cols = sorted((c for c in frame.columns if str(c).startswith("p_")), key=lambda c: int(str(c)[2:]))
+    P = frame[cols].to_numpy(dtype=np.float64)
+    classes = [int(str(c)[2:]) for c in cols]
+    y = np.searchsorted(classes, frame["y"].to_numpy().astype(np.int64))
+    return y, P
+
+
+def reliability_grid(table: pd.DataFrame, *, n_bins: int = 10, ncols: int = 5) -> str:
+    """Top-label reliability diagram of every system in ``table`` (one panel each)."""
+    from ..metrics.calibration import reliability_diagram
+    from ..metrics.calibration._common import top_label
+
+    systems = sorted(table["system"].astype(str).unique().tolist())
+    nrows = int(np.ceil(len(systems) / ncols))
+
+    def draw(fig):
+        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+        for ax, system in zip(axes.flat, systems):
+            y, P = _probabilities(table[table["system"].astype(str) == system])
+            correct, confidence = top_label(y, P)
+            d = reliability_diagram(correct, confidence, n_bins=n_bins)
+            keep = d.count > 0
+            ax.plot([0, 1], [0, 1], color="#999999", lw=0.8, ls="--")
+            ax.bar(d.lower, np.where(keep, d.observed_frequency, 0.0), width=d.upper - d.lower, align="edge",
+                   color="#9ecae1", edgecolor="#3182bd", lw=0.5)
+            mid = (d.lower + d.upper)[keep] / 2
+            ax.errorbar(mid, d.observed_frequency[keep],
+                        yerr=np.maximum(0.0, [d.observed_frequency[keep] - d.ci_low[keep],
+                                              d.ci_high[keep] - d.observed_frequency[keep]]),
+                        fmt="none", ecolor="#08306b", lw=0.7)
+            ax.set_title(label(system, 24), fontsize=8)
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+        for ax in list(axes.flat)[len(systems):]:
+            ax.set_visible(False)
+        fig.supxlabel("confidence (top-label probability)")
+        fig.supylabel("accuracy")
+
+    return figure_svg(draw, figsize=(2.0 * ncols, 2.0 * nrows + 0.4))
+
+
+def rank_interval_chart(rankings: Mapping[str, Any]) -> str:
+    """Rank (point) and bootstrap rank interval (bar) of each system under each method."""
+    names = list(rankings)
+    order = list(rankings[names[0]].order)
+
+    def draw(fig):
+        ax = fig.subplots()
+        offsets = np.linspace(-0.3, 0.3, len(names)) if len(names) > 1 else np.zeros(1)
+        for j, (m, r) in enumerate(rankings.items()):
+            idx = [r.systems.index(s) for s in order]
+            ypos = np.arange(len(order)) + offsets[j]
+            ranks = r.ranks[idx].astype(float)
+            if r.rank_low is not None:
+                lo, hi = r.rank_low[idx], r.rank_high[idx]
+                ax.hlines(ypos, lo, hi, color=f"C{j % 10}", lw=2, alpha=0.6)
+            ax.plot(ranks, ypos, "o", color=f"C{j % 10}", ms=4, label=label(m))
+        ax.set_yticks(np.arange(len(order)), [label(s) for s in order])
+        ax.invert_yaxis()
+        ax.set_xlabel("rank (1 = best)")
+        ax.set_xlim(0.5, len(order) + 0.5)
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+
+    return figure_svg(draw, figsize=(6.5, 0.32 * len(order) + 1.2))
+
+
+def critical_difference_diagram(result: Any) -> str:
+    """Demšar's critical-difference diagram from a :class:`~scorebench.leaderboard.friedman.FriedmanResult`."""
+    k = len(result.systems)
+    order = np.argsort(result.average_ranks, kind="stable")
+    ranks = result.average_ranks[order]
+    names = [label(result.systems[i], 28) for i in order]
+    cliques = result.cliques()
+    half = (k + 1) // 2
+
+    def draw(fig):
+        ax = fig.subplots()
+        ax.set_xlim(0.5, k + 0.5)
+        ax.hlines(0, 1, k, color="black", lw=1)
+        for t in range(1, k + 1):
+            ax.vlines(t, -0.05, 0.05, color="black", lw=0.8)
+            ax.text(t, 0.12, str(t), ha="center", va="bottom", fontsize=8)
+        ax.hlines(0.45, 1, 1 + result.critical_difference, color="#d62728", lw=2)
+        ax.text(1 + result.critical_difference / 2, 0.5, f"CD = {result.critical_difference:.2f}",
+                ha="center", va="bottom", fontsize=8, color="#d62728")
+        for pos, (r, name) in enumerate(zip(ranks, names)):
+            left = pos < half
+            row = pos if left else k - 1 - pos
+            y = -0.35 - 0.3 * row
+            x_text = 0.6 if left else k + 0.4
+            ax.plot([r, r, x_text], [0, y, y], color="black", lw=0.7)
+            ax.text(x_text + (-0.05 if left else 0.05), y, f"{name} ({r:.2f})", ha="right" if left else "left",
+                    va="center", fontsize=8)
+        for c, (a, b) in enumerate(cliques):
+            y = -0.12 - 0.08 * c
+            ax.hlines(y, ranks[a] - 0.03, ranks[b] + 0.03, color="#2c7fb8", lw=3)
+        ax.set_ylim(-0.35 - 0.3 * half, 0.8)
+        ax.axis("off")
+
+    return figure_svg(draw, figsize=(8.0, 1.2 + 0.3 * half))
+
+
+def ood_curves(table: pd.DataFrame, *, curve: str = "roc") -> str:
+    """ROC or precision-recall curve of each system of an ``ood`` table (``score``, ``is_ood``)."""
+    from sklearn.metrics import precision_recall_curve, roc_curve
+
+    systems = sorted(table["system"].astype(str).unique().tolist())
+
+    def draw(fig):
+        ax = fig.subplots()
+        for j, system in enumerate(systems):
+            sub = table[table["system"].astype(str) == system]
+            y, s = sub["is_ood"].to_numpy().astype(int), sub["score"].to_numpy(dtype=np.float64)
+            if curve == "roc":
+                x, yv, _ = roc_curve(y, s)
+            else:
+                yv, x, _ = precision_recall_curve(y, s)
+            ax.plot(x, yv, color=f"C{j % 10}", lw=1.2, label=label(system))
+        ax.set_xlabel("false positive rate" if curve == "roc" else "recall")
+        ax.set_ylabel("true positive rate" if curve == "roc" else "precision")
+        ax.legend(fontsize=7, frameon=False)
+
+    return figure_svg(draw, figsize=(5.0, 4.0))
+
+
+def ability_plot(systems: list[str], ability: np.ndarray, low: np.ndarray | None, high: np.ndarray | None,
+                 accuracy: np.ndarray) -> str:
+    """IRT ability (with interval) against raw accuracy, one point per system."""
+
+    def draw(fig):
+        ax = fig.subplots()
+        if low is not None and high is not None:
+            ax.vlines(accuracy, low, high, color="#9ecae1", lw=2)
+        ax.plot(accuracy, ability, "o", color="#08519c", ms=4)
+        for x, y, s in zip(accuracy, ability, systems):
+            ax.annotate(label(s, 20), (x, y), xytext=(4, 2), textcoords="offset points", fontsize=7)
+        ax.set_xlabel("accuracy (share of items right)")
+        ax.set_ylabel("IRT ability θ")
+
+    return figure_svg(draw, figsize=(6.0, 4.5))

@@ -1,0 +1,350 @@
+"""Leaderboard specs: a TOML file read into frozen dataclasses, validated once.
+
+A spec declares where a board's numbers come from and how they are shown::
+
+    name = "classification"                 # output folder under the spec's directory
+    title = "Probabilistic classification zoo"
+    description = "Out-of-fold probabilities of scikit-learn classifiers."
+    script = "data/boards/make_classification.py"   # how the source tables were made
+    seed = 0
+    ci = 0.95
+    n_boot = 1000
+    digits = 4
+
+    [[sources]]                              # result tables (paths relative to the spec file)
+    name = "predictions"
+    path = "../data/boards/classification.parquet"
+
+    [[evaluate]]                             # one table per task: systems x metrics
+    source = "predictions"
+    kind = "multiclass"
+    metrics = ["log_score_multiclass", "brier_score_multiclass", "ece_top_label"]
+    rank_by = "log_score_multiclass"         # default: the first metric
+    where = { h = 1 }                        # optional row filter (column = value)
+
+    [[compare]]                              # paired tests against the best system
+    source = "predictions"
+    metric = "log_score_multiclass"
+    test = "diebold_mariano"
+
+    [aggregate]                              # one ranking across tasks per method
+    metric = "brier_score_multiclass"        # from the evaluated scores ...
+    source = "glue"                          # ... or a wide systems x tasks table
+    methods = ["mean", "borda", "copeland", "kemeny", "win_rate"]
+
+    [[plots]]
+    type = "reliability"                     # see PLOT_TYPES
+    source = "predictions"
+
+Paths are resolved against the spec's folder. ``requires`` lists paths that must exist
+for the board to be built (external data); when one is missing the board is skipped with a
+message instead of failing.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
+           "IRTSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
+
+PLOT_TYPES = ("reliability", "rank_intervals", "critical_difference", "irt", "roc", "pr")
+DERIVED = ("correct",)  # derived columns a source may ask for
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A result table on disk; ``format`` as :func:`scorebench.read_table` (default: suffix)."""
+
+    name: str
+    path: Path
+    format: str | None = None
+    system_column: str | None = None
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvaluateSpec:
+    """Metrics evaluated on a source, grouped by system (and task when present)."""
+
+    source: str
+    metrics: tuple[str, ...]
+    kind: str | None = None
+    rank_by: str | None = None
+    where: tuple[tuple[str, Any], ...] = ()
+    title: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """Paired tests of every system against the best one on ``metric`` (per task)."""
+
+    source: str
+    metric: str
+    kind: str | None = None
+    test: str = "bootstrap"
+    horizon: int = 1
+    where: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    """Rankings across tasks, one per method, with bootstrap rank intervals."""
+
+    methods: tuple[str, ...]
+    metric: str | None = None
+    source: str | None = None
+    n_boot: int | None = None
+    higher_is_better: bool | None = None
+
+
+@dataclass(frozen=True)
+class IRTSpec:
+    """IRT abilities from the right/wrong matrix derived from a source (argmax == y)."""
+
+    source: str
+    model: str = "2pl"
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One figure; ``source``/``metric``/``task`` as the plot type needs."""
+
+    type: str
+    source: str | None = None
+    metric: str | None = None
+    task: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class BoardSpec:
+    """A validated leaderboard spec."""
+
+    path: Path
+    name: str
+    title: str
+    description: str = ""
+    script: str | None = None
+    seed: int = 0
+    ci: float = 0.95
+    n_boot: int = 1000
+    digits: int = 4
+    external: bool = False
+    requires: tuple[Path, ...] = ()
+    sources: tuple[SourceSpec, ...] = ()
+    evaluate: tuple[EvaluateSpec, ...] = ()
+    compare: tuple[CompareSpec, ...] = ()
+    aggregate: AggregateSpec | None = None
+    irt: IRTSpec | None = None
+    plots: tuple[PlotSpec, ...] = ()
+    out_dir: Path = field(default=Path("."))
+
+    def source(self, name: str) -> SourceSpec:
+        for s in self.sources:
+            if s.name == name:
+                return s
+        raise InputError(f"{self.path}: unknown source {name!r}; declared: {[s.name for s in self.sources]}")
+
+    @property
+    def missing_requirements(self) -> tuple[Path, ...]:
+        return tuple(p for p in self.requires if not p.exists())
+
+
+def load_spec(path: str | Path) -> BoardSpec:
+    """Read and validate a TOML leaderboard spec.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> p = os.path.join(d, "b.toml")
+    >>> _ = open(p, "w").write('name = "b"\\ntitle = "B"\\n[[sources]]\\nname = "s"\\npath = "s.csv"\\n'
+    ...                        '[[evaluate]]\\nsource = "s"\\nmetrics = ["brier_score"]\\n')
+    >>> spec = load_spec(p)
+    >>> spec.name, spec.evaluate[0].metrics, spec.sources[0].path.name
+    ('b', ('brier_score',), 's.csv')
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: leaderboard spec not found")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    return parse_spec(data, path)
+
+
+class _Reader:
+    """Pops typed keys from a TOML table, naming the spec and key in every error."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, dict):
+            raise InputError(f"{where}: expected a table, got {type(data).__name__}")
+        self.data = dict(data)
+        self.where = where
+
+    def get(self, key: str, types: type | tuple[type, ...], default: Any = None, *, required: bool = False) -> Any:
+        if key not in self.data:
+            if required:
+                raise InputError(f"{self.where}: missing required key {key!r}")
+            return default
+        value = self.data.pop(key)
+        if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+            raise InputError(f"{self.where}: {key!r} expected {_names(types)}, got a boolean")
+        if not isinstance(value, types):
+            raise InputError(f"{self.where}: {key!r} expected {_names(types)}, got {type(value).__name__} {value!r}")
+        return value
+
+    def strings(self, key: str, *, required: bool = False) -> tuple[str, ...]:
+        value = self.get(key, (list, str), None, required=required)
+        if value is None:
+            return ()
+        value = [value] if isinstance(value, str) else value
+        if not value or not all(isinstance(v, str) and v for v in value):
+            raise InputError(f"{self.where}: {key!r} expected a non-empty list of non-empty strings")
+        return tuple(value)
+
+    def table(self, key: str) -> tuple[tuple[str, Any], ...]:
+        value = self.get(key, dict, {})
+        for k, v in value.items():
+            if not isinstance(v, (str, int, float, bool)):
+                raise InputError(f"{self.where}: {key}.{k} expected a string, number or boolean")
+        return tuple(sorted(value.items()))
+
+    def done(self) -> None:
+        if self.data:
+            raise InputError(f"{self.where}: unknown key(s) {sorted(self.data)}")
+
+
+def _names(types: type | tuple[type, ...]) -> str:
+    types = types if isinstance(types, tuple) else (types,)
+    return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "list": "a list",
+                        "dict": "a table", "bool": "a boolean"}.get(t.__name__, t.__name__) for t in types)
+
+
+def _entries(root: _Reader, key: str) -> list[Any]:
+    value = root.get(key, list, [])
+    return list(value)
+
+
+def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
+    """Validate a parsed TOML document (see the module docstring for the keys)."""
+    path = Path(path)
+    base = path.parent
+    r = _Reader(data, str(path))
+    name = r.get("name", str, required=True)
+    if not name or any(c in name for c in "/\\") or name.startswith("."):
+        raise InputError(f"{path}: 'name' must be a plain folder name, got {name!r}")
+    title = r.get("title", str, name)
+    seed = r.get("seed", int, 0)
+    if seed < 0:
+        raise InputError(f"{path}: 'seed' must be >= 0, got {seed}")
+    ci = float(r.get("ci", (int, float), 0.95))
+    if not 0 < ci < 1 or math.isnan(ci):
+        raise InputError(f"{path}: 'ci' must be strictly between 0 and 1, got {ci}")
+    n_boot = r.get("n_boot", int, 1000)
+    digits = r.get("digits", int, 4)
+    if n_boot < 0 or not 0 <= digits <= 12:
+        raise InputError(f"{path}: 'n_boot' must be >= 0 and 'digits' in 0..12")
+    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
+    names = [s.name for s in sources]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise InputError(f"{path}: duplicate source name(s) {dups}")
+    evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
+    compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
+    agg = r.get("aggregate", dict, None)
+    irt = r.get("irt", dict, None)
+    plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
+    spec = BoardSpec(
+        path=path, name=name, title=title, description=r.get("description", str, ""),
+        script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits,
+        external=r.get("external", bool, False),
+        requires=tuple((base / p).resolve() for p in r.strings("requires")),
+        sources=sources, evaluate=evaluate, compare=compare,
+        aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
+        irt=_irt(irt, f"{path}: irt") if irt is not None else None,
+        plots=plots, out_dir=base / name,
+    )
+    r.done()
+    if not (spec.evaluate or spec.aggregate):
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block or an [aggregate] table")
+    for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
+                *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
+                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else [])]:
+        spec.source(ref)
+    if spec.aggregate and spec.aggregate.metric is None and spec.aggregate.source is None:
+        raise InputError(f"{path}: aggregate needs 'metric' (of the evaluated scores) or 'source' (a wide table)")
+    return spec
+
+
+def _source(data: Any, base: Path, where: str) -> SourceSpec:
+    r = _Reader(data, where)
+    spec = SourceSpec(name=r.get("name", str, required=True), path=(base / r.get("path", str, required=True)),
+                      format=r.get("format", str, None), system_column=r.get("system_column", str, None),
+                      exclude=r.strings("exclude"))
+    r.done()
+    return spec
+
+
+def _evaluate(data: Any, where: str) -> EvaluateSpec:
+    r = _Reader(data, where)
+    metrics = r.strings("metrics", required=True)
+    spec = EvaluateSpec(source=r.get("source", str, required=True), metrics=metrics, kind=r.get("kind", str, None),
+                        rank_by=r.get("rank_by", str, None), where=r.table("where"), title=r.get("title", str, None),
+                        options=r.table("options"))
+    r.done()
+    if spec.rank_by is not None and spec.rank_by not in metrics:
+        raise InputError(f"{where}: rank_by {spec.rank_by!r} is not one of the metrics {list(metrics)}")
+    return spec
+
+
+def _compare(data: Any, where: str) -> CompareSpec:
+    r = _Reader(data, where)
+    spec = CompareSpec(source=r.get("source", str, required=True), metric=r.get("metric", str, required=True),
+                       kind=r.get("kind", str, None), test=r.get("test", str, "bootstrap"),
+                       horizon=r.get("horizon", int, 1), where=r.table("where"))
+    r.done()
+    from ..evaluate import COMPARE_TESTS
+
+    if spec.test not in COMPARE_TESTS:
+        raise InputError(f"{where}: test {spec.test!r} is not one of {list(COMPARE_TESTS)}")
+    return spec
+
+
+def _aggregate(data: Any, where: str) -> AggregateSpec:
+    r = _Reader(data, where)
+    spec = AggregateSpec(methods=r.strings("methods", required=True), metric=r.get("metric", str, None),
+                         source=r.get("source", str, None), n_boot=r.get("n_boot", int, None),
+                         higher_is_better=r.get("higher_is_better", bool, None))
+    r.done()
+    return spec
+
+
+def _irt(data: Any, where: str) -> IRTSpec:
+    r = _Reader(data, where)
+    spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "2pl"))
+    r.done()
+    return spec
+
+
+def _plot(data: Any, where: str) -> PlotSpec:
+    r = _Reader(data, where)
+    spec = PlotSpec(type=r.get("type", str, required=True), source=r.get("source", str, None),
+                    metric=r.get("metric", str, None), task=r.get("task", str, None), title=r.get("title", str, None))
+    r.done()
+    if spec.type not in PLOT_TYPES:
+        raise InputError(f"{where}: plot type {spec.type!r} is not one of {list(PLOT_TYPES)}")
+    if spec.type in ("reliability", "roc", "pr") and spec.source is None:
+        raise InputError(f"{where}: a {spec.type!r} plot needs 'source'")
+    return spec
