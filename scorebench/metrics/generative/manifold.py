@@ -48,17 +48,25 @@ class PRDC:
     extractor: str | None = None
 
 
-def _sq_norms(x: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", x, x)
+class _Rows:
+    """Rows augmented so one GEMM yields squared distances: ``[x, |x|^2, 1] . [-2y, 1, |y|^2]``.
 
+    Folding the norms into the product saves three passes over every distance block; the
+    result can be a rounding error below 0 for (near-)duplicates, which no comparison with
+    a non-negative squared radius can misread.
+    """
 
-def _sq_dist(a: np.ndarray, a2: np.ndarray, b: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    d = a @ b.T
-    d *= -2.0
-    d += a2[:, None]
-    d += b2[None, :]
-    np.maximum(d, 0.0, out=d)
-    return d
+    def __init__(self, x: np.ndarray) -> None:
+        sq = np.einsum("ij,ij->i", x, x)[:, None]
+        ones = np.ones_like(sq)
+        self.left = np.hstack([x, sq, ones])
+        self.right = np.hstack([-2.0 * x, ones, sq])
+
+    def __len__(self) -> int:
+        return self.left.shape[0]
+
+    def sq_dist(self, start: int, stop: int, other: _Rows) -> np.ndarray:
+        return self.left[start:stop] @ other.right.T
 
 
 def knn_radii(x: np.ndarray, k: int, *, chunk_size: int = _CHUNK) -> np.ndarray:
@@ -70,17 +78,21 @@ def knn_radii(x: np.ndarray, k: int, *, chunk_size: int = _CHUNK) -> np.ndarray:
     >>> knn_radii(np.array([[0.0], [1.0], [3.0]]), 1).tolist()
     [1.0, 1.0, 4.0]
     """
-    n = x.shape[0]
+    return _radii(_Rows(np.asarray(x, dtype=np.float64)), k, chunk_size)
+
+
+def _radii(rows: _Rows, k: int, chunk_size: int) -> np.ndarray:
+    n = len(rows)
     if k >= n:
         raise InputError(f"k = {k} nearest neighbours need more than {k} samples, got {n}")
-    x2 = _sq_norms(x)
     out = np.empty(n)
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
-        d = _sq_dist(x[start:stop], x2[start:stop], x, x2)
-        d[np.arange(stop - start), np.arange(start, stop)] = 0.0  # self, exactly
-        out[start:stop] = np.partition(d, k, axis=1)[:, k]
-    return out
+        d = rows.sq_dist(start, stop, rows)
+        d[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # self always ranks first
+        d.partition(k, axis=1)
+        out[start:stop] = d[:, k]
+    return np.maximum(out, 0.0)
 
 
 def manifold_metrics(real_features: Any, fake_features: Any, *, k: int = 5,
@@ -122,23 +134,23 @@ def manifold_metrics(real_features: Any, fake_features: Any, *, k: int = 5,
     if unknown or not which:
         raise InputError(f"which: expected a non-empty subset of {_WHAT}, got {which!r}")
     want = set(which)
-    real_r = knn_radii(real, k, chunk_size=chunk_size) if want & {"precision", "density", "coverage"} else None
-    fake_r = knn_radii(fake, k, chunk_size=chunk_size) if "recall" in want else None
+    real_rows, fake_rows = _Rows(real), _Rows(fake)
+    real_r = _radii(real_rows, k, chunk_size) if want & {"precision", "density", "coverage"} else None
+    fake_r = _radii(fake_rows, k, chunk_size) if "recall" in want else None
     n, m = real.shape[0], fake.shape[0]
     in_any = np.zeros(m, dtype=bool)        # precision: generated sample inside some real ball
     ball_counts = np.zeros(m)               # density: number of real balls containing it
     covered = np.zeros(n, dtype=bool)       # coverage: real ball holds a generated sample
     recalled = np.zeros(n, dtype=bool)      # recall: real sample inside some generated ball
-    r2, f2 = _sq_norms(real), _sq_norms(fake)
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
-        d = _sq_dist(real[start:stop], r2[start:stop], fake, f2)
+        d = real_rows.sq_dist(start, stop, fake_rows)
         if real_r is not None:
             inside = d <= real_r[start:stop, None]
             if "precision" in want:
                 in_any |= inside.any(axis=0)
             if "density" in want:
-                ball_counts += inside.sum(axis=0)
+                ball_counts += np.count_nonzero(inside, axis=0)
             if "coverage" in want:
                 covered[start:stop] = inside.any(axis=1)
         if fake_r is not None:

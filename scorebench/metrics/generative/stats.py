@@ -24,9 +24,11 @@ __all__ = ["FeatureStats"]
 _CHUNK = 4096
 
 
-def _scatter(centred: np.ndarray) -> np.ndarray:
-    """``centred.T @ centred`` by a symmetric rank-k update (BLAS ``dsyrk``: half a GEMM)."""
-    upper = dsyrk(1.0, np.ascontiguousarray(centred).T, trans=0)  # Fortran view, no copy
+def gram(x: np.ndarray) -> np.ndarray:
+    """``x.T @ x`` (float64) by a symmetric rank-k update (BLAS ``dsyrk``: half a GEMM)."""
+    x = np.asarray(x, dtype=np.float64)
+    a = x.T if x.flags.c_contiguous else np.asfortranarray(x).T  # a Fortran-ordered view, no copy
+    upper = dsyrk(1.0, a, trans=0)
     return np.triu(upper) + np.triu(upper, 1).T
 
 
@@ -128,7 +130,7 @@ class FeatureStats:
             raise InputError(f"batch has {x.shape[1]} feature(s); these statistics have {self.dim}")
         mean = x.mean(axis=0)
         centred = x - mean
-        return self.merge(FeatureStats(x.shape[0], mean, _scatter(centred), self.extractor))
+        return self.merge(FeatureStats(x.shape[0], mean, gram(centred), self.extractor))
 
     def merge(self, other: FeatureStats) -> FeatureStats:
         """Combine two summaries of disjoint sample sets (exact, order-independent)."""

@@ -42,6 +42,7 @@ from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_finite
 from ._common import as_features
+from .stats import gram
 
 __all__ = ["vendi_score", "vendi_from_eigenvalues"]
 
@@ -194,10 +195,9 @@ def vendi_score(X: Any, *, q: float = 1.0, kernel: str | Callable | None = None,
     # Weighted rows: x_i * sqrt(p_i); the non-zero eigenvalues of diag(sqrt p) X X^T diag(sqrt p)
     # are those of X^T diag(p) X.
     xw = x * (np.sqrt(w)[:, None] if w is not None else 1.0 / math.sqrt(n))
+    small = gram(xw) if d <= n else gram(xw.T)
     if q == 2:
-        small = xw.T @ xw if d <= n else xw @ xw.T
         return float(1.0 / np.sum(small * small))
-    small = xw.T @ xw if d <= n else xw @ xw.T
     eig = scipy.linalg.eigh(small, eigvals_only=True, check_finite=False)
     return vendi_from_eigenvalues(eig, q=q, rank_tol=rank_tol, size=max(n, d))
 
