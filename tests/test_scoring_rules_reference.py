@@ -212,6 +212,15 @@ def test_energy_score_near_duplicate_members_keep_full_accuracy(gen):
     close(S.energy_score(y, ens), sr.energy_score(y, ens, backend="numpy"))
 
 
+def test_energy_score_across_chunks_with_some_rows_needing_refinement(gen):
+    rows, members, dims = 400, 30, 3  # several chunks; every other row has near-duplicate members
+    ens = gen.normal(size=(rows, members, dims)) * 10
+    ens[::2] = ens[::2, :1] + gen.normal(size=(rows // 2, members, dims)) * 1e-5
+    y = gen.normal(size=(rows, dims)) * 10
+    close(S.energy_score(y, ens), sr.energy_score(y, ens, backend="numpy"))
+    close(S.energy_score(y, ens, estimator="fair"), sr.energy_score(y, ens, estimator="fair", backend="numpy"))
+
+
 @pytest.mark.parametrize("p", [0.5, 1.0, 2.0])
 def test_variogram_score(gen, p):
     y, ens = gen.normal(size=(100, 4)), gen.normal(size=(100, 12, 4))

@@ -32,6 +32,8 @@ __all__ = ["energy_score", "variogram_score"]
 #: Pairs with squared distance below ``_REFINE * max_i ||x_i||^2`` (within a row) are
 #: recomputed directly; the Gram identity's relative error there is about eps / _REFINE.
 _REFINE = 2e-2
+#: Size of one chunk's pair-distance block: about 1 MiB stays in cache between passes.
+_PAIR_CHUNK_BYTES = 1 << 20
 
 
 def _mv_inputs(obs: Any, ens: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
@@ -56,37 +58,40 @@ def _mv_inputs(obs: Any, ens: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
 def _energy_engine(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarray:
     n, m, d = ens.shape
     out = np.empty(n)
-    rows = max(1, CHUNK_BYTES // (8 * (m * m + 2 * m * (d + 2))))
-    rows = min(rows, n)
+    rows = min(n, max(1, _PAIR_CHUNK_BYTES // (8 * m * m)))
+    shifted = np.empty((rows, m, d))
     left = np.empty((rows, m, d + 2))   # (x_i, |x_i|^2, 1)
     right = np.empty((rows, m, d + 2))  # (-2 x_j, 1, |x_j|^2)
     left[..., d + 1] = 1.0
     right[..., d] = 1.0
     dist = np.empty((rows, m, m))
     diag = np.arange(m)
+    ones = np.ones(m * m)
     denom = m * (m - 1.0) if fair else m * m
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         r = stop - start
-        a, b, dd = left[:r], right[:r], dist[:r]
-        x = a[..., :d]
+        x, a, b, dd = shifted[:r], left[:r], right[:r], dist[:r]
         np.subtract(ens[start:stop], obs[start:stop, None, :], out=x)  # shift by the observation
         sq = np.einsum("rmd,rmd->rm", x, x)
+        a[..., :d] = x
         a[..., d] = sq
-        b[..., d + 1] = sq
         np.multiply(x, -2.0, out=b[..., :d])
-        np.matmul(a, b.transpose(0, 2, 1), out=dd)
-        limit = _REFINE * sq.max(axis=1)
+        b[..., d + 1] = sq
+        np.matmul(a, b.transpose(0, 2, 1), out=dd)  # squared distances, all pairs
+        flat = dd.reshape(r, -1)
         dd[:, diag, diag] = np.inf
-        close = dd < limit[:, None, None]
-        dd[:, diag, diag] = 0.0
-        if close.any():
-            ri, ii, jj = np.nonzero(close)
+        limit = _REFINE * sq.max(axis=1)
+        low = np.flatnonzero(flat.min(axis=1) < limit)
+        if low.size:  # recompute the pairs where the Gram identity lost digits
+            sub = dd[low]
+            ri, ii, jj = np.nonzero(sub < limit[low, None, None])
+            ri = low[ri]
             diff = x[ri, ii] - x[ri, jj]
             dd[ri, ii, jj] = np.einsum("kd,kd->k", diff, diff)
-        np.sqrt(dd, out=dd)
-        pair = dd.reshape(r, -1).sum(axis=1)
-        out[start:stop] = np.sqrt(sq).sum(axis=1) / m - 0.5 * pair / denom
+        dd[:, diag, diag] = 0.0
+        np.sqrt(flat, out=flat)
+        out[start:stop] = np.sqrt(sq).sum(axis=1) / m - 0.5 * (flat @ ones) / denom
     return out
 
 

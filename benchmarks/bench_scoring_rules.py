@@ -1,0 +1,139 @@
+"""Benchmark: scorebench's ensemble CRPS and energy score against scoringrules (numba backend).
+
+Run from the repository root::
+
+    python benchmarks/bench_scoring_rules.py            # full size (about 5 minutes)
+    python benchmarks/bench_scoring_rules.py --scale 0.1  # quick check
+
+Targets (issue 2): CRPS of 1,000,000 x 50 ensembles at least 2x faster than scoringrules'
+numba backend (warm) and at most 1.5x the cost of sorting the array; energy score of
+100,000 x 50 x 10 at least 10x faster than scoringrules (numba) with peak memory under 1 GB.
+Each timing is the best of ``--repeat`` interleaved runs; the machine is shared, so the
+ratios (measured side by side in one process) mean more than the absolute seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+
+def best_of(fn, repeat):
+    times = []
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def traced_peak(fn):
+    """Peak memory (bytes) newly allocated by ``fn`` (numpy buffers are traced)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full problem sizes")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    from scorebench.metrics.scoring_rules import crps_ensemble, energy_score
+
+    gen = np.random.default_rng(args.seed)
+    n_crps, members = int(1_000_000 * args.scale), 50
+    n_es, es_members, dims = int(100_000 * args.scale), 50, 10
+    obs = gen.normal(size=n_crps)
+    ens = gen.normal(size=(n_crps, members))
+    obs_mv = gen.normal(size=(n_es, dims))
+    ens_mv = gen.normal(size=(n_es, es_members, dims))
+
+    # scorebench first, before scoringrules pulls numba in
+    crps_ensemble(obs[:10], ens[:10])
+    assert "numba" not in sys.modules, "scorebench must not import numba"
+    es_peak = traced_peak(lambda: energy_score(obs_mv, ens_mv))
+    crps_peak = traced_peak(lambda: crps_ensemble(obs, ens))
+
+    import scoringrules as sr
+
+    sr.crps_ensemble(obs[:10], ens[:10], estimator="qd", backend="numba")  # compile (warm-up)
+    sr.crps_ensemble(obs[:10], ens[:10], estimator="pwm", backend="numba")
+    sr.energy_score(obs_mv[:10], ens_mv[:10], backend="numba")
+    sr.energy_score(obs_mv[:10], ens_mv[:10], estimator="fair", backend="numba")
+
+    print(f"numpy {np.__version__}, scoringrules {sr.__version__ if hasattr(sr, '__version__') else '?'}; "
+          f"best of {args.repeat} interleaved runs\n")
+
+    # --- CRPS from ensembles -----------------------------------------------------------
+    timings: dict[str, list[float]] = {}
+    results = {}
+    runs = {
+        "scorebench standard": lambda: crps_ensemble(obs, ens),
+        "scorebench fair": lambda: crps_ensemble(obs, ens, estimator="fair"),
+        "scoringrules numba qd (standard)": lambda: sr.crps_ensemble(obs, ens, estimator="qd", backend="numba"),
+        "scoringrules numba pwm (fair)": lambda: sr.crps_ensemble(obs, ens, estimator="pwm", backend="numba"),
+        "np.sort(ens, axis=-1)": lambda: np.sort(ens, axis=-1),
+        "ens.copy().sort(axis=-1)": lambda: ens.copy().sort(axis=-1),
+    }
+    for _ in range(args.repeat):  # interleave so that load spikes hit every contender
+        for name, fn in runs.items():
+            t, r = best_of(fn, 1)
+            timings.setdefault(name, []).append(t)
+            results[name] = r
+    best = {k: min(v) for k, v in timings.items()}
+    np.testing.assert_allclose(results["scorebench standard"], results["scoringrules numba qd (standard)"], rtol=1e-10)
+    np.testing.assert_allclose(results["scorebench fair"], results["scoringrules numba pwm (fair)"],
+                               rtol=1e-10, atol=1e-12)
+    print(f"CRPS ensemble, {n_crps:,} x {members} (float64)")
+    for name, t in best.items():
+        print(f"  {name:36s} {t:8.3f} s")
+    sort = best["np.sort(ens, axis=-1)"]
+    sort_inplace = best["ens.copy().sort(axis=-1)"]
+    print(f"  speed-up vs scoringrules numba: standard {best['scoringrules numba qd (standard)'] / best['scorebench standard']:.1f}x, "
+          f"fair {best['scoringrules numba pwm (fair)'] / best['scorebench fair']:.1f}x  (target >= 2x)")
+    print(f"  cost / np.sort: {best['scorebench standard'] / sort:.2f}x  "
+          f"(/ copy+in-place sort: {best['scorebench standard'] / sort_inplace:.2f}x)  (target <= 1.5x)")
+    print(f"  scorebench working memory: {crps_peak / 2**20:.1f} MiB beyond inputs and output\n")
+
+    # --- energy score ------------------------------------------------------------------
+    timings = {}
+    runs = {
+        "scorebench standard": lambda: energy_score(obs_mv, ens_mv),
+        "scorebench fair": lambda: energy_score(obs_mv, ens_mv, estimator="fair"),
+        "scoringrules numba nrg (standard)": lambda: sr.energy_score(obs_mv, ens_mv, backend="numba"),
+        "scoringrules numba fair": lambda: sr.energy_score(obs_mv, ens_mv, estimator="fair", backend="numba"),
+    }
+    for _ in range(max(1, args.repeat - 1)):
+        for name, fn in runs.items():
+            t, r = best_of(fn, 1)
+            timings.setdefault(name, []).append(t)
+            results[name] = r
+    best = {k: min(v) for k, v in timings.items()}
+    np.testing.assert_allclose(results["scorebench standard"], results["scoringrules numba nrg (standard)"], rtol=1e-10)
+    np.testing.assert_allclose(results["scorebench fair"], results["scoringrules numba fair"], rtol=1e-10)
+    print(f"Energy score, {n_es:,} x {es_members} members x {dims} dims (float64)")
+    for name, t in best.items():
+        print(f"  {name:36s} {t:8.3f} s")
+    print(f"  speed-up vs scoringrules numba: standard {best['scoringrules numba nrg (standard)'] / best['scorebench standard']:.1f}x, "
+          f"fair {best['scoringrules numba fair'] / best['scorebench fair']:.1f}x  (target >= 10x)")
+    print(f"  scorebench working memory: {es_peak / 2**20:.1f} MiB beyond the {ens_mv.nbytes / 2**20:.0f} MiB input "
+          f"(target: peak < 1 GB)")
+    print(f"\nprocess peak RSS (all of the above, scoringrules included): "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()
