@@ -341,3 +341,32 @@ def test_cli_evaluate_rating(tmp_path):
     assert result.exit_code == 0, result.output
     scores = read_table(out)
     assert set(scores["metric"]) == {"qwk", "system_srcc"} and len(scores) == 4
+
+
+def test_kappa_label_order_is_the_scale_order():
+    a = np.array([1, 2, 3, 3, 1, 2, 3])
+    b = np.array([1, 3, 3, 2, 2, 1, 3])
+    for labels in ([3, 2, 1], [2, 1, 3]):
+        assert ag.qwk(a, b, labels=labels) == pytest.approx(
+            cohen_kappa_score(a, b, weights="quadratic", labels=labels), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5), st.booleans()), min_size=3, max_size=25),
+       st.floats(0.5, 4.0), st.floats(-3.0, 3.0))
+def test_krippendorff_invariances(rows, scale, shift):
+    a = np.array([r[0] for r in rows], float)
+    b = np.array([np.nan if r[2] else r[1] for r in rows], float)  # some missing ratings
+    try:
+        base = {level: ag.krippendorff_alpha(a, b, level=level) for level in ("interval", "ordinal", "nominal")}
+    except InputError:
+        return  # no pairable unit, or no variation
+    # interval: affine maps; ordinal: strictly increasing maps; nominal: any relabelling
+    assert ag.krippendorff_alpha(scale * a + shift, scale * b + shift, level="interval") == pytest.approx(
+        base["interval"], abs=1e-9)
+    assert ag.krippendorff_alpha(np.exp(a), np.exp(b), level="ordinal") == pytest.approx(base["ordinal"], abs=1e-9)
+    relabel = np.array([0.0, 40.0, -7.0, 3.0, 11.0, 5.0])
+    ra, rb = relabel[a.astype(int)], np.where(np.isnan(b), np.nan, relabel[np.nan_to_num(b).astype(int)])
+    assert ag.krippendorff_alpha(ra, rb, level="nominal") == pytest.approx(base["nominal"], abs=1e-9)
+    assert ag.krippendorff_alpha(b, a, level="interval") == pytest.approx(base["interval"], abs=1e-9)
+    assert all(v <= 1.0 + 1e-12 for v in base.values())
