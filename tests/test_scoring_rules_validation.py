@@ -165,6 +165,12 @@ def test_metrics_apply_to_tables_of_each_kind():
     idf = pd.DataFrame({"y": y, "lower": q[:, 0], "upper": q[:, 2]})
     np.testing.assert_allclose(_compute("interval_score", "interval", idf, alpha=0.2),
                                S.interval_score(y, q[:, 0], q[:, 2], alpha=0.2))
+    per_row = idf.assign(alpha=np.where(np.arange(n) % 2, 0.1, 0.5))
+    np.testing.assert_allclose(_compute("interval_score", "interval", per_row),
+                               S.interval_score(y, q[:, 0], q[:, 2], alpha=per_row["alpha"].to_numpy()))
+    bdf2 = pd.DataFrame({"y": [0.2, 0.9], "a": [2.0, 0.5], "b": [1.0, 1.5]})
+    np.testing.assert_allclose(_compute("crps_beta", "parametric", bdf2, lower=-1.0, upper=2.0),
+                               S.crps_beta([0.2, 0.9], [2.0, 0.5], [1.0, 1.5], lower=-1.0, upper=2.0))
 
     P = gen.dirichlet(np.ones(3), n)
     labels = gen.integers(0, 3, n)

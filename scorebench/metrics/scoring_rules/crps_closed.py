@@ -51,10 +51,10 @@ def _prep(obs: Any, **params: Any) -> list[np.ndarray]:
     return broadcast(**arrays)
 
 
-def _parametric(name: str, columns: tuple[str, ...], citation: str, lower: float = 0.0):
+def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None):
     return register(name, family=FAMILY, kind="parametric", inputs=("y", *columns),
-                    higher_is_better=False, bounds=(lower, math.inf), proper="strict", per_row=True,
-                    citation=citation)
+                    higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
+                    params=params, citation=citation)
 
 
 @_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY)
@@ -216,7 +216,7 @@ def crps_uniform(obs: Any, low: Any, high: Any) -> np.ndarray:
     return width * (np.abs(z - f) + f * f - f + 1.0 / 3.0)
 
 
-@_parametric("crps_beta", ("a", "b"), JKL)
+@_parametric("crps_beta", ("a", "b"), JKL, params={"lower": 0.0, "upper": 1.0})
 def crps_beta(obs: Any, a: Any, b: Any, *, lower: float = 0.0, upper: float = 1.0) -> np.ndarray:
     r"""CRPS of the beta distribution :math:`\mathrm{Beta}(a, b)` on :math:`[l, u]`.
 

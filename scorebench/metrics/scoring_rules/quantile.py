@@ -12,6 +12,7 @@ weighted interval score is :math:`\frac{1}{K + 1/2}\sum_{\text{levels}} \rho_\ta
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -90,9 +91,15 @@ def quantile_score(y: Any, q: Any, levels: Any) -> np.ndarray:
     return pinball_loss(y[..., None], q, lv).mean(axis=-1)
 
 
+def _interval_table(arrays: Mapping[str, np.ndarray], *, alpha: Any = 0.1) -> np.ndarray:
+    """Interval score of an ``interval`` table: a per-row ``alpha`` column overrides ``alpha``."""
+    return interval_score(arrays["y"], arrays["lower"], arrays["upper"], alpha=arrays.get("alpha", alpha))
+
+
 @register("interval_score", family=FAMILY, kind="interval", inputs=("y", "lower", "upper"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"alpha": 0.1}, citation="Winkler (1972), JASA 67(337):187-191; " + GNEITING_RAFTERY)
+          params={"alpha": 0.1}, table_fn=_interval_table,
+          citation="Winkler (1972), JASA 67(337):187-191; " + GNEITING_RAFTERY)
 def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.ndarray:
     r"""Interval (Winkler) score of a central :math:`(1 - \alpha)` prediction interval :math:`[l, u]`.
 
@@ -105,6 +112,8 @@ def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.nd
         Observations and interval bounds (``lower <= upper``); broadcast together.
     alpha : float or array_like, default 0.1
         Nominal miss rate in (0, 1): the interval is the central 90% interval for 0.1.
+        In an ``interval`` table, an ``alpha`` column (one miss rate per row) takes
+        precedence over this parameter.
 
     Examples
     --------
