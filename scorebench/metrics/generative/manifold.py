@@ -243,7 +243,7 @@ def coverage(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     --------
     >>> import numpy as np
     >>> x = np.random.default_rng(0).normal(size=(100, 2))
-    >>> coverage(x, x[:1])      # one generated sample covers only a few real balls
-    0.04
+    >>> coverage(x, x[:3] + 0.01)      # three generated samples fall in few real balls
+    0.17
     """
     return _one("coverage", real_features, fake_features, k)
