@@ -205,10 +205,11 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
                 value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng, weights)
             methods[record.name] = method
             rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
-                         "ci_low": low, "ci_high": high, "n": n})
+                         "ci_low": low, "ci_high": high, "n": n, "_order": (g, len(rows))})
             done += 1
             if progress is not None:
                 progress(done, total)
+    rows.sort(key=lambda row: row.pop("_order"))  # group-major, metrics in the order asked
     scores = pd.DataFrame(rows, columns=[*prep.by, *SCORE_COLUMNS])
     key = prep.inputs.key
     if per_unit and unit_rows and key is not None:
@@ -263,7 +264,10 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
         for b in range(n_boot):
             sample = (idx[rng.integers(0, idx.size, idx.size)] if weights is None
                       else np.repeat(idx, weights[b].astype(np.int64)))
-            replicates[b] = record.compute(inputs.take(sample))
+            try:
+                replicates[b] = record.compute(inputs.take(sample))
+            except InputError:  # e.g. a resample without any positive: undefined, counted below
+                replicates[b] = np.nan
         method = "row resampling" if weights is None else "poisson row weights"
     finite = replicates[np.isfinite(replicates)]
     if finite.size < n_boot:

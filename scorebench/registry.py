@@ -256,6 +256,9 @@ def metric(name: str, **params: Any) -> Metric:
         if not value:
             raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
         params = {record.at_param: _parse_param(value), **params}
+    elif record.at_param is not None:
+        # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
+        record = replace(record, name=base)
     return record.with_params(**params) if params else record
 
 

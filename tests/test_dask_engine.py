@@ -73,10 +73,20 @@ def test_poisson_and_multinomial_intervals_agree_to_monte_carlo_error():
     np.testing.assert_allclose(width_p, width_m, rtol=0.15)
 
 
-def test_set_level_metric_is_collected_and_reported(client):
+def test_mergeable_set_level_metric_reduces_on_workers(client):
     table = _binary(n=800)
-    got = scorebench.evaluate(dd.from_pandas(table, npartitions=4), ["brier_score", "ece"], n_boot=20)
-    expected = scorebench.evaluate(table, ["brier_score", "ece"], n_boot=20, bootstrap="poisson")
+    metrics = ["brier_score", "ece", "mce"]
+    got = scorebench.evaluate(dd.from_pandas(table, npartitions=4), metrics, n_boot=20)
+    expected = scorebench.evaluate(table, metrics, n_boot=20, bootstrap="poisson")
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert "collected_rows" not in got.attrs
+
+
+def test_other_set_level_metric_is_collected_and_reported(client):
+    table = _binary(n=600)
+    got = scorebench.evaluate(dd.from_pandas(table, npartitions=3), ["adaptive_ece"], n_boot=10)
+    expected = scorebench.evaluate(table, ["adaptive_ece"], n_boot=10, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     assert got.attrs["collected_rows"] == len(table)
 
@@ -94,11 +104,36 @@ def test_cli_dask_engine_on_parquet_glob(tmp_path):
     from scorebench.cli import cli
 
     table = _binary(n=600)
-    for i, part in enumerate(np.array_split(table, 3)):
-        part.to_parquet(tmp_path / f"part-{i}.parquet")
+    for i, start in enumerate(range(0, len(table), 700)):
+        table.iloc[start:start + 700].to_parquet(tmp_path / f"part-{i}.parquet")
     res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "*.parquet"), "--engine", "dask", "-m",
                                    "brier_score", "--bootstrap", "50", "-o", str(tmp_path / "s.csv")])
     assert res.exit_code == 0, res.output
     got = pd.read_csv(tmp_path / "s.csv", comment="#")
     expected = scorebench.evaluate(table, "brier_score", n_boot=50, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+
+
+def _ranking(queries=60, docs=20, seed=4):
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(queries), docs).astype(str)
+    docid = np.tile(np.arange(docs), queries).astype(str)
+    rel = rng.integers(0, 4, qid.size)
+    run = pd.concat([pd.DataFrame({"system": s, "qid": qid, "docid": docid,
+                                   "score": rel * k + rng.normal(size=qid.size)}) for s, k in (("bm25", 0.3), ("dense", 1.0))],
+                    ignore_index=True)
+    qrels = pd.DataFrame({"qid": qid, "docid": docid, "relevance": rel})
+    extra = pd.DataFrame({"qid": ["999", "999"], "docid": ["1", "2"], "relevance": [1, 0]})  # judged, never run
+    return run[run.qid != "5"], pd.concat([qrels, extra], ignore_index=True)
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_ranking_metrics_shuffle_by_query(client, complete):
+    run, qrels = _ranking()
+    metrics = ["ndcg@10", "map", "mrr"]
+    expected = scorebench.evaluate(run, metrics, qrels=qrels, complete=complete, n_boot=50, bootstrap="poisson")
+    got = scorebench.evaluate(dd.from_pandas(run, npartitions=5), metrics, qrels=qrels, complete=complete,
+                              n_boot=50)
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert (got.n == expected.n).all()
