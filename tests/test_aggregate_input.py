@@ -1,0 +1,131 @@
+"""Reading scores, wide and battles tables into the aggregation containers; Ranking output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scorebench.aggregate import Ranking, aggregate, as_matrix, read_input
+from scorebench.aggregate.input import Battles, ScoreMatrix
+from scorebench.aggregate.ranking import competition_ranks
+from scorebench.errors import InputError
+
+
+def test_wide_table_pairs_missing_and_weights():
+    wide = pd.DataFrame({"Model": ["x", "y", "z"], "CoLA": [60.0, 55.0, 50.0],
+                         "MRPC": ["90.0/88.0", "-", "85.1/80.0"], "RTE": ["70", "", "65"]})
+    m = as_matrix(wide, weights={"MRPC": 3.0})
+    assert m.systems == ("x", "y", "z")
+    assert m.columns == ("CoLA", "MRPC-a", "MRPC-b", "RTE")
+    assert m.weights.tolist() == [1.0, 1.5, 1.5, 1.0]
+    assert np.isnan(m.values[1, 1:]).all()
+    assert m.values[2].tolist() == [50.0, 85.1, 80.0, 65.0]
+    assert as_matrix(wide, weights={"MRPC-a": 2.0}).weights.tolist() == [1.0, 2.0, 0.5, 1.0]
+    assert as_matrix(wide, weights=[1, 2, 3, 4]).weights.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_wide_table_errors():
+    with pytest.raises(InputError, match="expected numbers"):
+        as_matrix(pd.DataFrame({"t": [1.0, "abc"]}, index=["a", "b"]))
+    with pytest.raises(InputError, match="mixes 'x/y'"):
+        as_matrix(pd.DataFrame({"t": ["1/2", "3"]}, index=["a", "b"]))
+    with pytest.raises(InputError, match="no scores at all"):
+        as_matrix(pd.DataFrame({"t": [1.0, np.nan], "u": [2.0, np.nan]}, index=["a", "b"]))
+    with pytest.raises(InputError, match="at least 2 systems"):
+        as_matrix(pd.DataFrame({"t": [1.0]}, index=["a"]))
+    with pytest.raises(InputError, match="weights: unknown"):
+        as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "b"]), weights={"u": 1})
+    with pytest.raises(InputError, match=">= 0"):
+        as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "b"]), weights={"t": -1})
+    with pytest.raises(InputError, match="all column weights are zero"):
+        as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "b"]), weights={"t": 0})
+    with pytest.raises(InputError, match="infinite"):
+        as_matrix(pd.DataFrame({"t": [1.0, np.inf]}, index=["a", "b"]))
+    with pytest.raises(InputError, match="exclude"):
+        as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "b"]), exclude=["nope"])
+    with pytest.raises(InputError, match="duplicate system names"):
+        as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "a"]))
+    with pytest.raises(InputError, match="DataFrame"):
+        read_input([[1, 2]])
+    dup = as_matrix(pd.DataFrame({"t": [1.0, 2.0, 3.0]}, index=["a", "a", "b"]), duplicates="suffix")
+    assert dup.systems == ("a_1", "a_2", "b")
+
+
+def test_long_scores_table_uses_registry_direction():
+    import scorebench
+
+    lower = [m.name for m in scorebench.registry.all_metrics() if m.higher_is_better is False]
+    higher = [m.name for m in scorebench.registry.all_metrics() if m.higher_is_better is True]
+    if not lower or not higher:
+        pytest.skip("needs registered metrics of both directions")
+    lo, hi = lower[0], higher[0]
+    long = pd.DataFrame({"system": ["a", "b", "a", "b"], "task": ["t1", "t1", "t1", "t1"],
+                         "metric": [lo, lo, hi, hi], "value": [0.1, 0.2, 0.9, 0.8],
+                         "ci_low": np.nan, "ci_high": np.nan, "n": 10})
+    m = as_matrix(long)
+    assert m.columns == (f"t1/{lo}", f"t1/{hi}")
+    assert m.higher_is_better.tolist() == [False, True]
+    assert m.weights.tolist() == [0.5, 0.5]  # the task's weight is shared by its metrics
+    assert aggregate(long, "borda", n_boot=0).winners == ("a",)
+    flipped = as_matrix(long, higher_is_better={lo: True})
+    assert flipped.higher_is_better.tolist() == [True, True]
+    with pytest.raises(InputError, match="duplicate"):
+        as_matrix(pd.concat([long, long.head(1)]))
+
+
+def test_long_table_without_metric_and_unknown_metric_defaults_higher():
+    long = pd.DataFrame({"system": ["a", "b", "a", "b"], "task": ["t1", "t1", "t2", "t2"], "value": [1, 2, 3, 1]})
+    m = as_matrix(long)
+    assert m.columns == ("t1", "t2") and m.weights.tolist() == [1.0, 1.0]
+    long2 = pd.DataFrame({"system": ["a", "b"], "metric": ["my_custom_score", "my_custom_score"], "value": [1, 2]})
+    assert as_matrix(long2).higher_is_better.tolist() == [True]
+    assert as_matrix(long2, higher_is_better={"my_custom_score": False}).higher_is_better.tolist() == [False]
+
+
+def test_battles_detection_and_matrix_passthrough():
+    battles = pd.DataFrame({"a": ["x", "y"], "b": ["y", "z"], "winner": ["a", "tie"], "weight": [2, 1]})
+    b = read_input(battles)
+    assert isinstance(b, Battles) and b.weight.tolist() == [2.0, 1.0]
+    W = b.wins()
+    assert W[0, 1] == 2.0 and W[1, 2] == 0.5 and W[2, 1] == 0.5
+    m = as_matrix(pd.DataFrame({"t": [1.0, 2.0]}, index=["a", "b"]))
+    assert read_input(m) is m
+    with pytest.raises(InputError, match="already-built"):
+        read_input(m, weights=[1])
+    with pytest.raises(InputError, match="do not apply"):
+        read_input(battles, weights={"t": 1})
+
+
+def test_competition_ranks_and_ranking_frame():
+    assert competition_ranks(np.array([1.0, 1.0 + 1e-13, 0.5, 2.0])).tolist() == [2, 2, 4, 1]
+    r = Ranking(("a", "b", "c"), np.array([1.0, 3.0, 1.0]), "demo", params={"k": 1})
+    assert r.ranks.tolist() == [2, 1, 2]
+    assert r.tie_groups == (("b",), ("a", "c"))
+    assert r.winners == ("b",) and r.order == ("b", "a", "c")
+    f = r.to_frame()
+    assert f.columns.tolist() == ["system", "score", "rank"]
+    assert f["system"].tolist() == ["b", "a", "c"] and f.attrs["method"] == "demo"
+    with pytest.raises(ValueError):
+        Ranking(("a",), np.array([np.nan]), "demo")
+    assert "demo" in str(r)
+
+
+def test_aggregate_bootstrap_columns_and_determinism():
+    rng = np.random.default_rng(0)
+    t = pd.DataFrame(rng.normal(size=(5, 8)) + np.arange(5)[:, None], index=list("abcde"))
+    t.columns = [f"t{i}" for i in range(8)]
+    r1 = aggregate(t, "borda", n_boot=200, seed=3)
+    r2 = aggregate(t, "borda", n_boot=200, seed=3)
+    f = r1.to_frame()
+    assert f.columns.tolist() == ["system", "score", "rank", "ci_low", "ci_high", "score_median", "rank_low",
+                                  "rank_high", "rank_ub"]
+    pd.testing.assert_frame_equal(f, r2.to_frame())
+    assert not r1.to_frame().equals(aggregate(t, "borda", n_boot=200, seed=4).to_frame())
+    assert (f["ci_low"] <= f["ci_high"]).all() and (f["rank_low"] <= f["rank_high"]).all()
+    assert f.attrs["n_boot"] == 200 and f.attrs["seed"] == 3 and f.attrs["resample"] == "tasks"
+    with pytest.raises(InputError, match="n_boot"):
+        aggregate(t, "borda", n_boot=-1)
+    with pytest.raises(InputError, match="at least 2 columns"):
+        aggregate(t[["t0"]], "borda", n_boot=10)
+    assert isinstance(read_input(t), ScoreMatrix)
