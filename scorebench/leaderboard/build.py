@@ -281,6 +281,15 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     return Section(key, title, note, columns, tuple(rows), data)
 
 
+def _values_only(block: EvaluateSpec, task: Any, sub: pd.DataFrame) -> pd.DataFrame:
+    """Point values of a hidden block (they feed the aggregation only)."""
+    import scorebench
+
+    scores = scorebench.evaluate(sub, list(block.metrics), kind=block.kind, by="system", n_boot=0,
+                                 **dict(block.options))
+    return scores.assign(task=task)
+
+
 def _compare_sections(ctx: _Context, block: CompareSpec, index: int) -> list[Section]:
     import scorebench
 
@@ -330,10 +339,11 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, dict[str
         if agg.higher_is_better is not None:
             options["higher_is_better"] = agg.higher_is_better
         return ctx.table(agg.source), options
-    name = lookup_metric(agg.metric).name
-    long = scores[scores["metric"] == name][["system", "task", "metric", "value"]]
-    if long.empty:
-        raise InputError(f"aggregate: metric {name!r} was not evaluated by any [[evaluate]] block")
+    names = [lookup_metric(m).name for m in agg.metrics]
+    long = scores[scores["metric"].isin(names)][["system", "task", "metric", "value"]]
+    absent = sorted(set(names) - set(long["metric"]))
+    if absent:
+        raise InputError(f"aggregate: metric(s) {absent} were not evaluated by any [[evaluate]] block")
     if long["task"].isna().all():
         raise InputError("aggregate: the evaluated scores have no task column; aggregation ranks across tasks")
     return long.reset_index(drop=True), {}
@@ -462,9 +472,12 @@ def build_board(spec: BoardSpec) -> Board:
     for i, block in enumerate(spec.evaluate):
         table = _filter(ctx.table(block.source), block.where)
         for task, sub in _tasks(table):
-            section = _task_section(ctx, block, task, sub, i)
-            sections.append(section)
-            evaluated.append(section.data)
+            if block.show:
+                section = _task_section(ctx, block, task, sub, i)
+                sections.append(section)
+                evaluated.append(section.data)
+            else:
+                evaluated.append(_values_only(block, task, sub))
     figures = _source_figures(ctx)
     if figures:
         sections.append(Section("figures", "Calibration and detection plots" if len(figures) else "", "",

@@ -20,6 +20,7 @@ A spec declares where a board's numbers come from and how they are shown::
     kind = "multiclass"
     metrics = ["log_score_multiclass", "brier_score_multiclass", "ece_top_label"]
     rank_by = "log_score_multiclass"         # default: the first metric
+    show = true                              # false: scores feed [aggregate] only
     where = { h = 1 }                        # optional row filter (column = value)
 
     [[compare]]                              # paired tests against the best system
@@ -27,8 +28,12 @@ A spec declares where a board's numbers come from and how they are shown::
     metric = "log_score_multiclass"
     test = "diebold_mariano"
 
+    [irt]                                    # abilities from right/wrong (argmax == y)
+    source = "predictions"
+    model = "rasch"
+
     [aggregate]                              # one ranking across tasks per method
-    metric = "brier_score_multiclass"        # from the evaluated scores ...
+    metrics = ["brier_score_multiclass"]     # from the evaluated scores ...
     source = "glue"                          # ... or a wide systems x tasks table
     methods = ["mean", "borda", "copeland", "kemeny", "win_rate"]
 
@@ -80,6 +85,7 @@ class EvaluateSpec:
     where: tuple[tuple[str, Any], ...] = ()
     title: str | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    show: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,7 @@ class AggregateSpec:
     """Rankings across tasks, one per method, with bootstrap rank intervals."""
 
     methods: tuple[str, ...]
-    metric: str | None = None
+    metrics: tuple[str, ...] = ()
     source: str | None = None
     n_boot: int | None = None
     higher_is_better: bool | None = None
@@ -110,7 +116,7 @@ class IRTSpec:
     """IRT abilities from the right/wrong matrix derived from a source (argmax == y)."""
 
     source: str
-    model: str = "2pl"
+    model: str = "rasch"
 
 
 @dataclass(frozen=True)
@@ -283,8 +289,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
                 *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
                 *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else [])]:
         spec.source(ref)
-    if spec.aggregate and spec.aggregate.metric is None and spec.aggregate.source is None:
-        raise InputError(f"{path}: aggregate needs 'metric' (of the evaluated scores) or 'source' (a wide table)")
+    if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
+        raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
+                         "(a wide systems x tasks table), not both")
     return spec
 
 
@@ -302,7 +309,7 @@ def _evaluate(data: Any, where: str) -> EvaluateSpec:
     metrics = r.strings("metrics", required=True)
     spec = EvaluateSpec(source=r.get("source", str, required=True), metrics=metrics, kind=r.get("kind", str, None),
                         rank_by=r.get("rank_by", str, None), where=r.table("where"), title=r.get("title", str, None),
-                        options=r.table("options"))
+                        options=r.table("options"), show=r.get("show", bool, True))
     r.done()
     if spec.rank_by is not None and spec.rank_by not in metrics:
         raise InputError(f"{where}: rank_by {spec.rank_by!r} is not one of the metrics {list(metrics)}")
@@ -324,7 +331,7 @@ def _compare(data: Any, where: str) -> CompareSpec:
 
 def _aggregate(data: Any, where: str) -> AggregateSpec:
     r = _Reader(data, where)
-    spec = AggregateSpec(methods=r.strings("methods", required=True), metric=r.get("metric", str, None),
+    spec = AggregateSpec(methods=r.strings("methods", required=True), metrics=r.strings("metrics"),
                          source=r.get("source", str, None), n_boot=r.get("n_boot", int, None),
                          higher_is_better=r.get("higher_is_better", bool, None))
     r.done()
@@ -333,7 +340,7 @@ def _aggregate(data: Any, where: str) -> AggregateSpec:
 
 def _irt(data: Any, where: str) -> IRTSpec:
     r = _Reader(data, where)
-    spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "2pl"))
+    spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "rasch"))
     r.done()
     return spec
 
