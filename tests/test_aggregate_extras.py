@@ -124,7 +124,7 @@ def test_bootstrap_rank_intervals_for_every_matrix_method():
                  "plackett_luce", "elo", "ranked_pairs", "baldwin", "nanson", "black", "minimax", "dowdall",
                  "threshold", "plurality", "geometric_mean"]:
         params = {"prior": 0.1} if name in ("bradley_terry", "plackett_luce") else {}
-        r = aggregate(t + 1.0, name, n_boot=30, seed=0, **params)
+        r = aggregate(t + 1.0, name, n_boot=15, seed=0, **params)
         f = r.to_frame()
         assert (f["rank_low"] >= 1).all() and (f["rank_high"] <= 5).all(), name
 
