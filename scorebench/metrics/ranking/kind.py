@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...errors import InputError
 from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, numeric_column, register_kind, require_columns
 from ...validation import check_choice, describe_rows
+from ._ids import HashCollision, hash_strings, id_array, mix, same_strings
 from ._lists import _check_level
 
 __all__ = ["extract_ranking", "load_qrels"]
@@ -103,57 +106,31 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
 
     n_run = len(run)
     qcode, qnames = _joint_codes(run["qid"], qrels_df["qid"])
-    dcode, dnames = _joint_codes(run["docid"], qrels_df["docid"])
-    run_q, qrels_q = qcode[:n_run], qcode[n_run:]
-    run_d, qrels_d = dcode[:n_run], dcode[n_run:]
-    del qcode, dcode
-    n_docs = len(dnames)
-
     # queries numbered in string order, as trec_eval prints them
-    q_order = np.argsort(np.asarray(qnames, dtype=object), kind="stable")
+    q_order = np.argsort(np.asarray(qnames, dtype=str), kind="stable")
     q_rank = np.empty(len(qnames), dtype=np.int64)
     q_rank[q_order] = np.arange(len(qnames))
     n_q = len(qnames)
+    run_qr, qrels_qr = q_rank[qcode[:n_run]], q_rank[qcode[n_run:]]
+    del qcode
 
-    # --- qrels: relevance lookup and the judged lists per query ------------------------
-    qrels_key = q_rank[qrels_q] * n_docs + qrels_d
-    key_order = np.argsort(qrels_key, kind="stable")
-    qrels_key_sorted = qrels_key[key_order]
-    dup = qrels_key_sorted[1:] == qrels_key_sorted[:-1]
-    if dup.any():
-        rows = np.sort(np.concatenate([key_order[1:][dup], key_order[:-1][dup]]))
-        raise InputError(f"qrels: the same (qid, docid) is judged more than once in "
-                         f"{describe_rows(rows, qrels_df.index)}; expected one judgment per document")
-    rel_sorted = relevance[key_order]
+    # --- qrels: the judged lists per query -------------------------------------------------
     in_qrels = np.zeros(n_q, dtype=bool)
-    in_qrels[q_rank[qrels_q]] = True
-
-    judged_mask = relevance >= 0
-    jq = q_rank[qrels_q[judged_mask]]
-    jrel = relevance[judged_mask]
-    levels, level_code = np.unique(-jrel, return_inverse=True)
-    jorder = np.argsort(jq * max(len(levels), 1) + level_code, kind="stable")
-    judged_flat = jrel[jorder]
-    judged_count_q = np.bincount(jq, minlength=n_q)
+    in_qrels[qrels_qr] = True
+    judged_flat, judged_count_q, num_rel_q, num_nonrel_q = _judged_lists(qrels_qr, relevance, level, n_q)
     judged_start_q = np.zeros(n_q, dtype=np.int64)
     np.cumsum(judged_count_q[:-1], out=judged_start_q[1:])
-    num_rel_q = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
-    num_nonrel_q = np.bincount(jq, weights=(jrel < level).astype(np.float64), minlength=n_q)
     max_relevance = float(relevance.max()) if len(relevance) and relevance.max() > 0 else 0.0
 
-    # --- run: keep queries the qrels know, number the units -----------------------------
-    run_qr = q_rank[run_q]
+    # --- run: keep queries the qrels know, number the units ---------------------------------
     keep = in_qrels[run_qr]
     ignored = np.unique(run_qr[~keep])
-    if not keep.all():
-        run_qr, run_d, score = run_qr[keep], run_d[keep], score[keep]
-        run_rows = np.flatnonzero(keep)
-    else:
-        run_rows = None
+    run_rows = None if keep.all() else np.flatnonzero(keep)
+    if run_rows is not None:
+        run_qr, score = run_qr[run_rows], score[run_rows]
+        run = run.iloc[run_rows]
     if groups:
         gcode, gframe = _group_codes(run, groups)
-        if run_rows is not None:
-            gcode = gcode[run_rows]
     else:
         gcode, gframe = np.zeros(len(run_qr), dtype=np.int64), None
     n_groups = 1 if gframe is None else len(gframe)
@@ -165,32 +142,22 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
         present.reshape(n_groups, n_q)[:, in_qrels] = True
     unit_of_key = np.cumsum(present) - 1
     unit = unit_of_key[unit_key]
-    del unit_key
+    del unit_key, unit_of_key
     unit_keys = np.flatnonzero(present)
     n_units = len(unit_keys)
 
-    # duplicate documents within a unit; relevance of each retrieved document
-    doc_key = unit * n_docs + run_d
-    perm = np.argsort(doc_key, kind="stable")
-    doc_key = doc_key[perm]
-    dup = doc_key[1:] == doc_key[:-1]
-    if dup.any():
-        pos = np.sort(np.concatenate([perm[1:][dup], perm[:-1][dup]]))
-        labels = run.index if run_rows is None else run.index[run_rows]
-        raise InputError(f"run: the same document is retrieved twice for one query in "
-                         f"{describe_rows(pos, labels)}; expected each (system, qid, docid) once")
-    del doc_key
-    lookup = (run_qr * n_docs + run_d)[perm]
-    where = np.searchsorted(qrels_key_sorted, lookup)
-    np.minimum(where, max(len(qrels_key_sorted) - 1, 0), out=where)
-    rel = np.full(len(lookup), np.nan)
-    if len(qrels_key_sorted):
-        hit = qrels_key_sorted[where] == lookup
-        rel[perm[hit]] = rel_sorted[where[hit]]
-    del lookup, where, perm
+    # --- relevance of each retrieved document (and duplicate check) -------------------------
+    run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
+    try:
+        rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+                    hashed=True)
+    except HashCollision:  # pragma: no cover - needs two ids with the same 64-bit hash
+        rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+                    hashed=False)
+    del qrels_docs
 
-    # --- ranking order: unit, score descending, docid descending -------------------------
-    order = _rank_order(unit, score, run_d, dnames)
+    # --- ranking order: unit, score descending, docid descending ----------------------------
+    order = _rank_order(unit, score, run_docs)
     rel = rel[order]
     unit_sorted = unit[order]
     del order
@@ -242,6 +209,80 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     return Inputs(frame, arrays, consts, key="qid")
 
 
+def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
+                  n_q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: judged relevance values (>= 0) in decreasing order (flat), their count, and
+    the numbers of relevant (>= level) and judged non-relevant documents."""
+    judged = relevance >= 0
+    jq, jrel = q[judged], relevance[judged]
+    counts = np.bincount(jq, minlength=n_q)
+    num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
+    num_nonrel = counts - num_rel
+    top = float(jrel.max()) if jrel.size else 0.0
+    if jrel.size and top < 256 and np.all(jrel == np.round(jrel)):
+        # small integer grades: counting, no sort
+        n_levels = int(top) + 1
+        code = (top - jrel).astype(np.int64)
+        per_level = np.bincount(jq * n_levels + code, minlength=n_q * n_levels)
+        levels_desc = np.arange(n_levels - 1, -1, -1, dtype=np.float64)
+        flat = np.repeat(np.tile(levels_desc, n_q), per_level)
+    else:
+        flat = jrel[np.lexsort((-jrel, jq))]
+    return flat, counts, num_rel, num_nonrel.astype(np.float64)
+
+
+def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: np.ndarray,
+          relevance: np.ndarray, run_labels, qrels_labels, *, hashed: bool) -> np.ndarray:
+    """Relevance of each run row (NaN when not judged); raises on duplicate documents."""
+    if hashed:
+        (run_h, run_h2), (qrels_h, qrels_h2) = hash_strings(run_docs), hash_strings(qrels_docs)
+    else:
+        codes, _ = pd.factorize(np.concatenate([run_docs.to_numpy(zero_copy_only=False),
+                                                qrels_docs.to_numpy(zero_copy_only=False)]))
+        codes = codes.astype(np.uint64)
+        run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
+        run_h2, qrels_h2 = run_h, qrels_h
+    qkey = mix(qrels_h, qrels_q)
+    korder = np.argsort(qkey)
+    qkey = qkey[korder]
+    dup = np.flatnonzero(qkey[1:] == qkey[:-1])
+    if dup.size:
+        a, b = korder[dup], korder[dup + 1]
+        real = (qrels_q[a] == qrels_q[b]) & same_strings(qrels_docs, a, qrels_docs, b)
+        if not real.all():
+            raise HashCollision
+        rows = np.sort(np.concatenate([a, b]))
+        raise InputError(f"qrels: the same (qid, docid) is judged more than once in "
+                         f"{describe_rows(rows, qrels_labels)}; expected one judgment per document")
+    lookup = mix(run_h, run_q)
+    del run_h
+    dkey = lookup if not run_g.any() else mix(lookup, run_g)
+    perm = np.argsort(dkey)
+    dkey = dkey[perm]
+    dup = np.flatnonzero(dkey[1:] == dkey[:-1])
+    del dkey
+    if dup.size:
+        a, b = perm[dup], perm[dup + 1]
+        real = (run_q[a] == run_q[b]) & (run_g[a] == run_g[b]) & same_strings(run_docs, a, run_docs, b)
+        if not real.all():
+            raise HashCollision
+        rows = np.sort(np.concatenate([a, b]))
+        raise InputError(f"run: the same document is retrieved twice for one query in "
+                         f"{describe_rows(rows, run_labels)}; expected each (system, qid, docid) once")
+    lookup = lookup[perm]
+    where = np.searchsorted(qkey, lookup)
+    np.minimum(where, max(len(qkey) - 1, 0), out=where)
+    rel = np.full(len(lookup), np.nan)
+    if len(qkey):
+        hit = np.flatnonzero(qkey[where] == lookup)
+        ri, qi = perm[hit], korder[where[hit]]
+        ok = (run_q[ri] == qrels_q[qi]) & (run_h2[ri] == qrels_h2[qi])
+        if not ok.all():
+            raise HashCollision
+        rel[ri] = relevance[qi]
+    return rel
+
+
 def _drop_missing(df: pd.DataFrame, nan_policy: str) -> pd.DataFrame:
     cols = list(_RUN_COLUMNS)
     if nan_policy == "omit":
@@ -256,7 +297,12 @@ def _drop_missing(df: pd.DataFrame, nan_policy: str) -> pd.DataFrame:
 
 def _id_strings(uniques: Any) -> np.ndarray:
     """Unique id values as strings; integral floats print as integers (301.0 -> '301')."""
+    if pd.api.types.is_string_dtype(getattr(uniques, "dtype", None)) and \
+            not isinstance(getattr(uniques, "dtype", None), np.dtype):
+        return np.asarray(uniques, dtype=object)
     values = np.asarray(uniques)
+    if values.dtype.kind == "O" and pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
     if values.dtype.kind in "iub":
         return values.astype(str).astype(object)
     if values.dtype.kind == "f":
@@ -280,7 +326,7 @@ def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         both = pd.concat([a, b], ignore_index=True)
     else:
         both = pd.concat([a.astype(object), b.astype(object)], ignore_index=True)
-    codes, uniques = pd.factorize(both)
+    codes, uniques = _factorize_blocks(both)
     names = _id_strings(uniques)
     if np.asarray(uniques).dtype == object and pd.api.types.infer_dtype(uniques, skipna=False) != "string":
         recodes, names2 = pd.factorize(names)
@@ -288,6 +334,26 @@ def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             codes = recodes[codes]
             names = np.asarray(names2, dtype=object)
     return codes.astype(np.int64, copy=False), names
+
+
+def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, Any]:
+    """``pd.factorize`` that hashes one value per block of equal neighbours: runs and qrels
+    are usually grouped by query, so a column of millions of qids has few blocks."""
+    if len(values) > 1 and pd.api.types.is_string_dtype(values.dtype):
+        try:
+            arr = pa.array(values, type=pa.large_string(), from_pandas=True)
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            change = None
+        if change is not None and not np.isnan(change.astype(float)).any():
+            firsts = np.flatnonzero(np.concatenate([[True], change.astype(bool)]))
+            if len(firsts) * 4 < len(values):
+                block_codes, uniques = pd.factorize(values.iloc[firsts])
+                lengths = np.diff(np.append(firsts, len(values)))
+                return np.repeat(block_codes, lengths), uniques
+    return pd.factorize(values)
 
 
 def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
@@ -304,26 +370,46 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
     return codes.astype(np.int64), gframe
 
 
-def _rank_order(unit: np.ndarray, score: np.ndarray, doc: np.ndarray, dnames: np.ndarray) -> np.ndarray:
+def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     """Permutation sorting by unit, score descending, then docid descending (strcmp)."""
     n = len(unit)
-    by_score = np.argsort(-score, kind="stable")
-    score_rank = np.empty(n, dtype=np.int64)
-    score_rank[by_score] = np.arange(n)
-    del by_score
-    order = np.argsort(unit * n + score_rank, kind="stable")
-    del score_rank
+    order = _fast_order(unit, score)
+    if order is None:  # exact path: rank the scores, then sort (unit, score rank)
+        by_score = np.argsort(-score, kind="stable")
+        score_rank = np.empty(n, dtype=np.int64)
+        score_rank[by_score] = np.arange(n)
+        del by_score
+        order = np.argsort(unit * n + score_rank)
+        del score_rank
     u, s = unit[order], score[order]
-    tied = np.zeros(n, dtype=bool)
     same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
+    if not same.any():
+        return order
+    tied = np.zeros(n, dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
-    if not tied.any():
-        return order
     idx = np.flatnonzero(tied)
     group = np.cumsum(np.concatenate([[True], ~same]))[idx]
-    names = np.asarray(dnames, dtype=object)[doc[order[idx]]]
-    _, name_rank = np.unique(names.astype(str), return_inverse=True)
+    names = np.asarray(docs.take(pa.array(order[idx], type=pa.int64())).to_pylist(), dtype=str)
+    _, name_rank = np.unique(names, return_inverse=True)
     sub = np.lexsort((-name_rank.astype(np.int64), group))
     order[idx] = order[idx][sub]
     return order
+
+
+def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """One float sort on ``unit + (max - score) / (2 (max - min))``; None when rounding could
+    have misordered two different scores of a query (then the exact path runs)."""
+    if len(score) == 0:
+        return np.zeros(0, dtype=np.int64)
+    low, high = float(score.min()), float(score.max())
+    span = high - low
+    if not np.isfinite(span) or span == 0 or len(unit) > 2**40:
+        return None
+    key = (high - score) * (0.5 / span)
+    key += unit
+    order = np.argsort(key)
+    del key
+    u, s = unit[order], score[order]
+    misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
+    return None if misordered.any() else order

@@ -1,0 +1,112 @@
+"""Document ids as 64-bit keys without a global hash table.
+
+Joining a run (millions of (qid, docid) rows) with its qrels is the costly part of a
+ranking evaluation: a hash-table factorisation of ten million distinct document strings is
+dominated by cache misses. Here each id string is hashed straight from its Arrow buffers
+(two independent 64-bit multiplicative hashes over the bytes, vectorised over all strings
+one byte position at a time); matching then needs only integer sorts and binary searches.
+A match needs the same query, the same first hash and the same second hash (128 bits in
+all; for two different ids of one query to pass, both 64-bit hashes must collide), and
+every duplicate candidate is compared string by string; :class:`HashCollision` sends the
+caller to an exact (factorising) path when a first-hash collision shows up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["HashCollision", "id_array", "hash_strings", "mix", "same_strings"]
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_ALT_OFFSET = np.uint64(0x84222325CBF29CE4)
+_ALT_PRIME = np.uint64(0x9E3779B97F4A7C15)
+
+
+class HashCollision(Exception):
+    """Two different ids share a 64-bit key (use the exact path)."""
+
+
+def id_array(values: pd.Series) -> pa.Array:
+    """The ids of a column as an Arrow string array (integers print as integers)."""
+    series = values
+    if series.dtype.kind in "iub":
+        series = series.astype(str)
+    elif series.dtype.kind == "f":
+        arr = series.to_numpy()
+        series = (series.astype(np.int64) if np.all(arr == np.round(arr)) else series).astype(str)
+    try:
+        out = pa.array(series, type=pa.large_string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        out = pa.array([_as_text(v) for v in series.to_numpy(object)], type=pa.large_string())
+    if isinstance(out, pa.ChunkedArray):
+        out = out.combine_chunks()
+    return out
+
+
+def _as_text(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def hash_strings(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Two independent 64-bit hashes of each string of an Arrow (large_)string array
+    (FNV-1a with two offset bases and primes), vectorised over the strings."""
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
+    buffers = arr.buffers()
+    off_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=off_type)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
+    if data.size == 0:
+        data = np.zeros(1, np.uint8)
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    g = np.full(n, _ALT_OFFSET, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h ^= lengths.astype(np.uint64)
+        h *= _FNV_PRIME
+        g ^= lengths.astype(np.uint64)
+        g *= _ALT_PRIME
+    longest = int(lengths.max())
+    uniform = bool(lengths.min() == longest)
+    last = len(data) - 1
+    with np.errstate(over="ignore"):
+        for j in range(longest):
+            if uniform:
+                byte = data[starts + j]
+            else:
+                byte = np.where(lengths > j, data[np.minimum(starts + j, last)], 0)
+            byte = byte.astype(np.uint64)
+            h ^= byte
+            h *= _FNV_PRIME
+            g += byte
+            g *= _ALT_PRIME
+    return h, g
+
+
+def mix(key: np.ndarray, salt: np.ndarray) -> np.ndarray:
+    """Combine a 64-bit key with a small integer (a query or group code) into one key."""
+    with np.errstate(over="ignore"):
+        z = key + (salt.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        z ^= z >> np.uint64(31)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(29)
+    return z
+
+
+def same_strings(a: pa.Array, ia: np.ndarray, b: pa.Array, ib: np.ndarray) -> np.ndarray:
+    """Element-wise ``a[ia] == b[ib]`` as a boolean array."""
+    if len(ia) == 0:
+        return np.zeros(0, dtype=bool)
+    left = a.take(pa.array(ia, type=pa.int64()))
+    right = b.take(pa.array(ib, type=pa.int64()))
+    return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
