@@ -37,7 +37,7 @@ from scipy import special
 from ...errors import InputError
 from ...registry import register
 from ...validation import check_choice
-from ._common import FAMILY, GNEITING_RAFTERY, as_float, check_batch, raise_if_inf
+from ._common import FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices, raise_if_inf
 
 __all__ = ["crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
            "ESTIMATORS"]
@@ -234,9 +234,12 @@ def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarr
         except ValueError:
             raise InputError(f"bandwidth: shape {np.shape(h)} does not match the batch shape {batch}") from None
     m = ens_f.shape[-1]
-    z = (obs_f[:, None] - ens_f) / h[:, None]
-    log_density = special.logsumexp(-0.5 * z * z, axis=-1) - np.log(m * h) - 0.5 * math.log(2 * math.pi)
-    return (-log_density).reshape(batch)
+    out = np.empty(obs_f.shape)
+    for sl in chunk_slices(out.size, 3 * 8 * m):  # bounded working memory
+        z = (obs_f[sl, None] - ens_f[sl]) / h[sl, None]
+        out[sl] = special.logsumexp(-0.5 * z * z, axis=-1)
+    out -= np.log(m * h) + 0.5 * math.log(2 * math.pi)
+    return (-out).reshape(batch)
 
 
 @register("dawid_sebastiani_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
