@@ -50,7 +50,8 @@ def make_data(n_queries: int, depth: int, judged: float, seed: int = 0) -> tuple
     take = rng.random(len(run)) < judged
     qrels = run.loc[take, ["qid", "docid"]].copy()
     qrels["relevance"] = rng.choice(4, size=len(qrels), p=[0.55, 0.25, 0.12, 0.08])
-    qrels = qrels.sample(frac=1.0, random_state=1, ignore_index=True)  # files are not in run order
+    # a qrels file is grouped by query, but its documents are not in the run's order
+    qrels = qrels.sample(frac=1.0, random_state=1).sort_values("qid", kind="stable", ignore_index=True)
     # fresh string objects for the qrels (as if read from another file)
     qrels["qid"] = qrels["qid"].str.slice(0)
     qrels["docid"] = qrels["docid"].str.slice(0)

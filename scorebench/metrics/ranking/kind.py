@@ -321,19 +321,17 @@ def _id_strings(uniques: Any) -> np.ndarray:
 
 
 def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes of the ids of ``a`` then ``b`` in one shared space, and the id strings."""
-    if a.dtype == b.dtype or (a.dtype.kind in "OUT" and b.dtype.kind in "OUT"):
-        both = pd.concat([a, b], ignore_index=True)
-    else:
-        both = pd.concat([a.astype(object), b.astype(object)], ignore_index=True)
-    codes, uniques = _factorize_blocks(both)
-    names = _id_strings(uniques)
-    if np.asarray(uniques).dtype == object and pd.api.types.infer_dtype(uniques, skipna=False) != "string":
-        recodes, names2 = pd.factorize(names)
-        if len(names2) < len(names):  # e.g. 301 and "301" in the same column
-            codes = recodes[codes]
-            names = np.asarray(names2, dtype=object)
-    return codes.astype(np.int64, copy=False), names
+    """Integer codes of the ids of ``a`` then ``b`` in one shared space, and the id strings.
+
+    Each column is factorised on its own (cheap when grouped, see :func:`_factorize_blocks`)
+    and the two sets of unique id strings are then aligned.
+    """
+    codes_a, uniques_a = _factorize_blocks(a)
+    codes_b, uniques_b = _factorize_blocks(b)
+    names_a, names_b = _id_strings(uniques_a), _id_strings(uniques_b)
+    joint, names = pd.factorize(np.concatenate([names_a, names_b]))
+    codes = np.concatenate([joint[:len(names_a)][codes_a], joint[len(names_a):][codes_b]])
+    return codes.astype(np.int64, copy=False), np.asarray(names, dtype=object)
 
 
 def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, Any]:
