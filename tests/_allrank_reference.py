@@ -35,7 +35,9 @@ def _neural_sort(scores: torch.Tensor, mask: torch.Tensor, tau: float) -> torch.
     pair_pad = mask[:, :, None] | mask[:, None, :]
     both_pad = mask[:, :, None] & mask[:, None, :]
     s = scores.masked_fill(mask, 0.0)
-    spread = (s[:, :, None] - s[:, None, :]).abs().masked_fill(pair_pad, 0.0).sum(-1)  # [b, item]
+    A = (s[:, :, None] - s[:, None, :]).abs().masked_fill(pair_pad, 0.0)
+    # allRank forms A_s (1 1^T): a full [b, n, n] matmul whose rows all hold sum_k |s_j - s_k|
+    spread = (A @ torch.ones(n, n, dtype=scores.dtype)).transpose(1, 2)[:, 0, :]  # [b, item]
     m = (~mask).sum(-1)
     rows = []
     for count in m.tolist():  # per-list rank factors for the first `count` ranks, 0 after

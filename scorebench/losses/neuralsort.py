@@ -95,32 +95,77 @@ def _kernel(scores: torch.Tensor, valid: torch.Tensor, temperature: float) -> to
     ranks = torch.arange(1, n + 1, dtype=scores.dtype, device=scores.device)
     scale = m + 1.0 - 2.0 * ranks  # [..., n], one factor per rank
     logits = (scale[..., :, None] * s[..., None, :] - spread[..., None, :]) / temperature
-    kernel = torch.softmax(masked_fill_min(logits, valid[..., None, :].expand_as(logits)), dim=-1)
-    return kernel * (ranks <= m)[..., :, None] * valid[..., None, :]
+    # padded items' columns underflow to exactly 0; padded ranks (rows >= m) are zeroed by the
+    # row scaling vector of RelaxedSort
+    return torch.softmax(masked_fill_min(logits, valid[..., None, :].expand_as(logits)), dim=-1)
+
+
+class _SinkhornVectors(torch.autograd.Function):
+    """Sinkhorn scaling vectors ``u, v`` of ``kernel`` with a vector-only backward pass.
+
+    Forward: ``v_t = cols / (K^T u_{t-1})``, ``u_t = rows / (K v_t)`` from ``u_0 = rows``, so
+    that after ``t`` rounds ``diag(u_t) K diag(v_t)`` equals ``t`` rounds of alternating
+    column and row normalisation of the full matrix. Backward runs the recursion in reverse
+    with mat-vecs and collects the kernel's gradient, a sum of rank-one terms, in a single
+    batched matrix product instead of one full-matrix update per round.
+    """
+
+    @staticmethod
+    def forward(ctx, kernel, rows, cols, max_iter, tol, eps):
+        u = rows
+        col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
+        us, vs, cs, rs = [u], [], [col_sums], []
+        for _ in range(max_iter):
+            v = cols / col_sums.clamp_min(eps)
+            row_sums = (kernel @ v.unsqueeze(-1)).squeeze(-1)
+            u = rows / row_sums.clamp_min(eps)
+            col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
+            vs.append(v)
+            rs.append(row_sums)
+            us.append(u)
+            cs.append(col_sums)
+            # rows sum to 1 exactly after the row step; only columns can be off
+            if tol > 0 and bool((((v * col_sums) - 1.0) * cols).abs().max() < tol):
+                break
+        ctx.eps = eps
+        ctx.save_for_backward(kernel, rows, cols, torch.stack(us), torch.stack(vs), torch.stack(cs),
+                              torch.stack(rs))
+        iterations = torch.tensor(len(vs))
+        ctx.mark_non_differentiable(iterations)
+        return u, v, iterations
+
+    @staticmethod
+    def backward(ctx, grad_u, grad_v, _):
+        kernel, rows, cols, us, vs, cs, rs = ctx.saved_tensors
+        eps = ctx.eps
+        kernel_t = kernel.transpose(-1, -2)
+        g_u = torch.zeros_like(us[0]) if grad_u is None else grad_u
+        g_v = torch.zeros_like(vs[0]) if grad_v is None else grad_v
+        left, right = [], []
+        for t in range(vs.shape[0], 0, -1):
+            r = rs[t - 1]
+            g_r = -g_u * rows / r.clamp_min(eps) ** 2 * (r > eps)  # u_t = rows / r_t
+            g_v = g_v + (kernel_t @ g_r.unsqueeze(-1)).squeeze(-1)  # r_t = K v_t
+            left.append(g_r)
+            right.append(vs[t - 1])
+            c = cs[t - 1]
+            g_c = -g_v * cols / c.clamp_min(eps) ** 2 * (c > eps)  # v_t = cols / c_{t-1}
+            left.append(us[t - 1])  # c_{t-1} = K^T u_{t-1}
+            right.append(g_c)
+            g_u = (kernel @ g_c.unsqueeze(-1)).squeeze(-1)
+            g_v = torch.zeros_like(g_v)
+        grad_kernel = torch.stack(left, -1) @ torch.stack(right, -2)
+        return grad_kernel, None, None, None, None, None
 
 
 def _sinkhorn(kernel: torch.Tensor, row_valid: torch.Tensor, col_valid: torch.Tensor, *,
               max_iter: int, tol: float, eps: float = 1e-10) -> RelaxedSort:
-    # Alternate column then row normalisation on scaling vectors: after t rounds
-    # P = diag(u) K diag(v), identical to normalising the full matrix t times.
     rows = row_valid.to(kernel.dtype)
     cols = col_valid.to(kernel.dtype)
-    u = rows
-    v = cols
     if max_iter == 0:
-        return RelaxedSort(kernel, u, v, 0)
-    col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
-    iterations = 0
-    for iterations in range(1, max_iter + 1):
-        v = cols / col_sums.clamp_min(eps)
-        u = rows / (kernel @ v.unsqueeze(-1)).squeeze(-1).clamp_min(eps)
-        col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
-        if tol > 0:
-            # rows sum to 1 exactly after the row step; only columns can be off
-            err = ((v * col_sums - 1.0) * cols).abs().max()
-            if bool(err < tol):
-                break
-    return RelaxedSort(kernel, u, v, iterations)
+        return RelaxedSort(kernel, rows, cols, 0)
+    u, v, iterations = _SinkhornVectors.apply(kernel, rows, cols, max_iter, tol, eps)
+    return RelaxedSort(kernel, u, v, int(iterations))
 
 
 def _check_iters(max_iter: int, tol: float) -> None:
