@@ -112,12 +112,15 @@ class _SinkhornVectors(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, kernel, rows, cols, max_iter, tol, eps):
+        # Row-vector-times-matrix products stream memory in order and run about twice as fast
+        # as matrix-times-vector on CPU, so both K^T x and K x use that form (K x = x^T K^T).
+        kernel_t = kernel.transpose(-1, -2).contiguous()
         u = rows
         col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
         us, vs, cs, rs = [u], [], [col_sums], []
         for _ in range(max_iter):
             v = cols / col_sums.clamp_min(eps)
-            row_sums = (kernel @ v.unsqueeze(-1)).squeeze(-1)
+            row_sums = (v.unsqueeze(-2) @ kernel_t).squeeze(-2)
             u = rows / row_sums.clamp_min(eps)
             col_sums = (u.unsqueeze(-2) @ kernel).squeeze(-2)
             vs.append(v)
@@ -128,7 +131,7 @@ class _SinkhornVectors(torch.autograd.Function):
             if tol > 0 and bool((((v * col_sums) - 1.0) * cols).abs().max() < tol):
                 break
         ctx.eps = eps
-        ctx.save_for_backward(kernel, rows, cols, torch.stack(us), torch.stack(vs), torch.stack(cs),
+        ctx.save_for_backward(kernel, kernel_t, rows, cols, torch.stack(us), torch.stack(vs), torch.stack(cs),
                               torch.stack(rs))
         iterations = torch.tensor(len(vs))
         ctx.mark_non_differentiable(iterations)
@@ -136,23 +139,22 @@ class _SinkhornVectors(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_u, grad_v, _):
-        kernel, rows, cols, us, vs, cs, rs = ctx.saved_tensors
+        kernel, kernel_t, rows, cols, us, vs, cs, rs = ctx.saved_tensors
         eps = ctx.eps
-        kernel_t = kernel.transpose(-1, -2)
         g_u = torch.zeros_like(us[0]) if grad_u is None else grad_u
         g_v = torch.zeros_like(vs[0]) if grad_v is None else grad_v
         left, right = [], []
         for t in range(vs.shape[0], 0, -1):
             r = rs[t - 1]
             g_r = -g_u * rows / r.clamp_min(eps) ** 2 * (r > eps)  # u_t = rows / r_t
-            g_v = g_v + (kernel_t @ g_r.unsqueeze(-1)).squeeze(-1)  # r_t = K v_t
+            g_v = g_v + (g_r.unsqueeze(-2) @ kernel).squeeze(-2)  # r_t = K v_t
             left.append(g_r)
             right.append(vs[t - 1])
             c = cs[t - 1]
             g_c = -g_v * cols / c.clamp_min(eps) ** 2 * (c > eps)  # v_t = cols / c_{t-1}
             left.append(us[t - 1])  # c_{t-1} = K^T u_{t-1}
             right.append(g_c)
-            g_u = (kernel @ g_c.unsqueeze(-1)).squeeze(-1)
+            g_u = (g_c.unsqueeze(-2) @ kernel_t).squeeze(-2)
             g_v = torch.zeros_like(g_v)
         grad_kernel = torch.stack(left, -1) @ torch.stack(right, -2)
         return grad_kernel, None, None, None, None, None
