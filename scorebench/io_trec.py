@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -147,10 +148,14 @@ def _read_fields(path: str | os.PathLike, fields: tuple[str, ...], *, numeric: d
     if data.startswith(b"#") or b"\n#" in data:
         data = b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"#"))
     try:
-        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=list(fields), dtype=str,
-                            engine="c", skip_blank_lines=True, na_filter=False)
-        if len(frame) and (frame.iloc[:, -1] == "").any():
-            raise ValueError("short line")
+        # one spare column catches a line with too many fields
+        with warnings.catch_warnings():  # lines with 2+ extra fields: the check below or the fallback
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=[*fields, "_extra"],
+                                dtype=str, engine="c", skip_blank_lines=True, na_filter=False, index_col=False)
+        if len(frame) and ((frame[fields[-1]] == "").any() or (not extra_ok and (frame["_extra"] != "").any())):
+            raise ValueError("short or long line")
+        frame = frame[list(fields)]
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
         frame = _parse_lines(path, fields, numeric, what, extra_ok)
     for col, expected in numeric.items():

@@ -82,14 +82,16 @@ def hash_strings(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(over="ignore"):
         for j in range(longest):
             if uniform:
-                byte = data[starts + j]
-            else:
-                byte = np.where(lengths > j, data[np.minimum(starts + j, last)], 0)
-            byte = byte.astype(np.uint64)
-            h ^= byte
-            h *= _FNV_PRIME
-            g += byte
-            g *= _ALT_PRIME
+                byte = data[starts + j].astype(np.uint64)
+                h ^= byte
+                h *= _FNV_PRIME
+                g += byte
+                g *= _ALT_PRIME
+            else:  # strings shorter than j + 1 keep their hash: it must not depend on the batch
+                active = lengths > j
+                byte = data[np.minimum(starts + j, last)].astype(np.uint64)
+                h = np.where(active, (h ^ byte) * _FNV_PRIME, h)
+                g = np.where(active, (g + byte) * _ALT_PRIME, g)
     return h, g
 
 
