@@ -170,11 +170,7 @@ class _Context:
     def table(self, name: str) -> pd.DataFrame:
         if name not in self.tables:
             source = self.spec.source(name)
-            if source.format == "wide" or source.system_column is not None:
-                self.tables[name] = pd.read_csv(source.path) if source.path.suffix != ".parquet" \
-                    else pd.read_parquet(source.path)
-            else:
-                self.tables[name] = read_table(source.path, format=source.format)
+            self.tables[name] = read_table(source.path, format=source.format)
         return self.tables[name]
 
 
@@ -327,18 +323,23 @@ def _p(p: float) -> str:
     return "< 1e-4" if p < 1e-4 else f"{p:.4f}"
 
 
-def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
-    """The table handed to aggregate (long scores or a wide external table) and read options."""
+def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, str]:
+    """The table handed to aggregate (long scores or a wide external table) and a note."""
+    from ..aggregate import as_matrix
+
     agg = ctx.spec.aggregate
     assert agg is not None
     if agg.source is not None:
         source = ctx.spec.source(agg.source)
-        options: dict[str, Any] = {"exclude": source.exclude, "duplicates": "suffix"}
-        if source.system_column:
-            options["system_column"] = source.system_column
-        if agg.higher_is_better is not None:
-            options["higher_is_better"] = agg.higher_is_better
-        return ctx.table(agg.source), options
+        matrix = as_matrix(ctx.table(agg.source), system_column=source.system_column, exclude=source.exclude,
+                           duplicates="suffix", higher_is_better=source.higher_is_better)
+        note = ""
+        if source.complete_only and matrix.has_missing:
+            complete = matrix.complete_systems()
+            dropped = [s for s in matrix.systems if s not in complete.systems]
+            note = f" Left out for missing scores: {', '.join(dropped)}."
+            matrix = complete
+        return matrix, note
     names = [lookup_metric(m).name for m in agg.metrics]
     long = scores[scores["metric"].isin(names)][["system", "task", "metric", "value"]]
     absent = sorted(set(names) - set(long["metric"]))
@@ -346,19 +347,19 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, dict[str
         raise InputError(f"aggregate: metric(s) {absent} were not evaluated by any [[evaluate]] block")
     if long["task"].isna().all():
         raise InputError("aggregate: the evaluated scores have no task column; aggregation ranks across tasks")
-    return long.reset_index(drop=True), {}
+    return as_matrix(long.reset_index(drop=True)), ""
 
 
 def _aggregate_sections(ctx: _Context, scores: pd.DataFrame) -> list[Section]:
     import scorebench
-    from ..aggregate import as_matrix, get_method, method_agreement
+    from ..aggregate import get_method, method_agreement
 
     spec = ctx.spec
     agg = spec.aggregate
     assert agg is not None
-    table, options = _aggregate_input(ctx, scores)
+    table, dropped = _aggregate_input(ctx, scores)
     n_boot = spec.n_boot if agg.n_boot is None else agg.n_boot
-    rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci, **options)
+    rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci)
                 for m in agg.methods}
     first = rankings[agg.methods[0]]
     order = first.order
@@ -382,18 +383,18 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame) -> list[Section]:
                             "rank_low": None if r.rank_low is None else float(r.rank_low[i]),
                             "rank_high": None if r.rank_high is None else float(r.rank_high[i]), "band": None})
         rows.append(tuple(cells))
-    matrix = as_matrix(table, **options)
-    what = f"{matrix.n_systems} systems on {matrix.n_columns} columns"
+    matrix = table
+    what = f"{matrix.n_systems} systems on {matrix.n_columns} columns: {', '.join(matrix.columns)}"
     cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
     note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
             f"(higher is better) with {spec.ci:.0%} bootstrap intervals and rank intervals from "
-            f"{n_boot} task resamples. Methods: {cites}.")
+            f"{n_boot} column resamples. Methods: {cites}.{dropped}")
     figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
                            _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),
                         pd.DataFrame.from_records(records), tuple(figures))]
     if len(agg.methods) > 1:
-        tau = method_agreement(table, list(agg.methods), **options)
+        tau = method_agreement(table, list(agg.methods))
         disagree = bool((tau.to_numpy() < 1 - 1e-12).any())
         t_rows = tuple((str(a), *(format_value(float(tau.loc[a, b]), 3) for b in tau.columns)) for a in tau.index)
         t_note = ("Kendall tau-b between the methods' rankings; the methods disagree where tau < 1."

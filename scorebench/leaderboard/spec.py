@@ -14,6 +14,8 @@ A spec declares where a board's numbers come from and how they are shown::
     [[sources]]                              # result tables (paths relative to the spec file)
     name = "predictions"
     path = "../data/boards/classification.parquet"
+    # wide systems x tasks tables (external boards) also take: system_column, exclude,
+    # complete_only (drop systems with a missing score), higher_is_better
 
     [[evaluate]]                             # one table per task: systems x metrics
     source = "predictions"
@@ -72,6 +74,8 @@ class SourceSpec:
     format: str | None = None
     system_column: str | None = None
     exclude: tuple[str, ...] = ()
+    complete_only: bool = False
+    higher_is_better: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,6 @@ class AggregateSpec:
     metrics: tuple[str, ...] = ()
     source: str | None = None
     n_boot: int | None = None
-    higher_is_better: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -299,7 +302,8 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
     r = _Reader(data, where)
     spec = SourceSpec(name=r.get("name", str, required=True), path=(base / r.get("path", str, required=True)),
                       format=r.get("format", str, None), system_column=r.get("system_column", str, None),
-                      exclude=r.strings("exclude"))
+                      exclude=r.strings("exclude"), complete_only=r.get("complete_only", bool, False),
+                      higher_is_better=r.get("higher_is_better", bool, None))
     r.done()
     return spec
 
@@ -332,8 +336,7 @@ def _compare(data: Any, where: str) -> CompareSpec:
 def _aggregate(data: Any, where: str) -> AggregateSpec:
     r = _Reader(data, where)
     spec = AggregateSpec(methods=r.strings("methods", required=True), metrics=r.strings("metrics"),
-                         source=r.get("source", str, None), n_boot=r.get("n_boot", int, None),
-                         higher_is_better=r.get("higher_is_better", bool, None))
+                         source=r.get("source", str, None), n_boot=r.get("n_boot", int, None))
     r.done()
     return spec
 
