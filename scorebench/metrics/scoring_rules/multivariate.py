@@ -25,7 +25,8 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ...validation import check_choice
-from ._common import CHUNK_BYTES, FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices
+from ._common import (CHUNK_BYTES, FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices,
+                      raise_if_inf)
 
 __all__ = ["energy_score", "variogram_score"]
 
@@ -36,9 +37,9 @@ _REFINE = 2e-2
 _PAIR_CHUNK_BYTES = 1 << 20
 
 
-def _mv_inputs(obs: Any, ens: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
-    obs = as_float(obs, "obs")
-    ens = as_float(ens, "ens")
+def _mv_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
+    obs = as_float(obs, "obs", check_inf=check_inf)
+    ens = as_float(ens, "ens", check_inf=check_inf)
     if ens.ndim < 2:
         raise InputError(f"ens: expected shape (..., M, d) with members on axis -2 and variables on "
                          f"axis -1, got shape {ens.shape}")
@@ -131,10 +132,13 @@ def energy_score(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndarr
     2.5
     """
     check_choice(estimator, "estimator", ("standard", "fair"))
-    obs_f, ens_f, batch = _mv_inputs(obs, ens)
+    obs_f, ens_f, batch = _mv_inputs(obs, ens, check_inf=False)
     if estimator == "fair" and ens_f.shape[1] < 2:
         raise InputError("ens: the fair estimator needs at least 2 members")
-    return _energy_engine(obs_f, ens_f, estimator == "fair").reshape(batch)
+    with np.errstate(invalid="ignore"):  # infinities are reported below, not warned about
+        out = _energy_engine(obs_f, ens_f, estimator == "fair")
+    raise_if_inf(out, obs=obs_f, ens=ens_f)
+    return out.reshape(batch)
 
 
 @register("variogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
