@@ -229,7 +229,8 @@ def fid(real_features: Any, fake_features: Any) -> float:
 
 @register("sfid", family="generative", kind="features", inputs=("real_spatial", "fake_spatial"),
           higher_is_better=False, bounds=(0.0, math.inf), per_row=False,
-          citation="Nash, Menick, Dieleman & Battaglia (2021), Generating images with sparse representations, ICML",
+          citation="Nash, Menick, Dieleman & Battaglia (2021), Generating images with sparse "
+                   "representations, ICML",
           table_fn=two_sample(lambda real, fake: sfid(real, fake), "real_spatial", "fake_spatial", stats=True))
 def sfid(real_spatial: Any, fake_spatial: Any) -> float:
     r"""Spatial FID: the Fréchet distance on spatial (intermediate) features.

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
 from ...registry import register
 from .kind import two_sample
 from ._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
