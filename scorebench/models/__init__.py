@@ -8,7 +8,9 @@ torch is imported only when a function here runs, never at ``import scorebench``
 * :func:`run_model` — batched inference under ``torch.inference_mode`` (float16 autocast
   on GPU on request; deterministic algorithms on the CPU);
 * :func:`features_table` — model outputs over a data file as a ``features`` table, which
-  is what ``scorebench run`` writes.
+  is what ``scorebench run`` writes;
+* :mod:`scorebench.models.zoo` — extractors whose weights ship in installed packages
+  (``scorebench.models.zoo:efficientnet_lite0``, 1280-d image features, offline).
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ def extractor_of(x: Any) -> str | None:
 
 def as_features(x: Any, name: str, *, min_rows: int = 1) -> np.ndarray:
     """``x`` (or ``x.features``) as a finite float64 ``(n, d)`` array with ``n >= min_rows``."""
+    if hasattr(x, "m2") and hasattr(x, "mean") and not isinstance(x, np.ndarray):
+        raise InputError(f"{name}: this metric needs the feature vectors themselves, not a FeatureStats "
+                         "summary (only FID and sFID work from statistics)")
     if hasattr(x, "features") and not isinstance(x, np.ndarray):
         x = x.features
     arr = as_float_array(x, name, ndim=2)
