@@ -322,3 +322,13 @@ def test_great_score_values():
         great_score([0, 1, 3], p)
     with pytest.raises(InputError, match="one label per row"):
         great_score([0, 1], p)
+
+
+def test_sample_based_metrics_refuse_feature_stats():
+    x = np.random.default_rng(17).normal(size=(40, 3))
+    with pytest.raises(InputError, match="FeatureStats"):
+        mifid(FeatureStats.from_features(x), x)
+    with pytest.raises(InputError, match="FeatureStats"):
+        kid(x, FeatureStats.from_features(x))
+    with pytest.raises(InputError, match="at least 2"):
+        FeatureStats.from_moments(np.zeros(2), np.eye(2), 1)
