@@ -23,9 +23,9 @@ __all__ = ["pairwise", "copeland", "minimax", "schulze", "ranked_pairs", "baldwi
 _SKIP = "pairwise: a column where either system is missing is skipped for that pair"
 
 
-def pairwise(data: ScoreMatrix | Battles) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted strict wins ``P`` and ties ``T`` from a score matrix or battles."""
-    return data.decisive() if isinstance(data, Battles) else pairwise_counts(data)
+def pairwise(data: ScoreMatrix | Battles, *, ties: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """Weighted strict wins ``P`` and ties ``T`` from a score matrix or battles (T skipped if not ``ties``)."""
+    return data.decisive() if isinstance(data, Battles) else pairwise_counts(data, ties=ties)
 
 
 def _result(data: ScoreMatrix | Battles, P: np.ndarray, scores: np.ndarray, **details) -> MethodResult:
@@ -49,7 +49,7 @@ def copeland(data: ScoreMatrix | Battles) -> MethodResult:
     >>> copeland(m).scores.tolist()
     [2.0, 0.0, -2.0]
     """
-    P, _ = pairwise(data)
+    P, _ = pairwise(data, ties=False)
     return _result(data, P, np.sign(P - P.T).sum(axis=1))
 
 
@@ -72,7 +72,7 @@ def minimax(data: ScoreMatrix | Battles, *, score: str = "margins") -> MethodRes
     [1.0, -1.0, -1.0]
     """
     check_choice(score, "score", ("margins", "winning_votes", "pairwise_opposition"))
-    P, _ = pairwise(data)
+    P, _ = pairwise(data, ties=False)
     if score == "margins":
         d = P.T - P
     elif score == "winning_votes":
@@ -111,7 +111,7 @@ def schulze(data: ScoreMatrix | Battles) -> MethodResult:
     >>> schulze(m).scores.tolist()
     [0.0, -1.0, -2.0]
     """
-    P, _ = pairwise(data)
+    P, _ = pairwise(data, ties=False)
     p = schulze_strengths(P)
     return _result(data, P, 0.0 - (p.T > p).sum(axis=1), strengths=p)
 
@@ -135,7 +135,7 @@ def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
     >>> ranked_pairs(m).scores.tolist()
     [0.0, -1.0, -2.0]
     """
-    P, _ = pairwise(data)
+    P, _ = pairwise(data, ties=False)
     M = P - P.T
     n = len(M)
     reach = np.eye(n, dtype=bool)  # reach[i, j]: j is below i in the locked graph (reflexive)

@@ -302,7 +302,7 @@ def kemeny(data: ScoreMatrix | Battles, *, solver: str = "auto", dp_max: int = 1
     check_choice(solver, "solver", KEMENY_SOLVERS)
     if not 1 <= dp_max <= _DP_LIMIT:
         raise InputError(f"kemeny: dp_max must be in [1, {_DP_LIMIT}], got {dp_max}")
-    P, _ = pairwise(data)
+    P, _ = pairwise(data, ties=False)
     n = len(P)
     comps = _components(P)
     position = np.zeros(n)

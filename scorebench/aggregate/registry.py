@@ -95,6 +95,10 @@ class Method:
 
 _METHODS: dict[str, Method] = {}
 
+# Methods registered by modules outside this package, imported on first use so that
+# ``import scorebench`` stays light: name -> module whose import registers it.
+_PROVIDERS = {"irt": "scorebench.irt.aggregate_method"}
+
 
 def register_method(name: str, *, family: str, missing: str, citation: str,
                     accepts: tuple[str, ...] = ("matrix",), replace: bool = False) -> Callable:
@@ -131,6 +135,10 @@ def register_bootstrap(name: str) -> Callable:
 
 def get_method(name: str) -> Method:
     """Look a method up by name; unknown names raise with close matches."""
+    if isinstance(name, str) and name not in _METHODS and name in _PROVIDERS:
+        import importlib
+
+        importlib.import_module(_PROVIDERS[name])
     if not isinstance(name, str) or name not in _METHODS:
         close = difflib.get_close_matches(str(name), _METHODS.keys(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
@@ -139,6 +147,15 @@ def get_method(name: str) -> Method:
 
 
 def all_methods() -> list[Method]:
+    """Every registered method (providers of late-registered methods are imported first)."""
+    import importlib
+
+    for name, module in _PROVIDERS.items():
+        if name not in _METHODS:
+            try:
+                importlib.import_module(module)
+            except ImportError:  # an optional provider that is not installed
+                pass
     return [_METHODS[k] for k in sorted(_METHODS)]
 
 
