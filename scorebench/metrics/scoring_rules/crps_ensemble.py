@@ -132,7 +132,8 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndar
     """
     check_choice(estimator, "estimator", ESTIMATORS)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
-    out = _crps_engine(obs_f, ens_f, estimator == "fair")
+    with np.errstate(invalid="ignore"):  # infinities are reported below, not warned about
+        out = _crps_engine(obs_f, ens_f, estimator == "fair")
     raise_if_inf(out, obs=obs_f, ens=ens_f)
     return out.reshape(batch)
 
@@ -174,7 +175,8 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     if math.isnan(a) or math.isnan(b) or not a < b:
         raise InputError(f"a, b: expected thresholds with a < b, got a={a!r}, b={b!r}")
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
-    out = _crps_engine(obs_f, ens_f, estimator == "fair", bounds=(a, b))
+    with np.errstate(invalid="ignore"):
+        out = _crps_engine(obs_f, ens_f, estimator == "fair", bounds=(a, b))
     raise_if_inf(out, obs=obs_f, ens=ens_f)
     return out.reshape(batch)
 
