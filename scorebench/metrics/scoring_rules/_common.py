@@ -28,7 +28,7 @@ GNEITING_RAFTERY = "Gneiting & Raftery (2007), JASA 102(477):359-378"
 PROB_CLIP = 1e-15
 
 #: Working-memory budget of one chunk of a chunked computation, in bytes.
-CHUNK_BYTES = 1 << 23  # 8 MiB: fits in a typical L2/L3 cache share
+CHUNK_BYTES = 1 << 23  # 8 MiB of temporaries per chunk
 
 
 def as_float(x: Any, name: str, *, check_inf: bool = True) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ...validation import check_choice
-from ._common import (CHUNK_BYTES, FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices,
+from ._common import (FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices,
                       raise_if_inf)
 
 __all__ = ["energy_score", "variogram_score"]
