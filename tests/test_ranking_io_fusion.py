@@ -154,3 +154,18 @@ def test_fused_run_evaluates():
     fused = comb_sum([a, b])
     value = scorebench.metric("ndcg@3").compute(extract_ranking(fused, qrels=qrels).merged())[0]
     assert 0 < value <= 1
+
+
+def test_exact_ranking_sort_path_agrees_with_the_fast_path(monkeypatch):
+    rng = np.random.default_rng(3)
+    run = pd.DataFrame({"qid": np.repeat([f"q{i}" for i in range(30)], 25),
+                        "docid": [f"d{i % 40}" for i in range(750)],
+                        "score": np.round(rng.normal(size=750), 1)})  # many ties
+    qrels = pd.DataFrame({"qid": np.repeat([f"q{i}" for i in range(30)], 8),
+                          "docid": [f"d{i % 40}" for i in range(240)], "relevance": rng.integers(0, 4, 240)})
+    names = ["ndcg@10", "map", "bpref", "mrr"]
+    fast = [scorebench.metric(n).compute(extract_ranking(run, qrels=qrels).merged()) for n in names]
+    monkeypatch.setattr("scorebench.metrics.ranking.kind._fast_order", lambda unit, score: None)
+    exact = [scorebench.metric(n).compute(extract_ranking(run, qrels=qrels).merged()) for n in names]
+    for a, b in zip(fast, exact):
+        np.testing.assert_array_equal(a, b)

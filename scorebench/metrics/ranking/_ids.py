@@ -3,10 +3,10 @@
 Joining a run (millions of (qid, docid) rows) with its qrels is the costly part of a
 ranking evaluation: a hash-table factorisation of ten million distinct document strings is
 dominated by cache misses. Here each id string is hashed straight from its Arrow buffers
-(two independent 64-bit multiplicative hashes over the bytes, vectorised over all strings
+(two independent multiplicative hashes over the bytes, vectorised over all strings
 one byte position at a time); matching then needs only integer sorts and binary searches.
-A match needs the same query, the same first hash and the same second hash (128 bits in
-all; for two different ids of one query to pass, both 64-bit hashes must collide), and
+A match needs the same query, the same 64-bit hash and the same 32-bit second hash (for two
+different ids of one query to pass, both must collide), and
 every duplicate candidate is compared string by string; :class:`HashCollision` sends the
 caller to an exact (factorising) path when a first-hash collision shows up.
 """
@@ -55,31 +55,40 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def hash_strings(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Two independent 64-bit hashes of each string of an Arrow (large_)string array
-    (FNV-1a with two offset bases and primes), vectorised over the strings."""
+def hash_strings(arr: pa.Array, *, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """Two independent hashes of each string of an Arrow (large_)string array: a 64-bit
+    FNV-1a and a 32-bit multiplicative hash, vectorised over the strings in chunks (so the
+    temporaries stay small)."""
     n = len(arr)
+    h = np.empty(n, dtype=np.uint64)
+    g = np.empty(n, dtype=np.uint32)
     if n == 0:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
+        return h, g
     buffers = arr.buffers()
     off_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    offsets = np.frombuffer(buffers[1], dtype=off_type)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    offsets = np.frombuffer(buffers[1], dtype=off_type)[arr.offset:arr.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
     if data.size == 0:
         data = np.zeros(1, np.uint8)
+    for lo in range(0, n, chunk):
+        hi = min(lo + chunk, n)
+        h[lo:hi], g[lo:hi] = _hash_chunk(offsets[lo:hi + 1].astype(np.int64), data)
+    return h, g
+
+
+def _hash_chunk(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = offsets[:-1]
     lengths = offsets[1:] - starts
-    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
-    g = np.full(n, _ALT_OFFSET, dtype=np.uint64)
+    h = np.full(len(starts), _FNV_OFFSET, dtype=np.uint64)
+    g = np.full(len(starts), _ALT_OFFSET, dtype=np.uint64)
+    longest = int(lengths.max())
+    uniform = bool(lengths.min() == longest)
+    last = len(data) - 1
     with np.errstate(over="ignore"):
         h ^= lengths.astype(np.uint64)
         h *= _FNV_PRIME
         g ^= lengths.astype(np.uint64)
         g *= _ALT_PRIME
-    longest = int(lengths.max())
-    uniform = bool(lengths.min() == longest)
-    last = len(data) - 1
-    with np.errstate(over="ignore"):
         for j in range(longest):
             if uniform:
                 byte = data[starts + j].astype(np.uint64)
@@ -92,7 +101,7 @@ def hash_strings(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
                 byte = data[np.minimum(starts + j, last)].astype(np.uint64)
                 h = np.where(active, (h ^ byte) * _FNV_PRIME, h)
                 g = np.where(active, (g + byte) * _ALT_PRIME, g)
-    return h, g
+    return h, (g >> np.uint64(32)).astype(np.uint32)
 
 
 def mix(key: np.ndarray, salt: np.ndarray) -> np.ndarray:

@@ -111,7 +111,8 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     q_rank = np.empty(len(qnames), dtype=np.int64)
     q_rank[q_order] = np.arange(len(qnames))
     n_q = len(qnames)
-    run_qr, qrels_qr = q_rank[qcode[:n_run]], q_rank[qcode[n_run:]]
+    small = np.int32 if n_q < 2**31 else np.int64
+    run_qr, qrels_qr = q_rank.astype(small)[qcode[:n_run]], q_rank.astype(small)[qcode[n_run:]]
     del qcode
 
     # --- qrels: the judged lists per query -------------------------------------------------
@@ -132,16 +133,16 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     if groups:
         gcode, gframe = _group_codes(run, groups)
     else:
-        gcode, gframe = np.zeros(len(run_qr), dtype=np.int64), None
+        gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
     n_groups = 1 if gframe is None else len(gframe)
     present = np.zeros(n_groups * n_q, dtype=bool)
-    unit_key = gcode * n_q + run_qr
+    unit_key = gcode.astype(np.int64) * n_q + run_qr
     present[unit_key] = True
     seen = present.copy()
     if complete:
         present.reshape(n_groups, n_q)[:, in_qrels] = True
     unit_of_key = np.cumsum(present) - 1
-    unit = unit_of_key[unit_key]
+    unit = unit_of_key.astype(np.int32 if len(unit_of_key) < 2**31 else np.int64)[unit_key]
     del unit_key, unit_of_key
     unit_keys = np.flatnonzero(present)
     n_units = len(unit_keys)
@@ -241,8 +242,9 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
                                                 qrels_docs.to_numpy(zero_copy_only=False)]))
         codes = codes.astype(np.uint64)
         run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
-        run_h2, qrels_h2 = run_h, qrels_h
+        run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
     qkey = mix(qrels_h, qrels_q)
+    del qrels_h
     korder = np.argsort(qkey)
     qkey = qkey[korder]
     dup = np.flatnonzero(qkey[1:] == qkey[:-1])
@@ -256,9 +258,10 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
                          f"{describe_rows(rows, qrels_labels)}; expected one judgment per document")
     lookup = mix(run_h, run_q)
     del run_h
-    dkey = lookup if not run_g.any() else mix(lookup, run_g)
-    perm = np.argsort(dkey)
-    dkey = dkey[perm]
+    grouped = bool(run_g.any())
+    perm = np.argsort(mix(lookup, run_g) if grouped else lookup)
+    lookup = lookup[perm]
+    dkey = mix(lookup, run_g[perm]) if grouped else lookup
     dup = np.flatnonzero(dkey[1:] == dkey[:-1])
     del dkey
     if dup.size:
@@ -269,17 +272,21 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
         rows = np.sort(np.concatenate([a, b]))
         raise InputError(f"run: the same document is retrieved twice for one query in "
                          f"{describe_rows(rows, run_labels)}; expected each (system, qid, docid) once")
-    lookup = lookup[perm]
-    where = np.searchsorted(qkey, lookup)
-    np.minimum(where, max(len(qkey) - 1, 0), out=where)
     rel = np.full(len(lookup), np.nan)
-    if len(qkey):
-        hit = np.flatnonzero(qkey[where] == lookup)
-        ri, qi = perm[hit], korder[where[hit]]
-        ok = (run_q[ri] == qrels_q[qi]) & (run_h2[ri] == qrels_h2[qi])
-        if not ok.all():
-            raise HashCollision
-        rel[ri] = relevance[qi]
+    if len(qkey) == 0:
+        return rel
+    where = np.searchsorted(qkey, lookup)
+    np.minimum(where, len(qkey) - 1, out=where)
+    hit = np.flatnonzero(qkey[where] == lookup)
+    del lookup, qkey
+    ri = perm[hit]
+    del perm
+    qi = korder[where[hit]]
+    del where, hit, korder
+    ok = (run_q[ri] == qrels_q[qi]) & (run_h2[ri] == qrels_h2[qi])
+    if not ok.all():
+        raise HashCollision
+    rel[ri] = relevance[qi]
     return rel
 
 
@@ -377,7 +384,7 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
         score_rank = np.empty(n, dtype=np.int64)
         score_rank[by_score] = np.arange(n)
         del by_score
-        order = np.argsort(unit * n + score_rank)
+        order = np.argsort(unit.astype(np.int64) * n + score_rank)
         del score_rank
     u, s = unit[order], score[order]
     same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
