@@ -17,11 +17,12 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 
 from ...errors import InputError
+from ...validation import check_finite
 from ._common import as_features, extractor_of
 
 __all__ = ["FeatureStats"]
 
-_CHUNK = 4096
+_CHUNK = 8192
 
 
 def gram(x: np.ndarray) -> np.ndarray:
@@ -110,18 +111,36 @@ class FeatureStats:
                       chunk_size: int = _CHUNK) -> FeatureStats:
         """Summarise an ``(n, d)`` feature array, streaming it in chunks of ``chunk_size`` rows.
 
-        Chunks may be float32 (as networks produce them); each is converted to float64
-        and centred on its own mean before it is accumulated.
+        Chunks may be float32 (as networks produce them). Each is converted to float64 and
+        shifted by the first chunk's mean :math:`s`; the shifted scatter
+        :math:`\sum_i (x_i - s)(x_i - s)^\top` accumulates in place in one BLAS ``dsyrk``
+        call per chunk and is corrected once, :math:`M_2 = S - n\,(\bar x - s)(\bar x - s)^\top`,
+        where :math:`\bar x - s` is small, so nothing large cancels. Memory: one chunk.
         """
         fp = extractor if extractor is not None else extractor_of(x)
         arr = x.features if hasattr(x, "features") and not isinstance(x, np.ndarray) else x
         arr = np.asarray(arr)
         if arr.ndim != 2:
             raise InputError(f"features: expected a 2-D (samples x features) array, got shape {arr.shape}")
-        stats = cls.empty(arr.shape[1], extractor=fp)
-        for start in range(0, arr.shape[0], max(int(chunk_size), 1)):
-            stats = stats.update(arr[start:start + chunk_size])
-        return stats
+        n, d = arr.shape
+        if n == 0:
+            return cls.empty(d, extractor=fp)
+        if arr.dtype.kind not in "biuf":
+            arr = as_features(arr, "features")
+        step = max(int(chunk_size), 1)
+        shift = np.asarray(arr[:step], dtype=np.float64).mean(axis=0)
+        scatter = np.zeros((d, d), order="F")
+        total = np.zeros(d)
+        for start in range(0, n, step):
+            centred = np.subtract(arr[start:start + step], shift, dtype=np.float64)
+            if not np.isfinite(centred).all():
+                check_finite(np.asarray(arr[start:start + step], dtype=np.float64), "features",
+                             labels=np.arange(start, start + centred.shape[0]))
+            total += centred.sum(axis=0)
+            scatter = dsyrk(1.0, centred.T, beta=1.0, c=scatter, trans=0, overwrite_c=1)
+        offset = total / n
+        scatter -= np.outer(offset, offset * n)
+        return cls(n, shift + offset, np.triu(scatter) + np.triu(scatter, 1).T, fp)
 
     def update(self, batch: Any) -> FeatureStats:
         """Statistics of these samples plus the rows of ``batch`` (a new object)."""
