@@ -59,21 +59,33 @@ def report(name, ref, ours, ref_value, our_value, size):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (labelled in the output)")
+    parser.add_argument("--only", choices=("vendi", "fid", "prdc"), action="append",
+                        help="run only these parts (repeatable; default: all)")
     args = parser.parse_args()
+    parts = set(args.only or ("vendi", "fid", "prdc"))
     rng = np.random.default_rng(0)
 
     from vendi_score import vendi
 
     from scorebench.metrics.generative import manifold_metrics, vendi_score
 
-    n_v = 3000 if args.quick else 10_000
-    x = rng.normal(size=(n_v, 512)).astype(np.float32) + 0.05
-    ref = timed(vendi.score_X, x)
-    ours = timed(vendi_score, x)
-    report("vendi_score (q=1, cosine)", ref, ours, ref[0], ours[0], f"{n_v} x 512")
-    del x
+    if "vendi" in parts:
+        n_v = 3000 if args.quick else 10_000
+        x = rng.normal(size=(n_v, 512)).astype(np.float32) + 0.05
+        ref = timed(vendi.score_X, x)
+        ours = timed(vendi_score, x)
+        report("vendi_score (q=1, cosine)", ref, ours, ref[0], ours[0], f"{n_v} x 512")
+        del x
 
-    n_f = 10_000 if args.quick else 50_000
+    if "fid" in parts:
+        fid_part(rng, 10_000 if args.quick else 50_000)
+    if "prdc" in parts:
+        prdc_part(rng, manifold_metrics)
+
+
+def fid_part(rng, n_f):
+    from scorebench.metrics.generative import FeatureStats, frechet_distance
+
     mix = rng.normal(size=(2048, 2048)) / np.sqrt(2048)
     act1 = (rng.normal(size=(n_f, 2048)) @ mix + 0.5).astype(np.float32)
     act2 = (rng.normal(size=(n_f, 2048)) @ (mix * 1.1) + 0.45).astype(np.float32)
@@ -81,8 +93,25 @@ def main() -> None:
     ref = timed(pytorch_fid_route, act1, act2)
     ours = timed(scorebench_fid_route, act1, act2)
     report("fid (end to end, 2 x stats)", ref, ours, ref[0], ours[0], f"2 x {n_f} x 2048")
-    del act1, act2
+    covs = timed(lambda a, b: (np.cov(a, rowvar=False), np.cov(b, rowvar=False)), act1, act2)
+    stats = timed(lambda a, b: (FeatureStats.from_features(a), FeatureStats.from_features(b)), act1, act2)
+    report("  of which: both covariances", covs, stats, 0.0, 0.0, "np.cov vs FeatureStats")
+    s1, s2 = stats[0][0].cov, stats[0][1].cov
+    m1, m2 = stats[0][0].mean, stats[0][1].mean
+    ref_d = timed(lambda: _sqrtm_distance(m1, s1, m2, s2))
+    our_d = timed(frechet_distance, m1, s1, m2, s2)
+    report("  of which: distance from stats", ref_d, our_d, ref_d[0], our_d[0], "2048 x 2048")
 
+
+def _sqrtm_distance(mu1, sigma1, mu2, sigma2):
+    diff = mu1 - mu2
+    covmean = scipy.linalg.sqrtm(sigma1.dot(sigma2))
+    if np.iscomplexobj(covmean):
+        covmean = covmean.real
+    return diff.dot(diff) + np.trace(sigma1) + np.trace(sigma2) - 2 * np.trace(covmean)
+
+
+def prdc_part(rng, manifold_metrics):
     import prdc
 
     n_p = 10_000
