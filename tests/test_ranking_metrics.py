@@ -293,3 +293,16 @@ def test_cli_on_trec_files(tmp_path):
     assert values["301", "ndcg@10"] == pytest.approx(0.1518, abs=5e-5)
     assert values["all", "p@5"] == pytest.approx(0.2667, abs=5e-5)
     assert len(table) == 8
+
+
+def test_paired_comparison_per_query_through_compare():
+    run, qrels = _random_case(21)
+    rng = np.random.default_rng(0)
+    two = pd.concat([run.assign(system="a"), run.assign(system="b", score=rng.normal(size=len(run)))],
+                    ignore_index=True)
+    out = scorebench.compare(two, "ndcg@10", kind="ranking", qrels=qrels)
+    inputs = extract_ranking(two, qrels=qrels)
+    values = scorebench.metric("ndcg@10").compute(inputs.merged())
+    is_a = inputs.frame["system"].eq("a").to_numpy()
+    assert out["mean_diff"].iloc[0] == pytest.approx(values[is_a].mean() - values[~is_a].mean())
+    assert {"p_holm", "p_bh"} <= set(out.columns) and (out["n"] == is_a.sum()).all()

@@ -11,8 +11,10 @@ One unit per (system[, task], qid). The extraction follows trec_eval 10.0:
   (``-c``) -- the choice is recorded in ``Inputs.consts["missing_queries_policy"]``;
 * a document (qid, docid) listed twice in a run, or judged twice, is an error.
 
-Ids are compared as strings (an integer qid 301 matches "301"). All of it is vectorised:
-one joint factorisation of the ids, integer sorts and searches, no Python loop per query.
+Ids are compared as strings (an integer qid 301 matches "301"). All of it is vectorised, no
+Python loop per query: qids are factorised (one hash per block of a grouped column),
+docids are matched through 64+32-bit hashes of their bytes (:mod:`._ids`; an exact
+factorising path takes over on a hash collision), then integer sorts and binary searches.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     try:
         rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=True)
-    except HashCollision:  # pragma: no cover - needs two ids with the same 64-bit hash
+    except HashCollision:  # two different ids share a hash: match them exactly instead
         rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=False)
     del qrels_docs
