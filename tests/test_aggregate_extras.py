@@ -171,3 +171,13 @@ def test_cli_aggregate(tmp_path):
     pd.DataFrame({"a": ["x", "y", "x"], "b": ["y", "x", "z"], "winner": ["a", "tie", "b"]}).to_csv(battles, index=False)
     res = runner.invoke(cli, ["aggregate", str(battles), "-m", "bradley_terry", "-p", "prior=0.5"])
     assert res.exit_code == 0, res.output
+
+
+def test_item_level_methods_skip_the_bootstrap_explicitly():
+    rng = np.random.default_rng(0)
+    rows = [{"system": s, "item": i, "correct": int(rng.random() < p)}
+            for s, p in zip("abc", [0.8, 0.5, 0.3]) for i in range(40)]
+    r = aggregate(pd.DataFrame(rows), "difficulty")  # default n_boot=1000
+    assert r.n_boot is None and "not available" in r.details["bootstrap"]
+    assert r.to_frame().columns.tolist() == ["system", "score", "rank"]
+    assert r.order == ("a", "b", "c")

@@ -70,7 +70,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         by default directions come from the metric registry for long tables.
     n_boot : int
         Bootstrap rounds for score and rank intervals (0 to skip). Tasks are resampled
-        for score tables, battles for battles tables (see ``resample``).
+        for score tables, battles for battles tables (see ``resample``). Methods that read
+        an item-level table (``irt``, ``difficulty``) are not bootstrapped here: the result
+        has no interval columns and ``details["bootstrap"]`` says so.
     seed : int
         Seed of the bootstrap (streams are derived from the seed and the method name).
     ci : float
@@ -112,6 +114,11 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     details = dict(result.details)
     boot: dict[str, Any] = {}
     used = None
+    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
+        # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
+        # in ``details`` instead; there is nothing to resample at this level.
+        details["bootstrap"] = "not available for this method; see its details for model-based uncertainty"
+        n_boot = 0
     if n_boot > 0:
         rng = rng_for(seed, "aggregate", method)
         replicates, failed = bootstrap_scores(data, record, params, n_boot, rng, resample)
