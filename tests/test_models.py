@@ -180,3 +180,16 @@ def test_cli_run_then_evaluate_fid(scripted, tmp_path):
                               "--output", str(tmp_path / "x.csv")])
     assert bad.exit_code == 2 and "never downloaded" in bad.output
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_extract_carries_fingerprint_into_metrics(scripted, net_file):
+    from scorebench.metrics.generative import fid_details
+    from scorebench.models import extract
+
+    real = extract(scripted, _images(40, 5), device="cpu")
+    fake = extract(scripted, _images(40, 6, shift=0.3), device="cpu")
+    result = fid_details(real, fake)
+    assert result.extractor == real.extractor and result.value > 0
+    other = extract(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(192, 4)), _images(40, 6), device="cpu")
+    with pytest.raises(InputError, match="different extractors"):
+        fid_details(real, other)

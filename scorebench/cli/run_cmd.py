@@ -20,9 +20,10 @@ from ._output import FORMAT_OPTION, emit
 @click.option("--device", default="auto", show_default=True,
               help="auto (CUDA when present, else CPU), cpu, cuda or cuda:<index>.")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
-@click.option("--what", "what", type=click.Choice(["features", "logits", "probs", "predictions"]),
+@click.option("--what", "what", type=click.Choice(["features", "spatial", "logits", "probs", "predictions"]),
               default="features", show_default=True,
-              help="features -> f0..; logits -> logit_*; probs (softmax) -> p_*; predictions -> argmax.")
+              help="features -> f0..; spatial -> s0.. (for sfid); logits -> logit_*; probs (softmax) -> p_*; "
+                   "predictions -> argmax.")
 @click.option("--system", default=None, help="Add a system column with this name (e.g. real).")
 @click.option("--amp", is_flag=True, default=False, help="float16 mixed precision on CUDA.")
 @click.option("--sha256", "sha256", default=None, help="Refuse a model file whose SHA-256 differs.")

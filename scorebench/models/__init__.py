@@ -18,11 +18,11 @@ from __future__ import annotations
 from .data import IMAGE_SUFFIXES, ModelInputs, load_inputs
 from .device import DEVICES, resolve_device
 from .extractor import Extractor, Preprocess, file_sha256, load_extractor, weights_fingerprint
-from .inference import OUTPUTS, run_model
+from .inference import OUTPUTS, Features, extract, run_model
 from .table import features_table, outputs_frame
 
 __all__ = [
     "DEVICES", "OUTPUTS", "IMAGE_SUFFIXES", "Extractor", "Preprocess", "ModelInputs",
     "resolve_device", "load_extractor", "weights_fingerprint", "file_sha256", "load_inputs",
-    "run_model", "features_table", "outputs_frame",
+    "run_model", "extract", "Features", "features_table", "outputs_frame",
 ]

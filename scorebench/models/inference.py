@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -11,9 +12,28 @@ from ..errors import InputError
 from .device import resolve_device
 from .extractor import Extractor, load_extractor
 
-__all__ = ["OUTPUTS", "run_model"]
+__all__ = ["OUTPUTS", "Features", "extract", "run_model"]
 
-OUTPUTS = ("features", "logits", "probs", "predictions")
+OUTPUTS = ("features", "spatial", "logits", "probs", "predictions")
+
+
+@dataclass(frozen=True)
+class Features:
+    """Model outputs with the identity of the extractor that produced them.
+
+    The generative metrics accept it wherever they accept a feature array, and refuse to
+    compare two :class:`Features` whose ``extractor`` fingerprints differ; results such as
+    :class:`~scorebench.metrics.generative.FIDResult` record the fingerprint.
+    """
+
+    features: np.ndarray = field(repr=False)
+    extractor: str
+    name: str
+    preprocess: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.features.shape
 
 
 @contextlib.contextmanager
@@ -55,8 +75,8 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
     amp : bool
         Mixed precision (float16 autocast) on CUDA; ignored on the CPU, which always runs
         in float32 with deterministic algorithms.
-    output : {"features", "logits", "probs", "predictions"}
-        ``features``/``logits``: the flattened output; ``probs``: its softmax;
+    output : {"features", "spatial", "logits", "probs", "predictions"}
+        ``features``/``spatial``/``logits``: the flattened output; ``probs``: its softmax;
         ``predictions``: the argmax (shape ``(n, 1)``).
 
     Examples
@@ -102,3 +122,19 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
     if not np.all(np.isfinite(result)):
         raise InputError("model output contains NaN or infinite values")
     return result
+
+
+def extract(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 64, amp: bool = False,
+            output: str = "features") -> Features:
+    """:func:`run_model`, returning :class:`Features` that carry the extractor fingerprint.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> f = extract(torch.nn.Flatten(), np.ones((3, 2)), device="cpu")
+    >>> f.shape, f.extractor.startswith("sha256:")
+    ((3, 2), True)
+    """
+    extractor = model if isinstance(model, Extractor) else load_extractor(model)
+    values = run_model(extractor, data, device=device, batch_size=batch_size, amp=amp, output=output)
+    return Features(values, extractor.fingerprint, extractor.name, extractor.preprocess.describe())

@@ -15,14 +15,15 @@ from .inference import run_model
 
 __all__ = ["features_table", "outputs_frame"]
 
-_PREFIX = {"features": "f", "logits": "logit_", "probs": "p_"}
+_PREFIX = {"features": "f", "spatial": "s", "logits": "logit_", "probs": "p_"}
 
 
 def outputs_frame(values: np.ndarray, ids: Any, extractor: Extractor, *, output: str = "features",
                   system: str | None = None) -> pd.DataFrame:
     """Lay model outputs out as a table: ``id``, optional ``system``, output columns, ``extractor``.
 
-    ``features`` become ``f0..f{d-1}`` (the ``features`` kind), ``logits`` ``logit_<j>``,
+    ``features`` become ``f0..f{d-1}`` (the ``features`` kind), ``spatial`` ``s0..`` (for
+    ``sfid``), ``logits`` ``logit_<j>``,
     ``probs`` ``p_<j>`` and ``predictions`` one ``prediction`` column. ``.attrs`` records the
     extractor name, fingerprint and preprocessing.
     """
@@ -55,7 +56,7 @@ def features_table(model_spec: Any, data_path: str | Path, *, device: str = "aut
     device : {"auto", "cpu", "cuda"}
         ``auto`` uses CUDA when present.
     batch_size : int
-    output : {"features", "logits", "probs", "predictions"}
+    output : {"features", "spatial", "logits", "probs", "predictions"}
     system : str, optional
         Adds a ``system`` column with this value (e.g. ``"real"`` for the reference set), so
         tables of several generators concatenate into one ``features`` table.
