@@ -129,3 +129,12 @@ def test_aggregate_bootstrap_columns_and_determinism():
     with pytest.raises(InputError, match="at least 2 columns"):
         aggregate(t[["t0"]], "borda", n_boot=10)
     assert isinstance(read_input(t), ScoreMatrix)
+
+
+def test_wide_table_finds_the_system_column():
+    frame = pd.DataFrame({"acc": [0.5, 0.7], "system": ["a", "b"]})
+    m = as_matrix(frame)
+    assert m.systems == ("a", "b") and m.columns == ("acc",)
+    headers = pd.DataFrame({"Model": ["a", "b"], "\tScore": [1.0, 2.0], " CoLA": [3.0, 1.0]})
+    m = as_matrix(headers, exclude=["Score"])  # header whitespace is stripped before matching
+    assert m.columns == ("CoLA",)

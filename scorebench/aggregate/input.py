@@ -212,8 +212,9 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
     duplicates : {"raise", "suffix", "first"}
         What to do with repeated system names in a wide table.
     system_column : str, optional
-        Column of a wide table holding system names (default: the index, or the first
-        text column when the index is a plain range).
+        Column of a wide table holding system names (default: when the index is a plain
+        range, a column named ``system``, ``model``, ``Model``, ``System``, ``name`` or ``Name``,
+        else the first column if it holds text; otherwise the index).
     exclude : sequence of str
         Wide-table columns that are not scores (ranks, URLs, team names, overall score).
 
@@ -287,6 +288,8 @@ def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates
     missing = [c for c in exclude if c not in df.columns]
     if missing:
         raise InputError(f"exclude: column(s) {missing} are not in the table")
+    if system_column is None and isinstance(df.index, pd.RangeIndex):
+        system_column = next((c for c in _SYSTEM_NAMES if c in df.columns and c not in exclude), None)
     if system_column is not None:
         if system_column not in df.columns:
             raise InputError(f"system_column {system_column!r} is not a column of the table")
