@@ -33,7 +33,7 @@ def gram(x: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # ndarray fields: compare with np.allclose, not ==
 class FeatureStats:
     r"""Count, mean and centred scatter matrix of a set of feature vectors.
 
