@@ -289,3 +289,13 @@ def test_unknown_method_and_params():
         aggregate(TOY, "borda", n_boot=0, tie="min")
     with pytest.raises(InputError, match="ties"):
         aggregate(TOY, "borda", n_boot=0, ties="random")
+
+
+def test_kemeny_milp_time_limit_reports_a_gap():
+    rng = np.random.default_rng(11)
+    _, table = random_profile(rng, 45, 9)
+    r = aggregate(table, "kemeny", n_boot=0, time_limit=0.05)
+    d = r.details
+    assert d["objective"] >= d["lower_bound"] - 1e-9 and d["gap"] == pytest.approx(d["objective"] - d["lower_bound"])
+    assert d["exact"] == (d["gap"] <= 1e-6) or any(s == "milp" for s, _ in d["solvers"])
+    assert sorted(sum((list(rk) for rk in d["rankings"][:1]), [])) == sorted(table.index)
