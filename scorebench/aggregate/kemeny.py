@@ -334,8 +334,15 @@ def kemeny(data: ScoreMatrix | Battles, *, solver: str = "auto", dp_max: int = 1
             exact = exact and out["gap"] <= 1e-9 * max(1.0, float(np.abs(sub).sum()))
             lower += out["lower_bound"]
         else:
-            out = kemeny_dp(sub, max_rankings=max_rankings) if use == "dp" else \
-                kemeny_milp(sub, all_optimal=all_optimal, max_rankings=max_rankings, time_limit=time_limit)
+            try:
+                out = kemeny_dp(sub, max_rankings=max_rankings) if use == "dp" else \
+                    kemeny_milp(sub, all_optimal=all_optimal, max_rankings=max_rankings, time_limit=time_limit)
+            except ConvergenceError:
+                if time_limit is None:
+                    raise
+                # No incumbent within the time limit: fall back to the heuristic and its bound.
+                out = kemeny_heuristic(sub, restarts=restarts, seed=seed)
+                out["timed_out"] = True
             if out.get("timed_out"):
                 exact = exact and out["gap"] <= 1e-9 * max(1.0, float(np.abs(sub).sum()))
                 lower += out["lower_bound"]
