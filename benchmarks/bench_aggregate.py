@@ -20,13 +20,11 @@ import math
 import os
 import sys
 import time
-from itertools import permutations
 
 import numpy as np
 
 from scorebench.aggregate import get_method
 from scorebench.aggregate.input import Battles, ScoreMatrix
-from scorebench.aggregate.kemeny import kemeny_cost
 from scorebench.aggregate.pairwise import bradley_terry_bootstrap, bt_fit
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scorebench.aggregate import aggregate, as_battles, difficulty_rating, get_method, intransitivity
-from scorebench.aggregate.pairwise import bt_fit, bt_loglik, pl_fit, to_elo_scale
+from scorebench.aggregate.pairwise import bt_fit, bt_loglik, to_elo_scale
 from scorebench.errors import InputError
 
 choix = pytest.importorskip("choix")
