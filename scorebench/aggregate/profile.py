@@ -53,13 +53,17 @@ def pairwise_counts(m: ScoreMatrix, *, ties: bool = True) -> tuple[np.ndarray, n
     xt = np.ascontiguousarray(x.T)
     for weight in np.unique(w[w > 0]):
         cols = np.flatnonzero(w == weight)
-        acc = np.zeros((n, n), dtype=np.uint16 if len(cols) < 2**16 else np.uint32)
+        # The narrowest accumulator that cannot overflow; bool adds as uint8 without a cast.
+        small = len(cols) < 2**8
+        acc = np.zeros((n, n), dtype=np.uint8 if small else (np.uint16 if len(cols) < 2**16 else np.uint32))
+        buf = np.empty((n, n), dtype=bool)
         for j in cols:
             if complete[j]:
                 r = ranks[j]
-                acc += r[:, None] > r[None, :]
+                np.greater(r[:, None], r[None, :], out=buf)
             else:
-                acc += np.greater.outer(xt[j], xt[j])  # NaN compares False: the pair is skipped
+                np.greater(xt[j][:, None], xt[j][None, :], out=buf)  # NaN compares False: pair skipped
+            acc += buf.view(np.uint8) if small else buf
         part = acc.astype(np.float64)
         if weight != 1.0:
             part *= weight
