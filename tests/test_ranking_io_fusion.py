@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import scorebench
 from scorebench.errors import InputError
@@ -169,3 +171,16 @@ def test_exact_ranking_sort_path_agrees_with_the_fast_path(monkeypatch):
     exact = [scorebench.metric(n).compute(extract_ranking(run, qrels=qrels).merged()) for n in names]
     for a, b in zip(fast, exact):
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=20))
+def test_string_hash_does_not_depend_on_the_batch(texts):
+    import pyarrow as pa
+
+    h1, h2 = _ids.hash_strings(pa.array(texts, type=pa.large_string()))
+    for i, text in enumerate(texts):
+        s1, s2 = _ids.hash_strings(pa.array([text], type=pa.string()))
+        assert (s1[0], s2[0]) == (h1[i], h2[i])
+    distinct = {t: (a, b) for t, a, b in zip(texts, h1.tolist(), h2.tolist())}
+    assert len(set(distinct.values())) == len(distinct)

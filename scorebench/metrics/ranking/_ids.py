@@ -72,35 +72,64 @@ def hash_strings(arr: pa.Array, *, chunk: int = 1 << 20) -> tuple[np.ndarray, np
         data = np.zeros(1, np.uint8)
     for lo in range(0, n, chunk):
         hi = min(lo + chunk, n)
-        h[lo:hi], g[lo:hi] = _hash_chunk(offsets[lo:hi + 1].astype(np.int64), data)
+        chunk_offsets = offsets[lo:hi + 1].astype(np.int64)
+        lengths = np.diff(chunk_offsets)
+        words = _ascii_words(arr.slice(lo, hi - lo), lengths)
+        if words is None:
+            words = _gathered_words(chunk_offsets, data)
+        h[lo:hi], g[lo:hi] = _hash_words(words, lengths)
     return h, g
 
 
-def _hash_chunk(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ascii_words(arr: pa.Array, lengths: np.ndarray) -> np.ndarray | None:
+    """ASCII strings zero-padded to a common width of 8k bytes, as an (n, k) uint64 matrix
+    (one C++ pass); None when some string is not ASCII (padding counts characters)."""
+    longest = int(lengths.max())
+    if longest == 0 or not pc.all(pc.string_is_ascii(arr)).as_py():
+        return None
+    width = -(-longest // 8) * 8
+    padded = pc.utf8_rpad(arr, width=width, padding="\0")
+    buffers = padded.buffers()
+    off_type = np.int64 if pa.types.is_large_string(padded.type) else np.int32
+    start = int(np.frombuffer(buffers[1], dtype=off_type)[padded.offset])
+    raw = np.frombuffer(buffers[2], dtype=np.uint8)[start:start + width * len(arr)]
+    return raw.view(np.uint64).reshape(len(arr), width // 8)
+
+
+def _gathered_words(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """The same zero-padded word matrix, gathered byte by byte (any UTF-8)."""
     starts = offsets[:-1]
     lengths = offsets[1:] - starts
-    h = np.full(len(starts), _FNV_OFFSET, dtype=np.uint64)
-    g = np.full(len(starts), _ALT_OFFSET, dtype=np.uint64)
-    longest = int(lengths.max())
-    uniform = bool(lengths.min() == longest)
-    last = len(data) - 1
+    width = max(8, -(-int(lengths.max()) // 8) * 8)
+    out = np.zeros((len(starts), width), dtype=np.uint8)
+    for j in range(int(lengths.max())):
+        active = lengths > j
+        out[active, j] = data[starts[active] + j]
+    return out.view(np.uint64)
+
+
+def _hash_words(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two hashes over the 8-byte words that hold string bytes (a padding-only word is
+    skipped, so the value never depends on the batch's widest string); each step is a
+    bijection of the word, so one-word strings of one length never collide."""
+    h = np.full(len(words), _FNV_OFFSET, dtype=np.uint64)
+    g = np.full(len(words), _ALT_OFFSET, dtype=np.uint64)
     with np.errstate(over="ignore"):
         h ^= lengths.astype(np.uint64)
         h *= _FNV_PRIME
         g ^= lengths.astype(np.uint64)
         g *= _ALT_PRIME
-        for j in range(longest):
-            if uniform:
-                byte = data[starts + j].astype(np.uint64)
-                h ^= byte
-                h *= _FNV_PRIME
-                g += byte
-                g *= _ALT_PRIME
-            else:  # strings shorter than j + 1 keep their hash: it must not depend on the batch
-                active = lengths > j
-                byte = data[np.minimum(starts + j, last)].astype(np.uint64)
-                h = np.where(active, (h ^ byte) * _FNV_PRIME, h)
-                g = np.where(active, (g + byte) * _ALT_PRIME, g)
+        for k in range(words.shape[1]):
+            w = words[:, k]
+            nh = (h ^ w) * _FNV_PRIME
+            nh ^= nh >> np.uint64(29)
+            ng = (g + w) * _ALT_PRIME
+            ng ^= ng >> np.uint64(32)
+            active = lengths > 8 * k
+            if active.all():
+                h, g = nh, ng
+            else:
+                h, g = np.where(active, nh, h), np.where(active, ng, g)
     return h, (g >> np.uint64(32)).astype(np.uint32)
 
 
