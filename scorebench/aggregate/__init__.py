@@ -13,10 +13,13 @@ baseline       ``mean`` (normalise: min-max / z-score / reference), ``geometric_
 positional     ``plurality``, ``borda``, ``dowdall``, ``threshold`` (and approval-k)
 condorcet      ``copeland``, ``minimax``, ``schulze``, ``ranked_pairs``, ``baldwin``,
                ``nanson``, ``black``, ``kemeny``
-pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``
+pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``, ``difficulty`` (models and
+               test items rated jointly; reads a responses table)
+latent         ``irt`` (registered by :mod:`scorebench.irt`, imported on first use)
 =============  ==================================================================
 
-More methods can be registered at any time with :func:`register_method` (e.g. ``irt``).
+More methods can be registered at any time with :func:`register_method`; a method whose
+module lives elsewhere is listed in ``registry._PROVIDERS`` and imported on first lookup.
 Also here: :func:`possible_winners` (Vote'n'Rank weight search), :func:`select_committee`
 (multiwinner k-Borda / Chamberlin–Courant / PAV with group fairness),
 :func:`intransitivity`, :func:`difficulty_rating`, :func:`method_agreement` and
