@@ -36,6 +36,13 @@ from .quadrature import Grid, Posterior, ResponseOps, choose_grid, estep
 __all__ = ["Priors", "EMResult", "fit_em", "start_values", "mstep"]
 
 _EPS = 1e-12
+_DIVERGE_A = 20.0
+_DIVERGE_D = 40.0
+
+
+def _diverging(params: np.ndarray) -> np.ndarray:
+    """Items whose estimates run off to infinity (separation)."""
+    return (np.abs(params[:, 0]) > _DIVERGE_A) | (np.abs(params[:, 1]) > _DIVERGE_D)
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,11 @@ def mstep(params: np.ndarray, r: np.ndarray, n: np.ndarray, theta: np.ndarray, s
     ``free`` (J, 4) marks the parameters estimated per item; with ``spec.common_slope`` one
     slope shared by all items is updated after the per-item parameters.
     """
+    J, Q = r.shape
+    block = max(1, 2_000_000 // max(Q, 1))
+    if J > block and not spec.common_slope:  # bound the memory of the (items x nodes) arrays
+        return np.concatenate([mstep(params[s:s + block], r[s:s + block], n[s:s + block], theta, spec,
+                                     free[s:s + block], priors, iters=iters) for s in range(0, J, block)])
     params = params.copy()
     idx = [k for k in range(4) if free[:, k].any()]
     for _ in range(iters):
@@ -234,7 +246,7 @@ def start_values(ops: ResponseOps, spec: ModelSpec, fixed: np.ndarray | None = N
 
 def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarray | None = None,
            init: np.ndarray | None = None, estimate_latent: bool = False, max_iter: int = 500,
-           tol: float = 1e-5, spacing: float | None = None, max_nodes: int = 4001,
+           tol: float = 1e-5, spacing: float | None = None, max_nodes: int = 1201,
            regrid: tuple[int, ...] = (3, 12), mstep_iters: int = 1, px: bool = True) -> EMResult:
     """Run EM to convergence (largest parameter change below ``tol``).
 
@@ -268,10 +280,11 @@ def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarr
         sd = float(np.sqrt(w @ (grid.theta - mu) ** 2 / w.sum()))
         if estimate_latent:
             grid = grid.with_prior(mu, sd)
-        elif px:
+        elif px and not _diverging(new).any():
             # PX-EM: the latent mean and sd are free in the expanded model; reducing back to
             # N(0, 1) rescales the items. This removes EM's slow drift of the scale, which
             # the prior alone pins down only weakly when tests are long.
+            sd = min(max(sd, 0.5), 2.0)
             new[:, 1] += new[:, 0] * mu
             new[:, 0] *= sd
         diff = np.abs(new - params)[:, list(PARAMS).index("a"):]
@@ -280,9 +293,20 @@ def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarr
         if change < tol:
             converged = True
             break
+        if it >= 50 and _diverging(params).any():
+            break  # the maximum likelihood estimate does not exist; say so instead of iterating on
     final = estep(ops, params, grid)
-    message = (f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g})"
-               if converged else
-               f"EM did not converge in {max_iter} iterations (largest parameter change {change:.2e} "
-               f">= tol {tol:g})")
+    diverging = _diverging(params)
+    if converged:
+        message = f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g})"
+    elif diverging.any():
+        message = (f"EM did not converge: {int(diverging.sum())} item(s) diverge (|a| > {_DIVERGE_A:g} or "
+                   f"|d| > {_DIVERGE_D:g} after {it} iterations; typically every system above some ability "
+                   "answers right, so the slope has no finite estimate; EM stopped there). "
+                   + ("Use stronger priors (priors={'a': (1.0, 1.0), 'd': (0.0, 3.0)}) or drop those items"
+                      if priors.a is not None else
+                      "Add a prior on the slopes (priors={'a': (1.0, 1.5)}) or drop those items"))
+    else:
+        message = (f"EM did not converge in {max_iter} iterations (largest parameter change {change:.2e} "
+                   f">= tol {tol:g})")
     return EMResult(params, grid, final, it, converged, change, history, message)

@@ -54,7 +54,7 @@ def item_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Post
         free = free.copy()
         free[:, 0] = True
     if full is None:
-        full = N * Q * (int(free.sum()) + 1) <= 2e7 and J <= 400
+        full = N * Q * J * 4 <= 4e6
     P, D, D2 = derivatives(params, grid.theta, second=True)
     P = np.clip(P, _EPS, 1 - _EPS)
     r, n = post.r, post.n

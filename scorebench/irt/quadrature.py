@@ -153,7 +153,8 @@ def estep(ops: ResponseOps, params: np.ndarray, grid: Grid, *, counts: bool = Tr
 
 def choose_grid(params: np.ndarray, theta_hat: np.ndarray, ops: ResponseOps, *,
                 spacing: float | None = None, mu: float = 0.0, sigma: float = 1.0,
-                max_spacing: float = 0.1, max_nodes: int = 4001, width: float = 7.0) -> Grid:
+                max_spacing: float = 0.1, max_nodes: int = 1201, width: float = 7.0,
+                min_spacing: float = 0.005) -> Grid:
     r"""An equally spaced grid fine enough for the narrowest posterior.
 
     The posterior standard deviation of system :math:`i` is approximated by
@@ -165,14 +166,16 @@ def choose_grid(params: np.ndarray, theta_hat: np.ndarray, ops: ResponseOps, *,
     theta_hat = np.asarray(theta_hat, dtype=np.float64)
     lo_t, hi_t = float(theta_hat.min()) - 0.5, float(theta_hat.max()) + 0.5
     coarse = np.linspace(lo_t, hi_t, 101)
-    per_node = ops.answered_sum(item_information(params, coarse))          # (N, 101)
+    bounded = params.copy()  # diverging slopes (separation) must not dictate the spacing
+    bounded[:, 0] = np.clip(bounded[:, 0], -4.0, 4.0)
+    per_node = ops.answered_sum(item_information(bounded, coarse))          # (N, 101)
     pos = np.clip((theta_hat - lo_t) / (coarse[1] - coarse[0]), 0, 100)
     k = np.minimum(pos.astype(int), 99)
     frac = pos - k
     rows = np.arange(len(theta_hat))
     test_info = (1 - frac) * per_node[rows, k] + frac * per_node[rows, k + 1] + 1.0 / sigma**2
     s = 1.0 / np.sqrt(test_info)
-    h = float(spacing) if spacing is not None else min(max_spacing, float(np.min(s)))
+    h = float(spacing) if spacing is not None else min(max_spacing, max(min_spacing, float(np.min(s))))
     lo = max(float(np.min(theta_hat - width * s)), mu - 8.0 * sigma)
     hi = min(float(np.max(theta_hat + width * s)), mu + 8.0 * sigma)
     if s.max() > 0.25:  # short tests: posteriors are wide, cover the prior as well
