@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.run_cmd",
     "scorebench.cli.power_cmd",
     "scorebench.cli.leaderboard_cmd",
+    "scorebench.cli.irt_cmd",
 )
 
 

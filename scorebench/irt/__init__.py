@@ -19,7 +19,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "fit": "api", "fit_by_topic": "api", "TopicFit": "api", "METHODS": "api",
+    "fit": "api", "fit_by_topic": "api", "score": "api", "TopicFit": "api", "METHODS": "api",
     "select": "select", "Selection": "select", "informative_items": "select",
     "IRTFit": "result", "IRTWarning": "result", "Priors": "em",
     "MODELS": "models", "item_information": "models", "prob": "models",

@@ -22,7 +22,7 @@ from .quadrature import ResponseOps
 from .result import IRTFit
 from .scoring import SCORING_METHODS, score_abilities
 
-__all__ = ["fit", "TopicFit", "METHODS"]
+__all__ = ["fit", "fit_by_topic", "score", "TopicFit", "METHODS"]
 
 METHODS = ("auto", "em", "jml")
 _JML_CELLS = 2e8  # method="auto" uses JML above this many systems x items
@@ -295,3 +295,32 @@ def fit_by_topic(responses: Any, model: str = "2pl", *, topics: Any = None, **op
         ab.insert(1, "topic", topic)
         frames.append(ab)
     return TopicFit(fits, pd.concat(frames, ignore_index=True))
+
+
+def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float = 0.0,
+          sigma: float = 1.0) -> pd.DataFrame:
+    """Abilities of systems against a table of fixed item parameters (e.g. a saved fit).
+
+    ``items`` is indexed by item (or has an ``item`` column) with ``a`` and ``b`` (and
+    optionally ``c``, ``u``), as written by ``scorebench irt fit --items-out``. Items the
+    responses lack count as not answered; responses to unknown items raise.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> items = pd.DataFrame({"a": [1.0, 1.0], "b": [0.0, 0.0]}, index=["q1", "q2"])
+    >>> score(pd.DataFrame({"q1": [1.0], "q2": [0.0]}), items, method="map")["theta"].round(6).tolist()
+    [0.0]
+    """
+    check_choice(method, "method", SCORING_METHODS)
+    table = items.set_index("item") if "item" in items.columns else items
+    init, _ = _anchor_params(table, pd.Index(table.index))
+    rm = response_matrix(responses)
+    unknown = [i for i in rm.items if i not in table.index]
+    if unknown:
+        raise InputError(f"responses: item(s) {unknown[:5]} have no parameters in the items table")
+    values = np.full((len(rm.systems), len(table)), np.nan)
+    values[:, table.index.get_indexer(rm.items)] = rm.values
+    est = score_abilities(values, init, method=method, mu=mu, sigma=sigma)
+    return pd.DataFrame({"theta": est.theta, "se": est.se, "n": est.n_answered},
+                        index=pd.Index(rm.systems, name="system"))
