@@ -157,7 +157,7 @@ def test_ranked_pairs_against_pref_voting_without_tied_margins(seed):
 
 
 @given(st.integers(0, 10_000), st.integers(3, 6), st.integers(1, 9))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_condorcet_consistency(seed, n_c, n_v):
     rng = np.random.default_rng(seed)
     _, table = random_profile(rng, n_c, n_v)
