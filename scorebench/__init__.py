@@ -19,9 +19,10 @@ from .evaluate import compare, evaluate
 from .io import read_table, write_table
 from .registry import Metric, list_metrics, metric, register
 
-# Functions that share their name with a submodule are bound eagerly: a lazy binding
-# would be replaced by the submodule as soon as anything imported it.
-from .aggregate import aggregate  # noqa: E402
+# ``scorebench.aggregate`` is a callable package (scorebench.aggregate(table, "borda"));
+# ``power`` shares its name with its module, so it is bound eagerly: a lazy binding would
+# be replaced by the submodule as soon as anything imported it.
+from . import aggregate  # noqa: E402
 from .power import power  # noqa: E402
 
 __all__ = [

@@ -122,7 +122,12 @@ class Metric:
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     def with_params(self, **params: Any) -> Metric:
-        """Return a copy with parameters overridden (unknown names raise)."""
+        """Return a copy with parameters overridden (unknown names raise).
+
+        The copy's name spells the bound ``@`` value and every parameter that differs
+        from the registered default, e.g. ``crps_ensemble(estimator=fair)``, so variants
+        of one metric can be evaluated side by side and parsed back by :func:`metric`.
+        """
         unknown = set(params) - set(self.params)
         if unknown:
             raise InputError(
@@ -130,9 +135,15 @@ class Metric:
                 f"accepted: {sorted(self.params) or 'none'}"
             )
         merged = {**self.params, **params}
-        name = self.name
-        if self.at_param and self.at_param in params:
-            name = f"{self.name.split('@', 1)[0]}@{_format_param(merged[self.at_param])}"
+        base = self.name.split("@", 1)[0].split("(", 1)[0]
+        defaults = _REGISTRY[base].params if base in _REGISTRY else self.params
+        name = base
+        if self.at_param and merged.get(self.at_param) is not None:
+            name += f"@{_format_param(merged[self.at_param])}"
+        changed = [f"{k}={_format_param(v)}" for k, v in merged.items()
+                   if k != self.at_param and k in defaults and v != defaults[k]]
+        if changed:
+            name += f"({','.join(changed)})"
         return replace(self, name=name, params=MappingProxyType(merged))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -228,7 +239,8 @@ def _ensure_loaded() -> None:
 def metric(name: str, **params: Any) -> Metric:
     """Look a metric up by name, e.g. ``metric("crps_normal")`` or ``metric("ndcg@10")``.
 
-    Keyword arguments override parameters. An unknown name raises
+    Parameters can also be spelled in the name, ``"crps_ensemble(estimator=fair)"`` or
+    ``"ndcg@10(gain=exponential)"`` (handy on the command line). Keyword arguments override parameters. An unknown name raises
     :class:`~scorebench.errors.UnknownMetricError` listing close matches.
 
     Examples
@@ -239,12 +251,19 @@ def metric(name: str, **params: Any) -> Metric:
     (False, True)
     >>> float(m.fn([1, 0], [0.8, 0.4]).mean())
     0.1
+    >>> scorebench.metric("crps_ensemble", estimator="fair").name
+    'crps_ensemble(estimator=fair)'
     """
     if not isinstance(name, str) or not name.strip():
         raise UnknownMetricError(f"metric name must be a non-empty string, got {name!r}")
     _ensure_loaded()
     name = name.strip()
-    base, sep, value = name.partition("@")
+    head, paren, tail = name.partition("(")
+    if paren:
+        if not tail.endswith(")"):
+            raise UnknownMetricError(f"metric {name!r}: expected name(param=value, ...)")
+        params = {**_parse_call_params(name, tail[:-1]), **params}
+    base, sep, value = head.strip().partition("@")
     record = _REGISTRY.get(base)
     if record is None:
         close = difflib.get_close_matches(base, _REGISTRY.keys(), n=4, cutoff=0.6)
@@ -260,6 +279,16 @@ def metric(name: str, **params: Any) -> Metric:
         # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
         record = replace(record, name=base)
     return record.with_params(**params) if params else record
+
+
+def _parse_call_params(name: str, text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UnknownMetricError(f"metric {name!r}: expected param=value, got {item!r}")
+        out[key.strip()] = _parse_param(value.strip())
+    return out
 
 
 def all_metrics() -> list[Metric]:

@@ -105,3 +105,22 @@ def test_entry_point_plugin_is_loaded(tmp_path):
     listed = subprocess.run([sys.executable, "-m", "scorebench.cli", "metrics", "--family", "demo"],
                             capture_output=True, text=True, env=env, check=True)
     assert "demo_abs_error" in listed.stdout
+
+
+def test_parameter_variants_have_distinct_parseable_names(rng):
+    import numpy as np
+    import pandas as pd
+
+    fair = scorebench.metric("crps_ensemble", estimator="fair")
+    assert fair.name == "crps_ensemble(estimator=fair)"
+    assert scorebench.metric(fair.name).params["estimator"] == "fair"
+    assert scorebench.metric("crps_ensemble(estimator=standard)").name == "crps_ensemble"
+    ndcg = scorebench.metric("ndcg@10(gain=exponential)")
+    assert ndcg.params["k"] == 10 and ndcg.params["gain"] == "exponential"
+    with pytest.raises(UnknownMetricError, match="param=value"):
+        scorebench.metric("crps_ensemble(fair)")
+    y = rng.normal(size=50)
+    t = pd.DataFrame({"y": y, **{f"m{j}": y + rng.normal(size=50) for j in range(5)}})
+    scores = scorebench.evaluate(t, ["crps_ensemble", "crps_ensemble(estimator=fair)"], n_boot=0)
+    assert list(scores.metric) == ["crps_ensemble", "crps_ensemble(estimator=fair)"]
+    assert scores.value.iloc[1] < scores.value.iloc[0]
