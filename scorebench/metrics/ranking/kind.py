@@ -277,18 +277,19 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
     rel = np.full(len(lookup), np.nan)
     if len(qkey) == 0:
         return rel
+    # both sides in key order from here on, so the gathers below walk memory forwards
     where = np.searchsorted(qkey, lookup)
     np.minimum(where, len(qkey) - 1, out=where)
-    hit = np.flatnonzero(qkey[where] == lookup)
+    hit = qkey[where] == lookup
     del lookup, qkey
-    ri = perm[hit]
-    del perm
-    qi = korder[where[hit]]
-    del where, hit, korder
-    ok = (run_q[ri] == qrels_q[qi]) & (run_h2[ri] == qrels_h2[qi])
-    if not ok.all():
+    where = where[hit]
+    # a match needs the same 64-bit (query, doc) key and the same 32-bit second doc hash; the
+    # key mixes the query bijectively, so equal keys of one doc hash imply the same query
+    if not np.array_equal(qrels_h2[korder[where]], run_h2[perm[hit]]):
         raise HashCollision
-    rel[ri] = relevance[qi]
+    sorted_rel = np.full(len(hit), np.nan)
+    sorted_rel[hit] = relevance[korder[where]]
+    rel[perm] = sorted_rel
     return rel
 
 
