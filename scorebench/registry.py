@@ -173,7 +173,10 @@ def _format_param(value: Any) -> str:
     return str(value)
 
 
-def _parse_param(text: str) -> Any:
+def parse_value(text: str) -> Any:
+    """Text from a name or the command line as a bool, int, float or plain string."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for convert in (int, float):
         try:
             return convert(text)
@@ -274,7 +277,7 @@ def metric(name: str, **params: Any) -> Metric:
             raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
         if not value:
             raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
-        params = {record.at_param: _parse_param(value), **params}
+        params = {record.at_param: parse_value(value), **params}
     elif record.at_param is not None:
         # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
         record = replace(record, name=base)
@@ -287,7 +290,7 @@ def _parse_call_params(name: str, text: str) -> dict[str, Any]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise UnknownMetricError(f"metric {name!r}: expected param=value, got {item!r}")
-        out[key.strip()] = _parse_param(value.strip())
+        out[key.strip()] = parse_value(value.strip())
     return out
 
 

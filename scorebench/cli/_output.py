@@ -8,6 +8,7 @@ import click
 import pandas as pd
 
 from ..io import WRITE_FORMATS, detect_format, format_value, write_table
+from ..registry import parse_value
 
 FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(WRITE_FORMATS), default=None,
                              help="Output format (default: from the --output suffix).")
@@ -52,17 +53,5 @@ def parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise InputError(f"option {pair!r}: expected key=value")
-        out[key.strip()] = _parse_scalar(value.strip())
+        out[key.strip()] = parse_value(value.strip())
     return out
-
-
-def _parse_scalar(text: str) -> object:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
