@@ -142,3 +142,16 @@ def test_embedding_column_form_equals_feature_columns():
         scorebench.evaluate(ragged, ["map_at_r"], n_boot=10)
     with pytest.raises(InputError, match="f0, f1"):
         scorebench.evaluate(pd.DataFrame({"label": [0, 0]}), ["map_at_r"], kind="embeddings", n_boot=10)
+
+
+def test_retrieval_scores_one_pass_equals_the_single_metrics():
+    from scorebench.metrics.embedding_retrieval import retrieval_scores
+
+    y, X = data(7)
+    s = retrieval_scores(y, X, ks=(1, 3, 5), chunk_size=17)
+    assert s.recall == {k: pytest.approx(recall_at_k(y, X, k=k)) for k in (1, 3, 5)}
+    assert s.r_precision == pytest.approx(r_precision(y, X))
+    assert s.map_at_r == pytest.approx(map_at_r(y, X))
+    assert s.n_queries == len(y) - 1
+    with pytest.raises(InputError, match="ks"):
+        retrieval_scores(y, X, ks=(0,))
