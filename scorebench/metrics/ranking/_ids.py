@@ -150,3 +150,41 @@ def same_strings(a: pa.Array, ia: np.ndarray, b: pa.Array, ib: np.ndarray) -> np
     left = a.take(pa.array(ia, type=pa.int64()))
     right = b.take(pa.array(ib, type=pa.int64()))
     return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def argsort_u64(keys: np.ndarray) -> np.ndarray:
+    """Stable argsort of uint64 keys through one value sort.
+
+    ``np.sort`` of 64-bit values is several times faster than ``np.argsort``, so the row
+    index is packed into the low bits of each key, the packed values are sorted, and the
+    index is read back. Keys that agree on the remaining high bits are then put in exact
+    (key, index) order with a small lexsort of just those groups.
+    """
+    n = len(keys)
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    bits = int(n - 1).bit_length()
+    mask = np.uint64((1 << bits) - 1)
+    packed = keys & ~mask
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & mask).astype(np.int64)
+    high = packed >> np.uint64(bits)
+    del packed
+    same = high[1:] == high[:-1]
+    if same.any():
+        grouped = np.zeros(n, dtype=bool)
+        grouped[1:] |= same
+        grouped[:-1] |= same
+        idx = np.flatnonzero(grouped)
+        group = np.cumsum(np.concatenate([[True], ~same]))[idx]
+        members = order[idx]
+        order[idx] = members[np.lexsort((members, keys[members], group))]
+    return order
+
+
+def float_order_keys(values: np.ndarray) -> np.ndarray:
+    """uint64 keys whose unsigned order is the order of the float64 ``values`` (no NaN)."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    negative = (bits >> np.uint64(63)).astype(bool)
+    return np.where(negative, ~bits, bits | np.uint64(1 << 63))

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from ...errors import InputError
 from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, numeric_column, register_kind, require_columns
 from ...validation import check_choice, describe_rows
-from ._ids import HashCollision, hash_strings, id_array, mix, same_strings
+from ._ids import HashCollision, argsort_u64, hash_strings, id_array, mix, same_strings
 from ._lists import _check_level
 
 __all__ = ["extract_ranking", "load_qrels"]
@@ -247,7 +247,7 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
         run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
     qkey = mix(qrels_h, qrels_q)
     del qrels_h
-    korder = np.argsort(qkey)
+    korder = argsort_u64(qkey)
     qkey = qkey[korder]
     dup = np.flatnonzero(qkey[1:] == qkey[:-1])
     if dup.size:
@@ -261,7 +261,7 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
     lookup = mix(run_h, run_q)
     del run_h
     grouped = bool(run_g.any())
-    perm = np.argsort(mix(lookup, run_g) if grouped else lookup)
+    perm = argsort_u64(mix(lookup, run_g) if grouped else lookup)
     lookup = lookup[perm]
     dkey = mix(lookup, run_g[perm]) if grouped else lookup
     dup = np.flatnonzero(dkey[1:] == dkey[:-1])
@@ -406,17 +406,24 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
 
 
 def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """One float sort on ``unit + (max - score) / (2 (max - min))``; None when rounding could
-    have misordered two different scores of a query (then the exact path runs)."""
-    if len(score) == 0:
+    """One sort of 64-bit keys ``unit << b | quantised(max - score)``; None when the
+    quantisation could have misordered two different scores of a query (then the exact
+    two-sort path runs). Equal scores are left for the docid tie-break."""
+    n = len(score)
+    if n == 0:
         return np.zeros(0, dtype=np.int64)
     low, high = float(score.min()), float(score.max())
     span = high - low
-    if not np.isfinite(span) or span == 0 or len(unit) > 2**40:
+    unit_bits = max(1, int(unit.max()).bit_length())
+    score_bits = 64 - unit_bits
+    if not np.isfinite(span) or span == 0 or score_bits < 40:
         return None
-    key = (high - score) * (0.5 / span)
-    key += unit
-    order = np.argsort(key)
+    scale = float(2 ** min(score_bits, 52) - 1) / span
+    quantised = ((high - score) * scale).astype(np.uint64)
+    key = unit.astype(np.uint64) << np.uint64(score_bits)
+    key |= quantised
+    del quantised
+    order = argsort_u64(key)
     del key
     u, s = unit[order], score[order]
     misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
