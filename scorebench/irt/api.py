@@ -20,7 +20,7 @@ from .jml import fit_jml
 from .models import PARAMS, get_model
 from .quadrature import ResponseOps
 from .result import IRTFit
-from .scoring import SCORING_METHODS, score_abilities
+from .scoring import SCORING_METHODS, AbilityEstimates, score_abilities
 
 __all__ = ["fit", "fit_by_topic", "score", "TopicFit", "METHODS"]
 
@@ -184,8 +184,12 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
         _, prior_h = prior.grad_info(res.params)
         cov = item_covariance(ops, res.params, res.grid, res.posterior, free, common_slope=spec.common_slope,
                               full=full_se, prior_info=np.where(free, prior_h, 0.0))
-        est = score_abilities(work, res.params, method=scoring, mu=res.grid.mu, sigma=res.grid.sigma)
-        eap = est.theta if scoring == "eap" else res.posterior.post @ res.grid.theta
+        eap = res.posterior.post @ res.grid.theta
+        if scoring == "eap":  # the final E-step already holds every posterior
+            sd = np.sqrt(np.maximum(res.posterior.post @ res.grid.theta**2 - eap**2, 0.0))
+            est = AbilityEstimates(eap, sd, np.ones(N, dtype=bool), obs.sum(axis=1))
+        else:
+            est = score_abilities(work, res.params, method=scoring, mu=res.grid.mu, sigma=res.grid.sigma)
         infit, outfit = infit_outfit(work, res.params, eap)
     params = np.full((J, 4), np.nan)
     params[use] = res.params

@@ -66,7 +66,8 @@ def item_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Post
     if not full:
         idx = [k for k in range(4) if free[:, k].any()]
         blocks = np.zeros((J, 4, 4))
-        _mm_blocks(ops, post.post, dP, dQ, idx, blocks)
+        plain = bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
+        _mm_blocks(ops, post.post, dP, dQ, idx, blocks, P if plain else None, grid.theta)
         blocks -= np.moveaxis(curv, -1, 0)
         blocks[:, range(4), range(4)] += prior
         a_var = None
@@ -113,20 +114,29 @@ def standard_errors(cov: np.ndarray) -> np.ndarray:
         return np.where(d > 0, np.sqrt(np.abs(d)), np.nan)
 
 
-def _m_chunks(ops: ResponseOps, post: np.ndarray, dP: np.ndarray, dQ: np.ndarray, idx: list[int]):
+def _m_chunks(ops: ResponseOps, post: np.ndarray, dP: np.ndarray, dQ: np.ndarray, idx: list[int],
+              p2: np.ndarray | None = None, theta: np.ndarray | None = None):
     """Yield (columns, m) with m (len(idx), N, chunk) = posterior mean scores E_i[s_ij]."""
     N, J = ops.shape
+    two_pl = p2 is not None and set(idx) <= {0, 1}
     width = max(1, 2_000_000 // max(N, 1))
     for start in range(0, J, width):
         sl = slice(start, min(J, start + width))
         y = ops.y[:, sl].astype(np.float64)
         obs = np.ones_like(y) if ops.m is None else ops.m[:, sl].astype(np.float64)
-        m = np.stack([y * (post @ dP[k, sl].T) - (obs - y) * (post @ dQ[k, sl].T) for k in idx])
+        if two_pl:  # E_i[(y - P) x] with x = (theta, 1): two products instead of four
+            ep = post @ p2[sl].T
+            etp = post @ (p2[sl] * theta[None, :]).T
+            et = (post @ theta)[:, None]
+            parts = {0: obs * (y * et) - obs * etp, 1: obs * y - obs * ep}
+            m = np.stack([parts[k] for k in idx])
+        else:
+            m = np.stack([y * (post @ dP[k, sl].T) - (obs - y) * (post @ dQ[k, sl].T) for k in idx])
         yield sl, m
 
 
-def _mm_blocks(ops, post, dP, dQ, idx, blocks):
-    for sl, m in _m_chunks(ops, post, dP, dQ, idx):
+def _mm_blocks(ops, post, dP, dQ, idx, blocks, p2=None, theta=None):
+    for sl, m in _m_chunks(ops, post, dP, dQ, idx, p2, theta):
         for x, k in enumerate(idx):
             for z, l in enumerate(idx[x:], start=x):
                 blocks[sl, k, l] = blocks[sl, l, k] = (m[x] * m[z]).sum(axis=0)
