@@ -109,7 +109,7 @@ class FeatureStats:
     @classmethod
     def from_features(cls, x: Any, *, extractor: str | None = None,
                       chunk_size: int = _CHUNK) -> FeatureStats:
-        """Summarise an ``(n, d)`` feature array, streaming it in chunks of ``chunk_size`` rows.
+        r"""Summarise an ``(n, d)`` feature array, streaming it in chunks of ``chunk_size`` rows.
 
         Chunks may be float32 (as networks produce them). Each is converted to float64 and
         shifted by the first chunk's mean :math:`s`; the shifted scatter
