@@ -183,6 +183,22 @@ def test_cli_run_then_evaluate_fid(scripted, tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_cli_evaluate_runs_the_model_in_one_go(scripted, tmp_path):
+    np.save(tmp_path / "real.npy", _images(60, 3))
+    np.save(tmp_path / "gan.npy", _images(50, 4, shift=0.5))
+    np.save(tmp_path / "copy.npy", _images(50, 3))
+    out = tmp_path / "scores.csv"
+    result = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--reference", str(tmp_path / "real.npy"),
+                                      "--data", str(tmp_path / "gan.npy"), "--data", str(tmp_path / "copy.npy"),
+                                      "--device", "cpu", "-m", "fid", "--bootstrap", "0", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    scores = pd.read_csv(out, comment="#").set_index("system")
+    assert scores.loc["gan", "value"] > scores.loc["copy", "value"] >= 0
+    missing = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--data", str(tmp_path / "gan.npy"),
+                                       "-m", "fid"])
+    assert missing.exit_code == 2 and "--reference" in missing.output
+
+
 def test_extract_carries_fingerprint_into_metrics(scripted, net_file):
     from scorebench.metrics.generative import fid_details
     from scorebench.models import extract

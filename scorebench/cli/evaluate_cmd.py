@@ -37,20 +37,35 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True)
 @click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+@click.option("--model", "model_spec", default=None,
+              help="Run this model (TorchScript file or module:callable) to make a features table.")
+@click.option("--data", "data_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="With --model: samples of a system (repeatable; the system is named after the file).")
+@click.option("--reference", type=click.Path(exists=True, path_type=Path), default=None,
+              help="With --model: the reference (real) samples.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
-            per_unit, atol, renormalize, options, engine, scheduler, progress, output, fmt) -> None:
-    """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system."""
-    if table is None:
-        raise click.UsageError("missing TABLE")
+            per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
+            reference, device, output, fmt) -> None:
+    """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system.
+
+    Or, with --model, run a feature extractor over --reference and each --data set and
+    score the generated sets against the reference (fid, kid, precision, ...).
+    """
+    if (table is None) == (model_spec is None):
+        raise click.UsageError("give either TABLE or --model with --data and --reference")
     kind_options = parse_options(options)
     for name, value in (("qrels", read_table(qrels) if qrels else None),
                         ("relevance_level", relevance_level), ("atol", atol),
                         ("complete", complete or None), ("renormalize", renormalize or None)):
         if value is not None:
             kind_options[name] = value
-    if engine == "dask":
+    if model_spec is not None:
+        data = _model_features(model_spec, data_paths, reference, device)
+        kind = kind or "features"
+    elif engine == "dask":
         from ..dask_engine import read_dask
 
         data = read_dask(str(table), scheduler=scheduler)
@@ -74,3 +89,20 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
                       nan_policy=nan_policy, per_unit=per_unit, progress=tick if show else None,
                       **kind_options)
     emit(scores, output, fmt)
+
+
+def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Path | None, device: str):
+    """One ``features`` table: the reference as system ``real``, each data set by file stem."""
+    import pandas as pd
+
+    from ..errors import InputError
+    from ..models import features_table
+
+    if reference is None or not data_paths:
+        raise InputError("--model needs --reference (the real samples) and at least one --data set")
+    names = [p.stem for p in data_paths]
+    if len(set(names)) != len(names) or "real" in names:
+        raise InputError(f"--data files must have distinct stems other than 'real', got {names}")
+    tables = [features_table(model_spec, reference, device=device, system="real")]
+    tables += [features_table(model_spec, path, device=device, system=name) for path, name in zip(data_paths, names)]
+    return pd.concat(tables, ignore_index=True)
