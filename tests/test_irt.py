@@ -350,3 +350,24 @@ def test_real_llm_matrices_converge_or_say_so():
     good = irt.fit(mixtral, "2pl", priors={"a": (1.0, 1.5)}, warn=False)
     assert good.converged
     assert (good.items["a"] < 0).any()  # real data has negative slopes; they are kept
+
+
+def test_multidimensional_2pl_recovers_two_factors():
+    rng = np.random.default_rng(20)
+    theta = rng.normal(size=(1500, 2))
+    A = np.zeros((12, 2))
+    A[:6, 0] = rng.uniform(1.0, 2.0, 6)
+    A[6:, 1] = rng.uniform(1.0, 2.0, 6)
+    d = rng.normal(size=12)
+    y = (rng.random((1500, 12)) < 1 / (1 + np.exp(-(theta @ A.T + d)))).astype(float)
+    two = irt.fit_mirt(y, 2, nodes=21, tol=1e-3)
+    one = irt.fit_mirt(y, 1, tol=1e-3)
+    assert two.converged and one.converged
+    assert two.bic < one.bic  # two factors are needed
+    loadings = two.items[["a1", "a2"]].to_numpy()
+    # Each block loads mainly on its own factor (first item identifies factor 1).
+    assert np.all(np.abs(loadings[:6, 0]) > 2 * np.abs(loadings[:6, 1]))
+    assert np.all(np.abs(loadings[6:, 1]) > 2 * np.abs(loadings[6:, 0]))
+    np.testing.assert_allclose(np.abs(loadings[:6, 0]), A[:6, 0], atol=0.35)
+    uni = irt.fit(y, "2pl", warn=False)
+    assert one.loglik == pytest.approx(uni.loglik, abs=0.5)
