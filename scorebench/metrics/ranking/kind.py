@@ -285,10 +285,12 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
     where = where[hit]
     # a match needs the same 64-bit (query, doc) key and the same 32-bit second doc hash; the
     # key mixes the query bijectively, so equal keys of one doc hash imply the same query
-    if not np.array_equal(qrels_h2[korder[where]], run_h2[perm[hit]]):
+    qi = korder[where]
+    del where, korder
+    if not np.array_equal(qrels_h2[qi], run_h2[perm[hit]]):
         raise HashCollision
     sorted_rel = np.full(len(hit), np.nan)
-    sorted_rel[hit] = relevance[korder[where]]
+    sorted_rel[hit] = relevance[qi]
     rel[perm] = sorted_rel
     return rel
 
