@@ -217,12 +217,22 @@ def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardS
     return frame.set_index("system")[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])]
 
 
+def _records(block: EvaluateSpec) -> list:
+    """Metric records of a block with its parameter overrides bound."""
+    params = dict(block.params)
+    return [lookup_metric(m, **dict(params.get(m, ()))) for m in block.metrics]
+
+
 def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFrame, index: int) -> Section:
     import scorebench
 
     spec = ctx.spec
+    if block.n_boot is not None:
+        from dataclasses import replace
+
+        spec = replace(spec, n_boot=block.n_boot)
     options = dict(block.options)
-    scores = scorebench.evaluate(sub, list(block.metrics), kind=block.kind, by="system", ci=spec.ci,
+    scores = scorebench.evaluate(sub, _records(block), kind=block.kind, by="system", ci=spec.ci,
                                  n_boot=spec.n_boot, seed=spec.seed, **options)
     ctx.bootstrap_notes[str(scores.attrs.get("kind"))] = str(scores.attrs.get("bootstrap", ""))
     rank_by = block.rank_by or block.metrics[0]
@@ -268,8 +278,10 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     title = block.title or "Scores"
     if task is not None:
         title = f"{title}: {task}"
-    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: value "
-            f"[{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]. Rank: competition rank "
+    cells = (f"value [{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]" if spec.n_boot
+             else "value (no bootstrap interval: n_boot = 0)")
+    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
+            "Rank: competition rank "
             f"(rank interval: {how}). Band: systems whose rank interval overlaps that of the band's best "
             "system are statistically tied with it.")
     data = pd.DataFrame.from_records(records)
@@ -281,7 +293,7 @@ def _values_only(block: EvaluateSpec, task: Any, sub: pd.DataFrame) -> pd.DataFr
     """Point values of a hidden block (they feed the aggregation only)."""
     import scorebench
 
-    scores = scorebench.evaluate(sub, list(block.metrics), kind=block.kind, by="system", n_boot=0,
+    scores = scorebench.evaluate(sub, _records(block), kind=block.kind, by="system", n_boot=0,
                                  **dict(block.options))
     return scores.assign(task=task)
 

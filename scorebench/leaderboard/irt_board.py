@@ -48,8 +48,8 @@ def irt_section(ctx: Any) -> Section:
     theta, se, acc = ab["theta"].to_numpy(), ab["se"].to_numpy(), ab["accuracy"].to_numpy()
     z = 1.959963984540054
     rows = tuple((s, f"{format_value(t, 3)} [{format_value(t - z * e, 3)}, {format_value(t + z * e, 3)}]",
-                  format_value(e, 3), format_value(a, spec.digits), str(int(n)))
-                 for s, t, e, a, n in zip(systems, theta, se, acc, ab["n"].to_numpy()))
+                  format_value(e, 3), format_value(a, spec.digits))
+                 for s, t, e, a in zip(systems, theta, se, acc))
     info = result.summary()
     informative = int((result.items["flag"] != "constant").sum())
     note = (f"{result.model.upper()} model fitted by {result.method.upper()} to {info['items']} items "
@@ -62,4 +62,4 @@ def irt_section(ctx: Any) -> Section:
     fig = Figure("irt-ability", "IRT ability (EAP, ±1.96 sd) against accuracy, one point per system",
                  ability_plot(systems, theta, theta - z * se, theta + z * se, acc))
     return Section("irt", "Item response theory: system abilities", note,
-                   ("system", "ability θ [95% band]", "sd", "accuracy", "items"), rows, data, (fig,))
+                   ("system", "ability θ [95% band]", "sd", "accuracy"), rows, data, (fig,))

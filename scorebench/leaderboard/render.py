@@ -30,8 +30,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:2em;border-b
 .badge{display:inline-block;background:#fff3cd;border:1px solid #e0c36a;border-radius:4px;padding:.1em .5em;
 font-size:.85em}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #d0d7de;padding:.25em .55em;text-align:right;white-space:pre-wrap}
-th{background:#f6f8fa}td.name,th.name{text-align:left}
+th,td{border:1px solid #d0d7de;padding:.25em .55em;text-align:right;white-space:nowrap}
+th{background:#f6f8fa;white-space:normal}td.name,th.name{text-align:left;white-space:pre-wrap}
 tr.band-odd td{background:#ffffff}tr.band-even td{background:#f3f7fb}
 p.note{font-size:.85em;color:#444}figure{margin:1em 0}figure img{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:#444}footer{margin-top:3em;font-size:.8em;color:#555;border-top:1px solid #ddd}

@@ -23,6 +23,8 @@ A spec declares where a board's numbers come from and how they are shown::
     metrics = ["log_score_multiclass", "brier_score_multiclass", "ece_top_label"]
     rank_by = "log_score_multiclass"         # default: the first metric
     show = true                              # false: scores feed [aggregate] only
+    n_boot = 200                             # optional: this block's bootstrap rounds
+    params = { ece_top_label = { n_bins = 10 } }   # optional per-metric parameters
     where = { h = 1 }                        # optional row filter (column = value)
 
     [[compare]]                              # paired tests against the best system
@@ -90,6 +92,8 @@ class EvaluateSpec:
     title: str | None = None
     options: tuple[tuple[str, Any], ...] = ()
     show: bool = True
+    n_boot: int | None = None
+    params: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -313,11 +317,25 @@ def _evaluate(data: Any, where: str) -> EvaluateSpec:
     metrics = r.strings("metrics", required=True)
     spec = EvaluateSpec(source=r.get("source", str, required=True), metrics=metrics, kind=r.get("kind", str, None),
                         rank_by=r.get("rank_by", str, None), where=r.table("where"), title=r.get("title", str, None),
-                        options=r.table("options"), show=r.get("show", bool, True))
+                        options=r.table("options"), show=r.get("show", bool, True),
+                        n_boot=r.get("n_boot", int, None), params=_params(r, metrics))
     r.done()
     if spec.rank_by is not None and spec.rank_by not in metrics:
         raise InputError(f"{where}: rank_by {spec.rank_by!r} is not one of the metrics {list(metrics)}")
     return spec
+
+
+def _params(r: _Reader, metrics: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """``params = { kid = { n_subsets = 10 } }``: per-metric parameter overrides."""
+    value = r.get("params", dict, {})
+    out = []
+    for name, table in sorted(value.items()):
+        if name not in metrics:
+            raise InputError(f"{r.where}: params for {name!r}, which is not one of the metrics {list(metrics)}")
+        if not isinstance(table, dict):
+            raise InputError(f"{r.where}: params.{name} expected a table of parameter = value")
+        out.append((name, tuple(sorted(table.items()))))
+    return tuple(out)
 
 
 def _compare(data: Any, where: str) -> CompareSpec:
