@@ -42,12 +42,22 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=RE
     if fmt is None:
         suffix = Path(path).suffix.lower()
         fmt = _SUFFIXES.get(suffix)
+        if fmt is None and "trec_run" in allowed and Path(path).is_file():
+            fmt = _sniff_trec(Path(path))
         if fmt is None:
             raise InputError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
                              f"pass a format ({', '.join(allowed)})")
     if fmt not in allowed:
         raise InputError(f"{path}: unsupported format {fmt!r}; expected one of {', '.join(allowed)}")
     return fmt
+
+
+def _sniff_trec(path: Path) -> str | None:
+    """``trec_run``/``trec_qrels`` for files laid out like TREC runs or qrels (``qrels.test``)."""
+    from .io_trec import looks_like_trec
+
+    found = looks_like_trec(path)
+    return f"trec_{found}" if found else None
 
 
 def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:

@@ -205,8 +205,11 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
         raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
 
     def decorate(fn: Callable) -> Callable:
-        if base in _REGISTRY:
-            raise ValueError(f"metric {base!r} is already registered")
+        existing = _REGISTRY.get(base)
+        if existing is not None and definition_site(existing.fn) != definition_site(fn):
+            raise ValueError(f"metric {base!r} is already registered (by {definition_site(existing.fn)})")
+        # The same function registering again is its module being imported a second
+        # time (e.g. by a doctest runner); the newer definition replaces the older one.
         _REGISTRY[base] = Metric(
             name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
@@ -217,6 +220,13 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
         return fn
 
     return decorate
+
+
+def definition_site(fn: Callable) -> str:
+    """Where a function was defined: its source file and qualified name (not its module
+    name, which differs when a test runner imports the same file under another name)."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename if code else getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def _load_entry_points() -> None:

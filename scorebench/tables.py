@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .registry import definition_site
 from .validation import check_choice, describe_rows, show_value
 
 __all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
@@ -130,7 +131,7 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
     """
 
     def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
-        if name in _KINDS:
+        if name in _KINDS and definition_site(_KINDS[name].extract) != definition_site(fn):
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
         _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",

@@ -51,8 +51,12 @@ def test_parameterised_name_binds_value():
         scorebench.metric("brier_score@3")
     with pytest.raises(InputError, match="unknown parameter"):
         scorebench.metric("test_top@3", nope=1)
+    def other(y, p, *, k):
+        """Another definition under a taken name."""
+        return y
+
     with pytest.raises(ValueError, match="already registered"):
-        register("test_top@k", family="test", kind="binary", higher_is_better=True, params={"k": 1})(top)
+        register("test_top@k", family="test", kind="binary", higher_is_better=True, params={"k": 1})(other)
 
 
 def test_list_metrics_has_metadata_columns():

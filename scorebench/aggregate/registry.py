@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..registry import definition_site
 
 __all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
            "ACCEPTS"]
@@ -111,7 +112,7 @@ def register_method(name: str, *, family: str, missing: str, citation: str,
         raise ValueError(f"accepts must be a non-empty subset of {ACCEPTS}, got {accepts}")
 
     def decorate(fn: Callable[..., MethodResult]) -> Callable[..., MethodResult]:
-        if name in _METHODS and not replace:
+        if name in _METHODS and not replace and definition_site(_METHODS[name].fn) != definition_site(fn):
             raise ValueError(f"aggregation method {name!r} is already registered")
         sig = inspect.signature(fn)
         params = {p.name: p.default for p in list(sig.parameters.values())[1:]
