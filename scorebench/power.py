@@ -24,7 +24,7 @@ from scipy.special import ndtri
 
 from .errors import InputError
 from .registry import Metric, metric
-from .validation import as_float_array, check_finite
+from .validation import as_float_array, check_finite, check_positive_int
 
 __all__ = ["MultivariateNormal", "misspecify", "MISSPECIFICATIONS", "power", "PowerResult"]
 
@@ -85,8 +85,7 @@ class MultivariateNormal:
 
         ``rho`` must lie in :math:`[-1/(d-1), 1]` for the matrix to be a covariance.
         """
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise InputError(f"dim: expected a positive integer, got {dim!r}")
+        dim = check_positive_int(dim, "dim")
         if not np.isfinite(sigma) or sigma <= 0:
             raise InputError(f"sigma: expected a positive number, got {sigma!r}")
         low = -1.0 / (dim - 1) if dim > 1 else -1.0
@@ -372,12 +371,11 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     if truth.dim != forecast.dim:
         raise InputError(f"truth has {truth.dim} dimensions but the forecast has {forecast.dim}")
     sizes = _positive_ints(n, "n", 2)
-    (ensemble_size,) = _positive_ints(ensemble_size, "ensemble_size", 1)
-    (replications,) = _positive_ints(replications, "replications", 1)
+    ensemble_size = check_positive_int(ensemble_size, "ensemble_size")
+    replications = check_positive_int(replications, "replications")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not 0.0 < alpha < 1.0:
         raise InputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer)) or max_memory <= 0:
-        raise InputError(f"max_memory: expected a positive number of bytes, got {max_memory!r}")
+    check_positive_int(max_memory, "max_memory (bytes)")
     if isinstance(seed, np.random.Generator):
         streams = seed.spawn(replications)
     elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:

@@ -3,6 +3,12 @@
 Validation happens once, at the public boundary, and each failure raises
 :class:`~scorebench.errors.InputError` naming *what* (argument or column), *where* (the
 first offending rows) and *what was expected*.
+
+Conventions: arrays become float64 (integers are converted exactly; integers beyond
+``2**53`` are refused rather than silently rounded); the checks on values (range,
+positivity, binary outcomes, simplex rows) let ``NaN`` pass, so that callers decide
+whether missing values propagate (:func:`check_finite` refuses them); a mask of any
+shape names rows along axis 0.
 """
 
 from __future__ import annotations
@@ -18,16 +24,21 @@ __all__ = [
     "show_value",
     "describe_rows",
     "as_float_array",
+    "broadcast_arrays",
     "check_finite",
     "check_in_range",
     "check_positive",
+    "check_positive_int",
     "check_probability",
+    "check_binary",
+    "as_class_index",
     "check_same_length",
     "check_simplex",
     "check_choice",
 ]
 
 _SHOW_ROWS = 5
+_MAX_EXACT_INT = 2**53
 
 
 def show_value(value: Any) -> str:
@@ -37,13 +48,26 @@ def show_value(value: Any) -> str:
     return repr(value)
 
 
+def _first(arr: np.ndarray, mask: np.ndarray) -> str:
+    """The first value of ``arr`` where ``mask`` holds, printed by :func:`show_value`."""
+    return show_value(np.asarray(arr)[mask].ravel()[0])
+
+
 def describe_rows(bad: np.ndarray, labels: Sequence[Any] | None = None) -> str:
     """Return ``"rows 3, 7 (and 12 more)"`` for a boolean mask or an index array.
 
-    ``labels`` maps positions to what the user sees (e.g. a DataFrame index).
+    A boolean mask of any shape names the positions along axis 0 where any entry is
+    true (a 0-d mask is row 0). ``labels`` maps positions to what the user sees (e.g. a
+    DataFrame index).
+
+    Examples
+    --------
+    >>> describe_rows(np.array([[False, True], [False, False], [True, True]]))
+    'rows 0, 2'
     """
     bad = np.asarray(bad)
     if bad.dtype == bool:
+        bad = np.atleast_1d(bad)
         bad = np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1) if bad.ndim > 1 else bad)
     shown = bad[:_SHOW_ROWS]
     if labels is not None:
@@ -54,19 +78,27 @@ def describe_rows(bad: np.ndarray, labels: Sequence[Any] | None = None) -> str:
     return f"{noun} {text}" + (f" (and {more} more)" if more > 0 else "")
 
 
-def as_float_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+def as_float_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
+                   check_inf: bool = False) -> np.ndarray:
     """Convert ``x`` to a float64 array without silently truncating or dropping data.
 
-    Integer and boolean inputs are converted exactly; strings, objects that are not
-    numbers and complex values raise.
+    Integer and boolean inputs are converted exactly (integers beyond ``2**53``, which
+    float64 cannot represent, raise); strings, objects that are not numbers and complex
+    values raise. ``ndim`` restricts the number of dimensions; ``check_inf`` refuses
+    ``+-inf`` naming the rows (NaN passes, see :func:`check_finite` to refuse it too).
     """
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise InputError(f"{name}: could not be read as a numeric array ({exc})") from None
-    if arr.dtype.kind == "c":
+    kind = arr.dtype.kind
+    if kind == "c":
         raise InputError(f"{name}: complex values are not supported; expected real numbers")
-    if arr.dtype.kind not in "biuf":
+    if kind in "iu":
+        if arr.size and np.abs(arr).max() > _MAX_EXACT_INT:
+            raise InputError(f"{name}: integers larger than 2**53 cannot be represented exactly "
+                             "as float64; expected numbers of moderate size")
+    elif kind not in "bf":
         try:
             arr = arr.astype(np.float64)
         except (ValueError, TypeError):
@@ -82,19 +114,28 @@ def as_float_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = No
                 f"{name}: expected an array with {' or '.join(map(str, allowed))} dimension(s), "
                 f"got shape {arr.shape}"
             )
+    if check_inf:
+        check_finite(arr, name, allow_nan=True)
     return arr
+
+
+def broadcast_arrays(**arrays: np.ndarray) -> list[np.ndarray]:
+    """Broadcast the arrays together (:func:`numpy.broadcast_arrays`) or raise naming their shapes."""
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} has shape {np.shape(v)}" for k, v in arrays.items())
+        raise InputError(f"mismatched lengths: {shapes}; expected shapes that match "
+                         "(or broadcast) row for row") from None
 
 
 def check_finite(arr: np.ndarray, name: str, *, labels: Sequence[Any] | None = None,
                  allow_nan: bool = False) -> None:
     """Raise if ``arr`` holds NaN (unless ``allow_nan``) or +-inf."""
-    bad = ~np.isfinite(arr)
-    if allow_nan:
-        bad &= ~np.isnan(arr)
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
-        flat = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
         kind = "NaN" if np.isnan(arr[bad]).any() else "infinite values"
-        raise InputError(f"{name}: {kind} in {describe_rows(flat, labels)}; expected finite numbers")
+        raise InputError(f"{name}: {kind} in {describe_rows(bad, labels)}; expected finite numbers")
 
 
 def check_in_range(arr: np.ndarray, name: str, low: float, high: float, *,
@@ -102,23 +143,26 @@ def check_in_range(arr: np.ndarray, name: str, low: float, high: float, *,
     """Raise if any value of ``arr`` lies outside ``[low, high]`` (NaN is ignored here)."""
     bad = (arr < low) | (arr > high)
     if bad.any():
-        flat = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
-        example = arr[bad].ravel()[0]
-        raise InputError(
-            f"{name}: value {show_value(example)} outside [{low}, {high}] in {describe_rows(flat, labels)}; "
-            f"expected {what or f'values in [{low}, {high}]'}"
-        )
+        interval = f"[{low:g}, {high:g}]"
+        raise InputError(f"{name}: value {_first(arr, bad)} outside {interval} in {describe_rows(bad, labels)}; "
+                         f"expected {what or f'values in {interval}'}")
 
 
 def check_positive(arr: np.ndarray, name: str, *, labels: Sequence[Any] | None = None,
                    strict: bool = True) -> None:
-    """Raise if any value is <= 0 (``strict``) or < 0."""
+    """Raise if any value is <= 0 (``strict``) or < 0 (NaN is ignored here)."""
     bad = arr <= 0 if strict else arr < 0
     if bad.any():
-        flat = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
         op = "> 0" if strict else ">= 0"
-        raise InputError(f"{name}: expected values {op}, got {show_value(arr[bad].ravel()[0])} in "
-                         f"{describe_rows(flat, labels)}")
+        raise InputError(f"{name}: expected values {op}, got {_first(arr, bad)} in {describe_rows(bad, labels)}")
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an ``int`` or raise unless it is an integer >= ``minimum`` (bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise InputError(f"{name}: expected {expected}, got {value!r}")
+    return int(value)
 
 
 def check_probability(arr: np.ndarray, name: str, *, labels: Sequence[Any] | None = None) -> None:
@@ -126,27 +170,66 @@ def check_probability(arr: np.ndarray, name: str, *, labels: Sequence[Any] | Non
     check_in_range(arr, name, 0.0, 1.0, labels=labels, what="probabilities in [0, 1]")
 
 
+def check_binary(y: np.ndarray, name: str = "y", *, labels: Sequence[Any] | None = None,
+                 what: str = "binary outcomes 0 or 1") -> None:
+    """Raise if ``y`` holds values other than 0 and 1 (NaN is ignored here)."""
+    bad = (y != 0) & (y != 1) & ~np.isnan(y)
+    if bad.any():
+        raise InputError(f"{name}: value {_first(y, bad)} in {describe_rows(bad, labels)}; expected {what}")
+
+
+def as_class_index(y: Any, n_classes: int, name: str = "y", *, of: str | None = None) -> np.ndarray:
+    """Integer class indices in ``[0, n_classes)`` as int64; floats must be whole numbers.
+
+    ``of`` names what holds the classes (e.g. ``"P"`` for the columns of a probability
+    matrix) in the message for an index that is out of range. NaN is refused.
+
+    Examples
+    --------
+    >>> as_class_index([0.0, 2.0], 3).tolist()
+    [0, 2]
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind in "iu":
+        idx = arr.astype(np.int64)
+    else:
+        values = as_float_array(arr, name, check_inf=True)
+        if np.isnan(values).any():
+            raise InputError(f"{name}: NaN class labels in {describe_rows(np.isnan(values))}; "
+                             "expected class indices")
+        frac = values != np.round(values)
+        if frac.any():
+            raise InputError(f"{name}: value {_first(values, frac)} in {describe_rows(frac)} is not a whole "
+                             f"number; expected an integer class index in 0..{n_classes - 1}")
+        idx = values.astype(np.int64)
+    bad = (idx < 0) | (idx >= n_classes)
+    if bad.any():
+        classes = f"the {n_classes} classes" + (f" of {of}" if of else "")
+        raise InputError(f"{name}: class index {_first(idx, bad)} in {describe_rows(bad)} is not among "
+                         f"{classes}; expected integers in the class range 0..{n_classes - 1}")
+    return idx
+
+
 def check_simplex(p: np.ndarray, name: str, *, atol: float = 1e-6, renormalize: bool = False,
                   labels: Sequence[Any] | None = None) -> np.ndarray:
     """Check that each row of ``p`` (last axis) is a probability vector.
 
     Returns ``p`` (renormalised to sum exactly 1 when ``renormalize`` is true; rows that
-    sum to 0 are refused even then).
+    sum to 0 are refused even then). Rows with NaN pass (and stay NaN).
     """
     check_probability(p, name, labels=labels)
     sums = p.sum(axis=-1)
     if renormalize:
         zero = sums <= 0
         if zero.any():
-            raise InputError(f"{name}: probabilities sum to 0 in {describe_rows(zero.ravel(), labels)}; "
+            raise InputError(f"{name}: probabilities sum to 0 in {describe_rows(zero, labels)}; "
                              "cannot renormalize")
         return p / sums[..., None]
     bad = np.abs(sums - 1.0) > atol
     if bad.any():
         raise InputError(
-            f"{name}: probabilities sum to {show_value(sums[bad].ravel()[0])} in "
-            f"{describe_rows(bad.ravel(), labels)}; expected each row to sum to 1 within "
-            f"{atol:g} (pass renormalize=True to rescale, or a larger tolerance)"
+            f"{name}: probabilities sum to {_first(sums, bad)} in {describe_rows(bad, labels)}; "
+            f"expected each row to sum to 1 within {atol:g} (rescale the rows, or allow a larger tolerance)"
         )
     return p
 

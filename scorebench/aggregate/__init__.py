@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..stats import rng_for
+from ..validation import check_positive_int
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
@@ -105,8 +106,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     """
     record = get_method(method)
     record.check_params(params)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
-        raise InputError(f"n_boot: expected an integer >= 0, got {n_boot!r}")
+    n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
     if record.accepts == ("table",):
         data = table
     else:

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ..errors import InputError, ScorebenchError
-from ..validation import check_choice
+from ..validation import check_choice, check_positive_int
 from .input import Battles, ScoreMatrix, read_input
 from .ranking import competition_ranks
 from .registry import Method, get_method
@@ -63,8 +63,7 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
     Replicates in which the method cannot run (e.g. a Bradley–Terry resample where one
     system never loses) are dropped and counted.
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise InputError(f"n_boot: expected a positive integer, got {n_boot!r}")
+    n_boot = check_positive_int(n_boot, "n_boot")
     default = "tasks" if isinstance(data, ScoreMatrix) else "battles"
     resample = default if resample is None else check_choice(resample, "resample", RESAMPLE)
     if resample != default:

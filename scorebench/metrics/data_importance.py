@@ -16,24 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, check_finite, check_simplex
+from ..validation import as_class_index, as_float_array, check_finite, check_positive_int, check_simplex
 
 __all__ = ["el2n_scores", "grand_scores"]
-
-
-def _class_labels(labels: Any, n: int, k: int | None) -> np.ndarray:
-    y = np.asarray(labels)
-    if y.shape != (n,):
-        raise InputError(f"labels: expected one label per example ({n}), got shape {y.shape}")
-    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(np.mod(y, 1) == 0):
-        y = y.astype(np.int64)
-    if y.dtype.kind not in "iu":
-        raise InputError(f"labels: expected integer class indices, got dtype {y.dtype}")
-    if k is not None:
-        bad = (y < 0) | (y >= k)
-        if bad.any():
-            raise InputError(f"labels: value {y[bad][0]!r} outside the class range 0..{k - 1}")
-    return y.astype(np.int64)
 
 
 def el2n_scores(probs: Any, labels: Any, /) -> np.ndarray:
@@ -72,7 +57,9 @@ def el2n_scores(probs: Any, labels: Any, /) -> np.ndarray:
         raise InputError(f"probs: expected (R, n, K) with R, n >= 1 and K >= 2, got shape {p.shape}")
     check_finite(p.reshape(-1, p.shape[2]), "probs")
     check_simplex(p.reshape(-1, p.shape[2]), "probs")
-    y = _class_labels(labels, p.shape[1], p.shape[2])
+    if np.shape(labels) != (p.shape[1],):
+        raise InputError(f"labels: expected one label per example ({p.shape[1]}), got shape {np.shape(labels)}")
+    y = as_class_index(labels, p.shape[2], "labels", of="probs")
     err = p.copy()
     err[:, np.arange(p.shape[1]), y] -= 1.0
     return np.sqrt((err**2).sum(axis=2)).mean(axis=0)
@@ -132,11 +119,9 @@ def grand_scores(model: Any, inputs: Any, labels: Any, /, *, loss_fn: Callable[.
     import torch
     from torch.func import functional_call, grad, vmap
 
-    for value, name in ((n_inits, "n_inits"), (batch_size, "batch_size")):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise InputError(f"{name}: expected a positive integer, got {value!r}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise InputError(f"seed: expected a non-negative integer, got {seed!r}")
+    n_inits = check_positive_int(n_inits, "n_inits")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    seed = check_positive_int(seed, "seed", minimum=0)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dev = torch.device(device)

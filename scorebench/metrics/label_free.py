@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..validation import as_float_array, check_choice, check_finite
+from ..validation import as_class_index, as_float_array, check_choice, check_finite, check_positive_int
 from .agreement import kendall_tau, pearson, spearman
 
 __all__ = ["accuracy", "average_confidence", "difference_of_confidences", "doc_accuracy", "mano_score",
@@ -52,15 +52,10 @@ def accuracy(logits: Any, labels: Any, /) -> float:
     0.5
     """
     z = _logits(logits)
-    y = np.asarray(labels)
-    if y.shape != (z.shape[0],):
-        raise InputError(f"labels: expected one label per row of logits ({z.shape[0]}), got shape {y.shape}")
-    if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(np.mod(y, 1) == 0)):
-        raise InputError(f"labels: expected integer class indices, got dtype {y.dtype}")
-    bad = (y < 0) | (y >= z.shape[1])
-    if bad.any():
-        raise InputError(f"labels: value {y[bad][0]!r} outside the class range 0..{z.shape[1] - 1}")
-    return float(np.mean(z.argmax(axis=1) == y.astype(np.int64)))
+    if np.shape(labels) != (z.shape[0],):
+        raise InputError(f"labels: expected one label per row of logits ({z.shape[0]}), got shape {np.shape(labels)}")
+    y = as_class_index(labels, z.shape[1], "labels", of="logits")
+    return float(np.mean(z.argmax(axis=1) == y))
 
 
 def average_confidence(logits: Any, /) -> float:
@@ -160,8 +155,7 @@ def mano_score(logits: Any, /, *, p: float = 4.0, normalization: str = "auto", t
     check_choice(normalization, "normalization", _NORMALIZATIONS)
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 1:
         raise InputError(f"p: expected a norm order >= 1, got {p!r}")
-    if not isinstance(taylor_order, (int, np.integer)) or taylor_order < 1:
-        raise InputError(f"taylor_order: expected a positive integer, got {taylor_order!r}")
+    taylor_order = check_positive_int(taylor_order, "taylor_order")
     if normalization == "auto":
         top = z.max(axis=1)
         criterion = float(np.mean(top + np.log(np.exp(z - top[:, None]).sum(axis=1)) - z.mean(axis=1)))

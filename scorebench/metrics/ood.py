@@ -35,7 +35,7 @@ import pandas as pd
 from ..errors import InputError
 from ..registry import register
 from ..tables import Inputs, _frame, _start, numeric_column, register_kind
-from ..validation import as_float_array, check_choice, check_finite, check_same_length, describe_rows
+from ..validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
 
 __all__ = ["RocCurve", "roc_curve", "auroc", "aupr", "aupr_in", "aupr_out", "fpr_at_95_tpr",
            "detection_error", "extract_ood"]
@@ -59,10 +59,8 @@ def extract_ood(df: pd.DataFrame, *, nan_policy: str = "raise", score_direction:
     nan_ok = nan_policy == "propagate"
     score = numeric_column(df, "score", nan_ok=nan_ok)
     is_ood = numeric_column(df, "is_ood", nan_ok=nan_ok)
-    bad = ~np.isin(is_ood, (0.0, 1.0)) & ~np.isnan(is_ood)
-    if bad.any():
-        raise InputError(f"column 'is_ood': value {is_ood[bad][0]!r} in {describe_rows(bad, df.index)}; "
-                         "expected 1 for out-of-distribution and 0 for in-distribution examples")
+    check_binary(is_ood, "column 'is_ood'", labels=df.index,
+                 what="1 for out-of-distribution and 0 for in-distribution examples")
     if score_direction == "id":
         score = -score
     return Inputs(_frame(df, key), {"score": score, "is_ood": is_ood},
@@ -105,10 +103,7 @@ def _validate(is_ood: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
     check_same_length(is_ood=y, score=s)
     check_finite(y, "is_ood")
     check_finite(s, "score")
-    bad = (y != 0.0) & (y != 1.0)
-    if bad.any():
-        raise InputError(f"is_ood: value {y[bad][0]!r} in {describe_rows(bad)}; expected 0 (in-distribution) "
-                         "or 1 (out-of-distribution)")
+    check_binary(y, "is_ood", what="0 (in-distribution) or 1 (out-of-distribution)")
     n_pos = int(y.sum())
     if n_pos == 0 or n_pos == y.size:
         which = "in-distribution" if n_pos == 0 else "out-of-distribution"

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, check_finite, check_positive
+from ..validation import as_float_array, check_finite, check_positive, check_positive_int
 
 __all__ = [
     "msp_score", "max_logit_score", "energy_score", "conjnorm_score", "mahalanobis_score",
@@ -266,8 +266,7 @@ def knn_score(features: Any, train_features: Any, /, *, k: int = 50, normalize: 
     >>> knn_score(np.array([[2.0, 0.0]]), train, k=1).tolist()
     [-0.0]
     """
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k: expected a positive integer, got {k!r}")
+    k = check_positive_int(k, "k")
     x = _matrix(features, "features")
     train = _matrix(train_features, "train_features")
     _check_dims(x, train)
@@ -365,10 +364,8 @@ class MultiScaleScoreNormGMM:
                  seed: int = 0, log_norms: bool = True) -> None:
         if extractor is not None and not isinstance(extractor, ScoreNormExtractor):
             raise InputError(f"extractor: expected a callable returning (n, L) score norms, got {extractor!r}")
-        if not isinstance(n_components, (int, np.integer)) or n_components < 1:
-            raise InputError(f"n_components: expected a positive integer, got {n_components!r}")
         self.extractor = extractor
-        self.n_components = int(n_components)
+        self.n_components = check_positive_int(n_components, "n_components")
         self.seed = seed
         self.log_norms = log_norms
         self._gmm = None

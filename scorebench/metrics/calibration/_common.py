@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...validation import (as_float_array, check_finite, check_probability, check_same_length, check_simplex,
-                           describe_rows)
+from ...validation import (as_class_index, as_float_array, check_binary, check_finite, check_positive_int,
+                           check_probability, check_same_length, check_simplex)
 
-__all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "check_n_bins", "resolve_binning",
+__all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "resolve_binning",
            "bin_edges", "bin_ids", "bin_stats", "top_label"]
 
 # Accepted spellings of the two binning schemes, mapped to their canonical name.
@@ -83,9 +83,7 @@ def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("y, p: no forecasts given; expected at least one (outcome, probability) pair")
     check_finite(y, "y")
     check_finite(p, "p")
-    bad = (y != 0.0) & (y != 1.0)
-    if bad.any():
-        raise InputError(f"y: value {y[bad][0]!r} in {describe_rows(bad)}; expected binary outcomes 0 or 1")
+    check_binary(y, "y")
     check_probability(p, "p")
     return y, p
 
@@ -101,12 +99,8 @@ def multiclass_inputs(y: Any, P: Any, *, atol: float = 1e-6) -> tuple[np.ndarray
         raise InputError(f"P: expected at least two class columns, got shape {P.shape}")
     check_finite(y, "y")
     check_finite(P, "P")
-    bad = (y != np.round(y)) | (y < 0) | (y >= P.shape[1])
-    if bad.any():
-        raise InputError(f"y: label {y[bad][0]!r} in {describe_rows(bad)} is not a class index; "
-                         f"expected integers 0 .. {P.shape[1] - 1} (one per column of P)")
-    P = check_simplex(P, "P", atol=atol)
-    return y.astype(np.int64), P
+    y = as_class_index(y, P.shape[1], "y", of="P")
+    return y, check_simplex(P, "P", atol=atol)
 
 
 def top_label(y: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,13 +110,6 @@ def top_label(y: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     pred = np.argmax(P, axis=1)
     return (pred == y).astype(np.float64), P[np.arange(len(y)), pred]
-
-
-def check_n_bins(n_bins: Any) -> int:
-    """``n_bins`` must be a positive integer (not a bool, not a float)."""
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InputError(f"n_bins: expected a positive integer, got {n_bins!r}")
-    return int(n_bins)
 
 
 def resolve_binning(binning: Any) -> str:
@@ -146,7 +133,7 @@ def bin_ids(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def bin_stats(y: np.ndarray, p: np.ndarray, *, n_bins: int, binning: str = "uniform") -> BinStats:
     """Per-bin count, forecast sum and outcome sum (validated inputs expected)."""
-    n_bins = check_n_bins(n_bins)
+    n_bins = check_positive_int(n_bins, "n_bins")
     edges = bin_edges(p, n_bins, binning)
     ids = bin_ids(p, edges)
     return BinStats(

@@ -16,7 +16,8 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
-from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, check_n_bins, multiclass_inputs,
+from ...validation import check_positive_int
+from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
 
 __all__ = ["ece", "mce", "adaptive_ece", "ece_top_label", "classwise_ece", "reliability_diagram",
@@ -50,7 +51,7 @@ def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binn
                    name: str = "ece") -> np.ndarray:
     """Per-bin [count, sum p, sum y] of equal-width bins, optionally under row weights (R, n)."""
     _uniform_only(binning, name)
-    n_bins = check_n_bins(n_bins)
+    n_bins = check_positive_int(n_bins, "n_bins")
     y = np.asarray(y, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     ids = bin_ids(p, bin_edges(p, n_bins, "uniform"))
@@ -211,7 +212,7 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
     0.25
     """
     y, p = binary_inputs(y, p)
-    n_bins = check_n_bins(n_bins)
+    n_bins = check_positive_int(n_bins, "n_bins")
     order = np.argsort(p, kind="stable")
     ids = np.empty(len(p), dtype=np.intp)
     ids[order] = (np.arange(len(p)) * n_bins) // len(p)

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ._common import bin_edges, bin_ids, binary_inputs, check_n_bins, resolve_binning
+from ...validation import check_positive_int
+from ._common import bin_edges, bin_ids, binary_inputs, resolve_binning
 from .binned import binned_partial
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "brier_resolution"]
@@ -119,7 +120,7 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
         levels, ids = np.unique(p, return_inverse=True)
         kind = "distinct"
     else:
-        ids = bin_ids(p, bin_edges(p, check_n_bins(n_bins), binning))
+        ids = bin_ids(p, bin_edges(p, check_positive_int(n_bins, "n_bins"), binning))
         kind = resolve_binning(binning)
         levels = None
     size = int(ids.max()) + 1

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...validation import as_float_array, check_finite, describe_rows
+from ...validation import as_float_array, broadcast_arrays, check_finite, describe_rows
 
 __all__ = ["skill_score"]
 
@@ -56,17 +56,14 @@ def skill_score(score: Any, reference: Any, *, perfect: float = 0.0) -> float | 
     """
     s = as_float_array(score, "score")
     ref = as_float_array(reference, "reference")
-    check_finite(np.atleast_1d(s), "score")
-    check_finite(np.atleast_1d(ref), "reference")
+    check_finite(s, "score")
+    check_finite(ref, "reference")
     if isinstance(perfect, bool) or not isinstance(perfect, (int, float, np.floating)) or not np.isfinite(perfect):
         raise InputError(f"perfect: expected a finite number, got {perfect!r}")
-    try:
-        s, ref = np.broadcast_arrays(s, ref)
-    except ValueError:
-        raise InputError(f"score and reference: shapes {s.shape} and {ref.shape} do not broadcast") from None
+    s, ref = broadcast_arrays(score=s, reference=ref)
     degenerate = ref == perfect
     if degenerate.any():
-        where = f" in {describe_rows(np.atleast_1d(degenerate))}" if degenerate.ndim else ""
+        where = f" in {describe_rows(degenerate)}" if degenerate.ndim else ""
         raise InputError(f"reference: equals the perfect score {perfect!r}{where}; the skill score is "
                          "undefined when the reference forecast is already perfect")
     result = (s - ref) / (perfect - ref)

@@ -31,8 +31,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ._common import (FAMILY, GNEITING_RAFTERY, PROB_CLIP, as_float, broadcast, check_binary,
-                      check_range, class_index, probability_matrix)
+from ...validation import as_class_index, as_float_array, broadcast_arrays, check_binary, check_probability
+from ._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, probability_matrix
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
@@ -42,17 +42,17 @@ __all__ = [
 
 
 def _binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
-    y = as_float(y, "y")
-    p = as_float(p, "p")
+    y = as_float_array(y, "y", check_inf=True)
+    p = as_float_array(p, "p", check_inf=True)
     check_binary(y)
-    check_range(p, "p", 0.0, 1.0, "probabilities in [0, 1]")
-    y, p = broadcast(y=y, p=p)
+    check_probability(p, "p")
+    y, p = broadcast_arrays(y=y, p=p)
     return y, p
 
 
 def _multiclass_inputs(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
     P = probability_matrix(P)
-    idx = class_index(y, P.shape[-1])
+    idx = as_class_index(y, P.shape[-1], of="P")
     if idx.shape != P.shape[:-1]:
         try:
             shape = np.broadcast_shapes(idx.shape, P.shape[:-1])
@@ -346,14 +346,14 @@ def capm_matrix(n_classes: int, *, weights: Any = None, similarity: Any = None,
     related classes; ``strength`` is :math:`\lambda \ge 0`.
     """
     k = int(n_classes)
-    w = np.ones(k) if weights is None else as_float(weights, "weights")
+    w = np.ones(k) if weights is None else as_float_array(weights, "weights", check_inf=True)
     if w.shape != (k,):
         raise InputError(f"weights: expected {k} class weights, got shape {w.shape}")
     if np.isnan(w).any() or (w <= 0).any():
         raise InputError("weights: expected positive class weights")
     A = np.diag(w)
     if similarity is not None:
-        W = as_float(similarity, "similarity")
+        W = as_float_array(similarity, "similarity", check_inf=True)
         if W.shape != (k, k):
             raise InputError(f"similarity: expected a ({k}, {k}) matrix, got shape {W.shape}")
         if np.isnan(W).any() or (W < 0).any() or not np.allclose(W, W.T, rtol=0, atol=1e-12):

@@ -33,7 +33,8 @@ from scipy import special, stats
 
 from ...errors import InputError
 from ...registry import register
-from ._common import FAMILY, GNEITING_RAFTERY, as_float, broadcast, check_positive
+from ...validation import as_float_array, broadcast_arrays, check_positive
+from ._common import FAMILY, GNEITING_RAFTERY
 
 __all__ = [
     "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",
@@ -46,9 +47,9 @@ _SQRT_PI = math.sqrt(math.pi)
 
 
 def _prep(obs: Any, **params: Any) -> list[np.ndarray]:
-    arrays = {"obs": as_float(obs, "obs")}
-    arrays.update({name: as_float(v, name) for name, v in params.items()})
-    return broadcast(**arrays)
+    arrays = {"obs": as_float_array(obs, "obs", check_inf=True)}
+    arrays.update({name: as_float_array(v, name, check_inf=True) for name, v in params.items()})
+    return broadcast_arrays(**arrays)
 
 
 def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None):
@@ -319,15 +320,16 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     >>> bool(np.isclose(crps_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), crps_normal(0.2, 0.0, 1.0)))
     True
     """
-    obs = as_float(obs, "obs")
-    mu, sigma = broadcast(mu=as_float(mu, "mu"), sigma=as_float(sigma, "sigma"))
+    obs = as_float_array(obs, "obs", check_inf=True)
+    mu, sigma = broadcast_arrays(mu=as_float_array(mu, "mu", check_inf=True),
+                                 sigma=as_float_array(sigma, "sigma", check_inf=True))
     if mu.ndim == 0:
         raise InputError("mu: expected the mixture components on the last axis, got a scalar")
     check_positive(sigma, "sigma")
-    w = np.ones(mu.shape) if w is None else as_float(w, "w")
+    w = np.ones(mu.shape) if w is None else as_float_array(w, "w", check_inf=True)
     if (w < 0).any():
         raise InputError("w: expected non-negative mixture weights")
-    mu, sigma, w = broadcast(mu=mu, sigma=sigma, w=w)
+    mu, sigma, w = broadcast_arrays(mu=mu, sigma=sigma, w=w)
     total = w.sum(axis=-1, keepdims=True)
     if (total <= 0).any():
         raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")

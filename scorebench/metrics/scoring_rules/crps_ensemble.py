@@ -36,8 +36,8 @@ from scipy import special
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import check_choice
-from ._common import FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices, raise_if_inf
+from ...validation import as_float_array, check_choice
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, raise_if_inf
 
 __all__ = ["crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
            "ESTIMATORS"]
@@ -49,8 +49,8 @@ _CRPS_CHUNK_BYTES = 1 << 18  # 256 KiB per working buffer: stays in L2 while sor
 
 def _ensemble_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Flatten to ``obs (N,)`` and ``ens (N, M)``; return the batch shape for the result."""
-    obs = as_float(obs, "obs", check_inf=check_inf)
-    ens = as_float(ens, "ens", check_inf=check_inf)
+    obs = as_float_array(obs, "obs", check_inf=check_inf)
+    ens = as_float_array(ens, "ens", check_inf=check_inf)
     if ens.ndim == 0:
         raise InputError("ens: expected ensemble members on the last axis, got a scalar")
     check_batch(obs, ens, "obs", "ens", core=1)
@@ -228,7 +228,7 @@ def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarr
                              f"{int(np.flatnonzero(zero)[0])}), so no bandwidth can be estimated; "
                              "pass bandwidth=")
     else:
-        h = as_float(bandwidth, "bandwidth")
+        h = as_float_array(bandwidth, "bandwidth", check_inf=True)
         if (h <= 0).any():
             raise InputError("bandwidth: expected values > 0")
         try:

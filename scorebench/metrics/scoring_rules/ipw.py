@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from ...registry import register
-from ._common import FAMILY, PROB_CLIP, as_float, broadcast, check_binary, check_range
+from ...validation import as_float_array, broadcast_arrays, check_binary, check_probability
+from ._common import FAMILY, PROB_CLIP
 
 __all__ = ["ipw_score", "ipw_link", "ipw_inverse_link"]
 
@@ -76,11 +77,11 @@ def ipw_score(y: Any, p: Any) -> np.ndarray:
     >>> ipw_score([1, 0], [0.5, 0.5]).round(6).tolist()
     [-2.772589, -2.772589]
     """
-    y = as_float(y, "y")
-    p = as_float(p, "p")
+    y = as_float_array(y, "y", check_inf=True)
+    p = as_float_array(p, "p", check_inf=True)
     check_binary(y)
-    check_range(p, "p", 0.0, 1.0, "probabilities in [0, 1]")
-    y, p = broadcast(y=y, p=p)
+    check_probability(p, "p")
+    y, p = broadcast_arrays(y=y, p=p)
     q = np.clip(p, PROB_CLIP, 1.0 - PROB_CLIP)
     # S(q, y) depends on y only through the probability given to the outcome that occurred.
     hit = np.where(y == 1, q, 1.0 - q)
@@ -96,8 +97,8 @@ def ipw_link(p: Any) -> np.ndarray:
     >>> ipw_link([0.5, 0.25]).tolist()
     [0.0, -19.555555555555557]
     """
-    q = as_float(p, "p")
-    check_range(q, "p", 0.0, 1.0, "probabilities in [0, 1]")
+    q = as_float_array(p, "p", check_inf=True)
+    check_probability(q, "p")
     q = np.clip(q, PROB_CLIP, 1.0 - PROB_CLIP)
     u = q * (1.0 - q)
     return (2.0 * q - 1.0) * (1.0 + 2.0 * u) / (u * u)
@@ -116,7 +117,7 @@ def ipw_inverse_link(theta: Any) -> np.ndarray:
     >>> round(float(ipw_inverse_link(ipw_link(0.2))), 12)
     0.2
     """
-    theta = as_float(theta, "theta")
+    theta = as_float_array(theta, "theta", check_inf=True)
     target = np.abs(theta)
     t = 1.0 / (np.sqrt(target + 9.0) - 1.0)
     for _ in range(100):

@@ -24,9 +24,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import check_choice
-from ._common import (FAMILY, GNEITING_RAFTERY, as_float, check_batch, chunk_slices,
-                      raise_if_inf)
+from ...validation import as_float_array, check_choice
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, raise_if_inf
 
 __all__ = ["energy_score", "variogram_score"]
 
@@ -38,8 +37,8 @@ _PAIR_CHUNK_BYTES = 1 << 20
 
 
 def _mv_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
-    obs = as_float(obs, "obs", check_inf=check_inf)
-    ens = as_float(ens, "ens", check_inf=check_inf)
+    obs = as_float_array(obs, "obs", check_inf=check_inf)
+    ens = as_float_array(ens, "ens", check_inf=check_inf)
     if ens.ndim < 2:
         raise InputError(f"ens: expected shape (..., M, d) with members on axis -2 and variables on "
                          f"axis -1, got shape {ens.shape}")
@@ -179,7 +178,7 @@ def variogram_score(obs: Any, ens: Any, *, p: float = 0.5, weights: Any = None) 
     if weights is None:
         w = np.ones((d, d))
     else:
-        w = as_float(weights, "weights")
+        w = as_float_array(weights, "weights", check_inf=True)
         if w.shape != (d, d):
             raise InputError(f"weights: expected a ({d}, {d}) matrix, got shape {w.shape}")
         if np.isnan(w).any() or (w < 0).any():

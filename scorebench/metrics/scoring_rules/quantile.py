@@ -19,7 +19,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ._common import FAMILY, GNEITING_RAFTERY, as_float, broadcast, check_batch
+from ...validation import as_float_array, broadcast_arrays, describe_rows, show_value
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch
 
 __all__ = ["pinball_loss", "quantile_score", "interval_score", "weighted_interval_score"]
 
@@ -33,7 +34,7 @@ def pinball_loss(y: np.ndarray, q: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 def _levels(levels: Any) -> np.ndarray:
-    lv = as_float(levels, "levels")
+    lv = as_float_array(levels, "levels", check_inf=True)
     if lv.ndim != 1 or lv.size == 0:
         raise InputError(f"levels: expected a 1-D array of quantile levels, got shape {lv.shape}")
     if np.isnan(lv).any() or ((lv <= 0) | (lv >= 1)).any():
@@ -46,8 +47,8 @@ def _levels(levels: Any) -> np.ndarray:
 
 def _quantile_inputs(y: Any, q: Any, levels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lv = _levels(levels)
-    y = as_float(y, "y")
-    q = as_float(q, "q")
+    y = as_float_array(y, "y", check_inf=True)
+    q = as_float_array(q, "q", check_inf=True)
     if q.ndim == 0 or q.shape[-1] != lv.size:
         raise InputError(f"mismatched lengths: q has shape {q.shape} but there are {lv.size} levels; "
                          "expected the quantiles on the last axis of q, one per level")
@@ -120,14 +121,15 @@ def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.nd
     >>> interval_score([0.5, 2.0], [0.0, 0.0], [1.0, 1.0], alpha=0.5).tolist()
     [1.0, 5.0]
     """
-    y, lower, upper, alpha = broadcast(y=as_float(y, "y"), lower=as_float(lower, "lower"),
-                                       upper=as_float(upper, "upper"), alpha=as_float(alpha, "alpha"))
-    if ((alpha <= 0) | (alpha >= 1)).any():
-        raise InputError(f"alpha: expected a miss rate strictly between 0 and 1, got {float(alpha[(alpha <= 0) | (alpha >= 1)].ravel()[0])!r}")
+    named = {"y": y, "lower": lower, "upper": upper, "alpha": alpha}
+    y, lower, upper, alpha = broadcast_arrays(**{k: as_float_array(v, k, check_inf=True) for k, v in named.items()})
+    outside = (alpha <= 0) | (alpha >= 1)
+    if outside.any():
+        raise InputError(f"alpha: expected a miss rate strictly between 0 and 1, got "
+                         f"{show_value(alpha[outside].ravel()[0])} in {describe_rows(outside)}")
     crossed = lower > upper
     if crossed.any():
-        rows = np.flatnonzero(crossed.reshape(crossed.shape[0], -1).any(axis=1) if crossed.ndim > 1 else np.atleast_1d(crossed))
-        raise InputError(f"lower/upper: lower > upper in rows {rows[:5].tolist()}; expected lower <= upper")
+        raise InputError(f"lower/upper: lower > upper in {describe_rows(crossed)}; expected lower <= upper")
     return (upper - lower) + (2.0 / alpha) * (np.maximum(lower - y, 0.0) + np.maximum(y - upper, 0.0))
 
 
