@@ -194,18 +194,20 @@ def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
     return out
 
 
-def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardSpec, options: dict) -> pd.DataFrame:
-    """Rank and paired-bootstrap rank interval of each system on a per-row metric."""
+def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardSpec,
+                    options: dict) -> pd.DataFrame | None:
+    """Rank and paired-bootstrap rank interval of each system on a per-row metric.
+
+    None when the kind has no unit key to pair units across systems by.
+    """
     import scorebench
 
     units = scorebench.evaluate(sub, [name], kind=kind, by="system", n_boot=0, per_unit=True, **options)
     key = [c for c in units.columns if c not in ("system", "metric", "value", "ci_low", "ci_high", "n")]
-    units = units[units[key[0]] != "all"] if key else units
-    if key:
-        wide = units.pivot(index="system", columns=key[0], values="value")
-    else:
-        units = units.assign(unit=units.groupby("system").cumcount())
-        wide = units.pivot(index="system", columns="unit", values="value")
+    if not key:
+        return None
+    units = units[units[key[0]] != "all"]
+    wide = units.pivot(index="system", columns=key[0], values="value")
     if wide.isna().any().any():
         raise InputError(f"metric {name!r}: systems are not scored on the same units; paired rank intervals "
                          "need every unit for every system")
@@ -240,8 +242,9 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     hib = record.higher_is_better if record.higher_is_better is not None else True
     main = scores[scores["metric"] == record.name].set_index("system")
     systems = main.index.tolist()
-    if record.per_row and spec.n_boot:
-        ranks = _paired_ranking(sub, rank_by, block.kind, spec, options).reindex(systems)
+    paired = _paired_ranking(sub, rank_by, block.kind, spec, options) if record.per_row and spec.n_boot else None
+    if paired is not None:
+        ranks = paired.reindex(systems)
         rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
         how = "paired bootstrap over units"
     else:
