@@ -67,60 +67,58 @@ def hash_strings(arr: pa.Array, *, chunk: int = 1 << 20) -> tuple[np.ndarray, np
     buffers = arr.buffers()
     off_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
     offsets = np.frombuffer(buffers[1], dtype=off_type)[arr.offset:arr.offset + n + 1]
-    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
-    if data.size == 0:
-        data = np.zeros(1, np.uint8)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    data = data[:int(offsets[-1])]
+    if data.size < 8:  # too short for one 8-byte read: pad a copy
+        data = np.concatenate([data, np.zeros(8 - data.size, np.uint8)])
+    # every 8-byte window of the data, read unaligned: word k of a string is one gather
+    windows = np.ndarray(shape=(data.size - 7,), dtype="<u8", buffer=data, strides=(1,))
     for lo in range(0, n, chunk):
         hi = min(lo + chunk, n)
         chunk_offsets = offsets[lo:hi + 1].astype(np.int64)
-        lengths = np.diff(chunk_offsets)
-        words = _ascii_words(arr.slice(lo, hi - lo), lengths)
-        if words is None:
-            words = _gathered_words(chunk_offsets, data)
-        h[lo:hi], g[lo:hi] = _hash_words(words, lengths)
+        h[lo:hi], g[lo:hi] = _hash_words(windows, chunk_offsets[:-1], np.diff(chunk_offsets))
     return h, g
 
 
-def _ascii_words(arr: pa.Array, lengths: np.ndarray) -> np.ndarray | None:
-    """ASCII strings zero-padded to a common width of 8k bytes, as an (n, k) uint64 matrix
-    (one C++ pass); None when some string is not ASCII (padding counts characters)."""
-    longest = int(lengths.max())
-    if longest == 0 or not pc.all(pc.string_is_ascii(arr)).as_py():
-        return None
-    width = -(-longest // 8) * 8
-    padded = pc.utf8_rpad(arr, width=width, padding="\0")
-    buffers = padded.buffers()
-    off_type = np.int64 if pa.types.is_large_string(padded.type) else np.int32
-    start = int(np.frombuffer(buffers[1], dtype=off_type)[padded.offset])
-    raw = np.frombuffer(buffers[2], dtype=np.uint8)[start:start + width * len(arr)]
-    return raw.view(np.uint64).reshape(len(arr), width // 8)
+#: MASKS[r] keeps the low r bytes of a little-endian word.
+_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 
 
-def _gathered_words(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """The same zero-padded word matrix, gathered byte by byte (any UTF-8)."""
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    width = max(8, -(-int(lengths.max()) // 8) * 8)
-    out = np.zeros((len(starts), width), dtype=np.uint8)
-    for j in range(int(lengths.max())):
-        active = lengths > j
-        out[active, j] = data[starts[active] + j]
-    return out.view(np.uint64)
+def _word(windows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
+    """Bytes ``8k .. 8k+7`` of each string as a little-endian uint64, zero-padded past the
+    string's end (an 8-byte read that would run past the data is shifted back). Only the
+    last strings can run past it: Arrow offsets never decrease."""
+    last = windows.size - 1
+    pos = starts + 8 * k
+    over = int(np.searchsorted(pos, last, side="right"))
+    if over == len(pos):
+        word = windows[pos]
+    else:
+        word = np.empty(len(pos), dtype=np.uint64)
+        word[:over] = windows[pos[:over]]
+        tail = pos[over:]
+        word[over:] = windows[np.minimum(tail, last)] >> (8 * np.maximum(tail - last, 0)).astype(np.uint64)
+    remaining = lengths - 8 * k
+    if remaining.min() < 8:
+        word &= _MASKS[np.clip(remaining, 0, 8)]
+    return word
 
 
-def _hash_words(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _hash_words(windows: np.ndarray, starts: np.ndarray,
+                lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two hashes over the 8-byte words that hold string bytes (a padding-only word is
     skipped, so the value never depends on the batch's widest string); each step is a
     bijection of the word, so one-word strings of one length never collide."""
-    h = np.full(len(words), _FNV_OFFSET, dtype=np.uint64)
-    g = np.full(len(words), _ALT_OFFSET, dtype=np.uint64)
+    h = np.full(len(starts), _FNV_OFFSET, dtype=np.uint64)
+    g = np.full(len(starts), _ALT_OFFSET, dtype=np.uint64)
+    longest = int(lengths.max()) if len(lengths) else 0
     with np.errstate(over="ignore"):
         h ^= lengths.astype(np.uint64)
         h *= _FNV_PRIME
         g ^= lengths.astype(np.uint64)
         g *= _ALT_PRIME
-        for k in range(words.shape[1]):
-            w = words[:, k]
+        for k in range(max(1, -(-longest // 8))):
+            w = _word(windows, starts, lengths, k)
             nh = (h ^ w) * _FNV_PRIME
             nh ^= nh >> np.uint64(29)
             ng = (g + w) * _ALT_PRIME
