@@ -238,15 +238,18 @@ def test_check_passes_then_reports_a_changed_file(tmp_path, toy):
 
 def test_cli_build_and_check(tmp_path, toy):
     root, _, _ = toy
+    light = root / "light.toml"  # a quick board: the CLI is under test here, not the statistics
+    light.write_text('name = "light"\nn_boot = 20\n[[sources]]\nname = "preds"\npath = "preds.csv"\n'
+                     '[[evaluate]]\nsource = "preds"\nmetrics = ["brier_score"]\n', encoding="utf-8")
     runner = CliRunner()
     out = tmp_path / "boards"
-    result = runner.invoke(cli, ["leaderboard", "build", str(root / "toy.toml"), "--out", str(out)])
+    result = runner.invoke(cli, ["leaderboard", "build", str(light), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert (out / "toy" / "index.html").is_file()
-    ok = runner.invoke(cli, ["leaderboard", "build", str(root / "toy.toml"), "--out", str(out), "--check"])
+    assert (out / "light" / "index.html").is_file()
+    ok = runner.invoke(cli, ["leaderboard", "build", str(light), "--out", str(out), "--check"])
     assert ok.exit_code == 0, ok.output
-    (out / "toy" / "board.json").write_text("{}")
-    bad = runner.invoke(cli, ["leaderboard", "build", str(root / "toy.toml"), "--out", str(out), "--check"])
+    (out / "light" / "board.json").write_text("{}")
+    bad = runner.invoke(cli, ["leaderboard", "build", str(light), "--out", str(out), "--check"])
     assert bad.exit_code == 1
     assert "changed: board.json" in bad.output and "out of date" in bad.output
 
