@@ -60,10 +60,14 @@ def _labels(train_labels: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes
 
 
-def _check_dims(features: np.ndarray, train: np.ndarray) -> None:
-    if features.shape[1] != train.shape[1]:
-        raise InputError(f"features have {features.shape[1]} dimensions but train_features have "
+def _feature_pair(features: Any, train_features: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Test and training features as finite (n, d) matrices of the same dimension d."""
+    x = _matrix(features, "features")
+    train = _matrix(train_features, "train_features")
+    if x.shape[1] != train.shape[1]:
+        raise InputError(f"features have {x.shape[1]} dimensions but train_features have "
                          f"{train.shape[1]}; expected the same feature space")
+    return x, train
 
 
 # --- logit scores --------------------------------------------------------------------
@@ -175,9 +179,7 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not np.isfinite(p) or p <= 1:
         raise InputError(f"p: expected a norm coefficient > 1, got {p!r}")
     t = _temperature(temperature)
-    x = _matrix(features, "features")
-    train = _matrix(train_features, "train_features")
-    _check_dims(x, train)
+    x, train = _feature_pair(features, train_features)
     _, codes = _labels(train_labels, train.shape[0])
     q = p / (p - 1.0)
     counts = np.bincount(codes).astype(np.float64)
@@ -222,9 +224,7 @@ def mahalanobis_score(features: Any, train_features: Any, train_labels: Any, /, 
     >>> mahalanobis_score(np.array([[1.0, 1.0]]), train, [0, 0, 0, 0]).tolist()
     [-0.0]
     """
-    x = _matrix(features, "features")
-    train = _matrix(train_features, "train_features")
-    _check_dims(x, train)
+    x, train = _feature_pair(features, train_features)
     _, codes = _labels(train_labels, train.shape[0])
     counts = np.bincount(codes).astype(np.float64)
     means = np.zeros((counts.size, train.shape[1]))
@@ -267,9 +267,7 @@ def knn_score(features: Any, train_features: Any, /, *, k: int = 50, normalize: 
     [-0.0]
     """
     k = check_positive_int(k, "k")
-    x = _matrix(features, "features")
-    train = _matrix(train_features, "train_features")
-    _check_dims(x, train)
+    x, train = _feature_pair(features, train_features)
     if k > train.shape[0]:
         raise InputError(f"k = {k} exceeds the {train.shape[0]} training rows")
     if normalize:

@@ -70,17 +70,23 @@ class BinStats:
         return np.abs(self.sum_y[keep] - self.sum_p[keep]) / self.count[keep]
 
 
+def _forecast_rows(y: Any, forecast: Any, name: str, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ``y`` (n,) and forecasts (n, ...) as finite float64 arrays with n >= 1 rows."""
+    y = as_float_array(y, "y", ndim=1)
+    f = as_float_array(forecast, name, ndim=ndim)
+    check_same_length(**{"y": y, name: f})
+    if y.size == 0:
+        raise InputError(f"y, {name}: no forecasts given; expected at least one (outcome, forecast) row")
+    return y, f
+
+
 def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate binary outcomes and forecast probabilities; return them as float64.
 
     Raises :class:`~scorebench.errors.InputError` for outcomes other than 0/1,
     probabilities outside [0, 1], NaN or infinity, mismatched lengths and empty input.
     """
-    y = as_float_array(y, "y", ndim=1)
-    p = as_float_array(p, "p", ndim=1)
-    check_same_length(y=y, p=p)
-    if y.size == 0:
-        raise InputError("y, p: no forecasts given; expected at least one (outcome, probability) pair")
+    y, p = _forecast_rows(y, p, "p", 1)
     check_finite(y, "y")
     check_finite(p, "p")
     check_binary(y, "y")
@@ -90,17 +96,11 @@ def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def multiclass_inputs(y: Any, P: Any, *, atol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     """Validate class indices ``y`` in ``{0, ..., K-1}`` and probabilities ``P`` of shape (n, K)."""
-    P = as_float_array(P, "P", ndim=2)
-    y = as_float_array(y, "y", ndim=1)
-    check_same_length(y=y, P=P)
-    if y.size == 0:
-        raise InputError("y, P: no forecasts given; expected at least one row")
+    y, P = _forecast_rows(y, P, "P", 2)
     if P.shape[1] < 2:
         raise InputError(f"P: expected at least two class columns, got shape {P.shape}")
-    check_finite(y, "y")
     check_finite(P, "P")
-    y = as_class_index(y, P.shape[1], "y", of="P")
-    return y, check_simplex(P, "P", atol=atol)
+    return as_class_index(y, P.shape[1], "y", of="P"), check_simplex(P, "P", atol=atol)
 
 
 def top_label(y: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

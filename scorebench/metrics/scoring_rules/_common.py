@@ -13,13 +13,13 @@ under the same conventions:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ...errors import InputError
-from ...validation import as_float_array, check_finite, check_simplex
+from ...validation import as_float_array, broadcast_arrays, check_binary, check_finite, check_probability, check_simplex
 
 FAMILY = "scoring_rules"
 GNEITING_RAFTERY = "Gneiting & Raftery (2007), JASA 102(477):359-378"
@@ -33,29 +33,32 @@ PROB_CLIP = 1e-15
 CHUNK_BYTES = 1 << 23  # 8 MiB of temporaries per chunk
 
 
-def raise_if_inf(result: np.ndarray, **inputs: np.ndarray) -> None:
-    """Raise for infinite inputs, scanning only when ``result`` has non-finite values.
+def run_engine(engine: Callable[..., np.ndarray], obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...],
+               *args: Any, **kwargs: Any) -> np.ndarray:
+    """``engine(obs, ens, *args, **kwargs)`` reshaped to ``batch``, naming infinite inputs if any.
 
-    Infinite inputs always make the score non-finite, so a finite result proves there
-    were none; this keeps the scan off the hot path of large ensembles (whose inputs are
-    read with ``as_float_array(..., check_inf=False)``).
+    For inputs read with ``as_float_array(..., check_inf=False)``: infinite inputs always
+    make the score non-finite, so a finite result proves there were none and the scan
+    that names the infinite rows runs only otherwise, off the hot path of large ensembles.
     """
-    if np.isfinite(result).all():
-        return
-    for name, arr in inputs.items():
-        check_finite(arr, name, allow_nan=True)
+    with np.errstate(invalid="ignore"):  # infinities are reported below, not warned about
+        out = engine(obs, ens, *args, **kwargs)
+    if not np.isfinite(out).all():
+        check_finite(obs, "obs", allow_nan=True)
+        check_finite(ens, "ens", allow_nan=True)
+    return out.reshape(batch)
 
 
-def check_batch(obs: np.ndarray, fct: np.ndarray, obs_name: str, fct_name: str, core: int) -> None:
-    """Check that ``obs`` matches the batch shape of ``fct`` (all but its ``core`` last axes)."""
+def check_batch(obs: np.ndarray, fct: np.ndarray, obs_name: str, fct_name: str, core: int) -> tuple[int, ...]:
+    """Check that ``obs`` broadcasts with the batch shape of ``fct`` (all but its ``core``
+    last axes); return the broadcast batch shape."""
     batch = fct.shape[:fct.ndim - core]
-    if obs.shape != batch:
-        try:
-            np.broadcast_shapes(obs.shape, batch)
-        except ValueError:
-            raise InputError(
-                f"mismatched lengths: {obs_name} has shape {obs.shape} but {fct_name} has shape "
-                f"{fct.shape}; expected {obs_name} of shape {batch}") from None
+    try:
+        return np.broadcast_shapes(obs.shape, batch)
+    except ValueError:
+        raise InputError(
+            f"mismatched lengths: {obs_name} has shape {obs.shape} but {fct_name} has shape "
+            f"{fct.shape}; expected {obs_name} of shape {batch}") from None
 
 
 def chunk_slices(n: int, row_bytes: int, budget: int = CHUNK_BYTES) -> Iterator[slice]:
@@ -63,6 +66,16 @@ def chunk_slices(n: int, row_bytes: int, budget: int = CHUNK_BYTES) -> Iterator[
     step = max(1, int(budget // max(row_bytes, 1)))
     for start in range(0, n, step):
         yield slice(start, min(n, start + step))
+
+
+def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ``y`` in {0, 1} and probabilities ``p`` in [0, 1], broadcast together."""
+    y = as_float_array(y, "y", check_inf=True)
+    p = as_float_array(p, "p", check_inf=True)
+    check_binary(y)
+    check_probability(p, "p")
+    y, p = broadcast_arrays(y=y, p=p)
+    return y, p
 
 
 def probability_matrix(P: Any, name: str = "P", *, atol: float = 1e-6) -> np.ndarray:

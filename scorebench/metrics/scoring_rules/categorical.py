@@ -31,8 +31,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import as_class_index, as_float_array, broadcast_arrays, check_binary, check_probability
-from ._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, probability_matrix
+from ...validation import as_class_index, as_float_array
+from ._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs, check_batch, probability_matrix
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
@@ -41,24 +41,11 @@ __all__ = [
 ]
 
 
-def _binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
-    y = as_float_array(y, "y", check_inf=True)
-    p = as_float_array(p, "p", check_inf=True)
-    check_binary(y)
-    check_probability(p, "p")
-    y, p = broadcast_arrays(y=y, p=p)
-    return y, p
-
-
 def _multiclass_inputs(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
     P = probability_matrix(P)
     idx = as_class_index(y, P.shape[-1], of="P")
+    shape = check_batch(idx, P, "y", "P", core=1)
     if idx.shape != P.shape[:-1]:
-        try:
-            shape = np.broadcast_shapes(idx.shape, P.shape[:-1])
-        except ValueError:
-            raise InputError(f"mismatched lengths: y has shape {idx.shape} but P has shape {P.shape}; "
-                             f"expected y of shape {P.shape[:-1]}") from None
         idx = np.broadcast_to(idx, shape)
         P = np.broadcast_to(P, (*shape, P.shape[-1]))
     return idx, P
@@ -98,7 +85,7 @@ def brier_score(y: Any, p: Any) -> np.ndarray:
     >>> brier_score([1, 0], [0.8, 0.4]).tolist()
     [0.03999999999999998, 0.16000000000000003]
     """
-    y, p = _binary_inputs(y, p)
+    y, p = binary_inputs(y, p)
     return (p - y) ** 2
 
 
@@ -134,7 +121,7 @@ def log_score(y: Any, p: Any) -> np.ndarray:
     >>> np.round(log_score([1, 0, 1], [0.5, 0.5, 0.0]), 4).tolist()
     [0.6931, 0.6931, 34.5388]
     """
-    y, p = _binary_inputs(y, p)
+    y, p = binary_inputs(y, p)
     q = np.where(y == 1, p, 1.0 - p)
     return -np.log(np.clip(q, PROB_CLIP, 1.0 - PROB_CLIP))
 

@@ -34,7 +34,7 @@ from scipy import special, stats
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, broadcast_arrays, check_positive
-from ._common import FAMILY, GNEITING_RAFTERY
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch
 
 __all__ = [
     "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",
@@ -46,10 +46,14 @@ JKL = "Jordan, Krüger & Lerch (2019), J. Stat. Software 90(12)"
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _prep(obs: Any, **params: Any) -> list[np.ndarray]:
+def _prep(obs: Any, *, positive: tuple[str, ...] = (), **params: Any) -> list[np.ndarray]:
+    """``obs`` and the parameters as broadcast float64 arrays; the ``positive`` ones must be > 0."""
     arrays = {"obs": as_float_array(obs, "obs", check_inf=True)}
     arrays.update({name: as_float_array(v, name, check_inf=True) for name, v in params.items()})
-    return broadcast_arrays(**arrays)
+    arrays = dict(zip(arrays, broadcast_arrays(**arrays)))
+    for name in positive:
+        check_positive(arrays[name], name)
+    return list(arrays.values())
 
 
 def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None):
@@ -87,8 +91,7 @@ def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> round(float(crps_normal(0.0, 0.0, 1.0)), 6)
     0.233695
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
-    check_positive(sigma, "sigma")
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
     z = (obs - mu) / sigma
     return sigma * (z * special.erf(z / math.sqrt(2.0)) + 2.0 * stats.norm.pdf(z) - 1.0 / _SQRT_PI)
 
@@ -107,8 +110,7 @@ def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     >>> round(float(crps_logistic(0.0, 0.0, 1.0)), 6)
     0.386294
     """
-    obs, mu, s = _prep(obs, mu=mu, s=s)
-    check_positive(s, "s")
+    obs, mu, s = _prep(obs, mu=mu, s=s, positive=("s",))
     z = (obs - mu) / s
     return s * (z - 2.0 * special.log_expit(z) - 1.0)
 
@@ -124,8 +126,7 @@ def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     >>> float(crps_laplace(0.0, 0.0, 1.0))
     0.25
     """
-    obs, mu, b = _prep(obs, mu=mu, b=b)
-    check_positive(b, "b")
+    obs, mu, b = _prep(obs, mu=mu, b=b, positive=("b",))
     z = np.abs(obs - mu) / b
     return b * (z + np.exp(-z) - 0.75)
 
@@ -142,8 +143,7 @@ def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
     >>> float(crps_exponential(0.0, 2.0))
     0.25
     """
-    obs, rate = _prep(obs, rate=rate)
-    check_positive(rate, "rate")
+    obs, rate = _prep(obs, rate=rate, positive=("rate",))
     cdf = -np.expm1(-rate * np.maximum(obs, 0.0))
     return np.abs(obs) - 2.0 * cdf / rate + 0.5 / rate
 
@@ -163,9 +163,7 @@ def crps_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
     >>> round(float(crps_gamma(1.0, 1.0, 1.0)), 6) == round(float(crps_exponential(1.0, 1.0)), 6)
     True
     """
-    obs, shape, rate = _prep(obs, shape=shape, rate=rate)
-    check_positive(shape, "shape")
-    check_positive(rate, "rate")
+    obs, shape, rate = _prep(obs, shape=shape, rate=rate, positive=("shape", "rate"))
     x = rate * np.maximum(obs, 0.0)
     f0 = special.gammainc(shape, x)
     f1 = special.gammainc(shape + 1.0, x)
@@ -187,8 +185,7 @@ def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(crps_lognormal(1.0, 0.0, 1.0)), 6)
     0.267405
     """
-    obs, mulog, sigmalog = _prep(obs, mulog=mulog, sigmalog=sigmalog)
-    check_positive(sigmalog, "sigmalog")
+    obs, mulog, sigmalog = _prep(obs, mulog=mulog, sigmalog=sigmalog, positive=("sigmalog",))
     positive = obs > 0
     w = np.where(positive, (np.log(np.where(positive, obs, 1.0)) - mulog) / sigmalog, -np.inf)
     mean = np.exp(mulog + 0.5 * sigmalog ** 2)
@@ -233,9 +230,7 @@ def crps_beta(obs: Any, a: Any, b: Any, *, lower: float = 0.0, upper: float = 1.
     >>> round(float(crps_beta(0.5, 1.0, 1.0)), 6) == round(float(crps_uniform(0.5, 0.0, 1.0)), 6)
     True
     """
-    obs, a, b, lower_, upper_ = _prep(obs, a=a, b=b, lower=lower, upper=upper)
-    check_positive(a, "a")
-    check_positive(b, "b")
+    obs, a, b, lower_, upper_ = _prep(obs, a=a, b=b, lower=lower, upper=upper, positive=("a", "b"))
     width = upper_ - lower_
     check_positive(width, "upper - lower")
     z = (obs - lower_) / width
@@ -262,8 +257,7 @@ def crps_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     >>> bool(abs(crps_t(0.3, 1e7, 0.0, 1.0) - crps_normal(0.3, 0.0, 1.0)) < 1e-6)
     True
     """
-    obs, df, mu, sigma = _prep(obs, df=df, mu=mu, sigma=sigma)
-    check_positive(sigma, "sigma")
+    obs, df, mu, sigma = _prep(obs, df=df, mu=mu, sigma=sigma, positive=("sigma",))
     bad = df <= 1
     if bad.any():
         raise InputError(f"df: expected degrees of freedom > 1 (the CRPS needs a finite mean), "
@@ -334,12 +328,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     if (total <= 0).any():
         raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
     w = w / total
-    try:
-        batch = np.broadcast_shapes(obs.shape, mu.shape[:-1])
-    except ValueError:
-        raise InputError(f"mismatched lengths: obs has shape {obs.shape} but the mixture parameters "
-                         f"have shape {mu.shape}") from None
-    obs = np.broadcast_to(obs, batch)
+    obs = np.broadcast_to(obs, check_batch(obs, mu, "obs", "mu", core=1))
     var = sigma * sigma
     first = np.sum(w * _mixnorm_A(obs[..., None] - mu, var), axis=-1)
     pair = _mixnorm_A(mu[..., :, None] - mu[..., None, :], var[..., :, None] + var[..., None, :])
@@ -362,8 +351,7 @@ def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> round(float(log_score_normal(0.0, 0.0, 1.0)), 6)
     0.918939
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
-    check_positive(sigma, "sigma")
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
     z = (obs - mu) / sigma
     return 0.5 * math.log(2.0 * math.pi) + np.log(sigma) + 0.5 * z * z
 
@@ -384,7 +372,6 @@ def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> float(dawid_sebastiani_score(1.0, 0.0, 1.0))
     1.0
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma)
-    check_positive(sigma, "sigma")
+    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
     z = (obs - mu) / sigma
     return z * z + 2.0 * np.log(sigma)

@@ -36,8 +36,8 @@ from scipy import special
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import as_float_array, check_choice
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, raise_if_inf
+from ...validation import as_float_array, check_choice, check_positive, describe_rows
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
 
 __all__ = ["crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
            "ESTIMATORS"]
@@ -53,8 +53,7 @@ def _ensemble_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.
     ens = as_float_array(ens, "ens", check_inf=check_inf)
     if ens.ndim == 0:
         raise InputError("ens: expected ensemble members on the last axis, got a scalar")
-    check_batch(obs, ens, "obs", "ens", core=1)
-    batch = np.broadcast_shapes(obs.shape, ens.shape[:-1])
+    batch = check_batch(obs, ens, "obs", "ens", core=1)
     m = ens.shape[-1]
     if m == 0:
         raise InputError("ens: the ensemble has no members (last axis has length 0)")
@@ -132,10 +131,7 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndar
     """
     check_choice(estimator, "estimator", ESTIMATORS)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
-    with np.errstate(invalid="ignore"):  # infinities are reported below, not warned about
-        out = _crps_engine(obs_f, ens_f, estimator == "fair")
-    raise_if_inf(out, obs=obs_f, ens=ens_f)
-    return out.reshape(batch)
+    return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair")
 
 
 @register("twcrps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
@@ -175,10 +171,14 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     if math.isnan(a) or math.isnan(b) or not a < b:
         raise InputError(f"a, b: expected thresholds with a < b, got a={a!r}, b={b!r}")
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
-    with np.errstate(invalid="ignore"):
-        out = _crps_engine(obs_f, ens_f, estimator == "fair", bounds=(a, b))
-    raise_if_inf(out, obs=obs_f, ens=ens_f)
-    return out.reshape(batch)
+    return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair", bounds=(a, b))
+
+
+def _check_spread(spread: np.ndarray, why: str) -> None:
+    """Refuse rows (of the flattened batch) whose ensemble ``spread`` is zero."""
+    zero = spread <= 0
+    if zero.any():
+        raise InputError(f"ens: members are all equal in {describe_rows(zero)}; {why}")
 
 
 def silverman_bandwidth(ens: np.ndarray) -> np.ndarray:
@@ -222,15 +222,10 @@ def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarr
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
     if bandwidth is None:
         h = silverman_bandwidth(ens_f)
-        zero = h <= 0
-        if zero.any():
-            raise InputError(f"ens: members are all equal in {int(zero.sum())} row(s) (first: row "
-                             f"{int(np.flatnonzero(zero)[0])}), so no bandwidth can be estimated; "
-                             "pass bandwidth=")
+        _check_spread(h, "so no bandwidth can be estimated; pass bandwidth=")
     else:
         h = as_float_array(bandwidth, "bandwidth", check_inf=True)
-        if (h <= 0).any():
-            raise InputError("bandwidth: expected values > 0")
+        check_positive(h, "bandwidth")
         try:
             h = np.broadcast_to(h, batch).reshape(-1)
         except ValueError:
@@ -264,9 +259,6 @@ def dawid_sebastiani_ensemble(obs: Any, ens: Any, *, ddof: int = 1) -> np.ndarra
         raise InputError(f"ddof: expected an integer in [0, {m - 1}] for {m} members, got {ddof!r}")
     mean = ens_f.mean(axis=-1)
     sd = ens_f.std(axis=-1, ddof=ddof)
-    zero = sd <= 0
-    if zero.any():
-        raise InputError(f"ens: members are all equal in {int(zero.sum())} row(s) (first: row "
-                         f"{int(np.flatnonzero(zero)[0])}); the Dawid-Sebastiani score needs a positive spread")
+    _check_spread(sd, "the Dawid-Sebastiani score needs a positive spread")
     z = (obs_f - mean) / sd
     return (z * z + 2.0 * np.log(sd)).reshape(batch)

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from ...registry import register
-from ...validation import as_float_array, broadcast_arrays, check_binary, check_probability
-from ._common import FAMILY, PROB_CLIP
+from ...validation import as_float_array, check_probability
+from ._common import FAMILY, PROB_CLIP, binary_inputs
 
 __all__ = ["ipw_score", "ipw_link", "ipw_inverse_link"]
 
@@ -77,11 +77,7 @@ def ipw_score(y: Any, p: Any) -> np.ndarray:
     >>> ipw_score([1, 0], [0.5, 0.5]).round(6).tolist()
     [-2.772589, -2.772589]
     """
-    y = as_float_array(y, "y", check_inf=True)
-    p = as_float_array(p, "p", check_inf=True)
-    check_binary(y)
-    check_probability(p, "p")
-    y, p = broadcast_arrays(y=y, p=p)
+    y, p = binary_inputs(y, p)
     q = np.clip(p, PROB_CLIP, 1.0 - PROB_CLIP)
     # S(q, y) depends on y only through the probability given to the outcome that occurred.
     hit = np.where(y == 1, q, 1.0 - q)

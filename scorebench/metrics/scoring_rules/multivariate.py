@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_choice
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, raise_if_inf
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
 
 __all__ = ["energy_score", "variogram_score"]
 
@@ -45,8 +45,7 @@ def _mv_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarra
     if obs.ndim < 1 or obs.shape[-1] != ens.shape[-1]:
         raise InputError(f"mismatched lengths: obs has shape {obs.shape} but ens has shape {ens.shape}; "
                          f"expected obs of shape (..., {ens.shape[-1]}) with the same variables")
-    check_batch(obs[..., 0], ens[..., 0], "obs", "ens", core=1)
-    batch = np.broadcast_shapes(obs.shape[:-1], ens.shape[:-2])
+    batch = check_batch(obs[..., 0], ens[..., 0], "obs", "ens", core=1)
     m, d = ens.shape[-2:]
     if m == 0 or d == 0:
         raise InputError(f"ens: expected at least one member and one variable, got shape {ens.shape}")
@@ -134,10 +133,7 @@ def energy_score(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndarr
     obs_f, ens_f, batch = _mv_inputs(obs, ens, check_inf=False)
     if estimator == "fair" and ens_f.shape[1] < 2:
         raise InputError("ens: the fair estimator needs at least 2 members")
-    with np.errstate(invalid="ignore"):  # infinities are reported below, not warned about
-        out = _energy_engine(obs_f, ens_f, estimator == "fair")
-    raise_if_inf(out, obs=obs_f, ens=ens_f)
-    return out.reshape(batch)
+    return run_engine(_energy_engine, obs_f, ens_f, batch, estimator == "fair")
 
 
 @register("variogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
