@@ -24,6 +24,7 @@ __all__ = [
     "show_value",
     "describe_rows",
     "as_float_array",
+    "as_float_matrix",
     "broadcast_arrays",
     "check_finite",
     "check_in_range",
@@ -116,6 +117,25 @@ def as_float_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = No
             )
     if check_inf:
         check_finite(arr, name, allow_nan=True)
+    return arr
+
+
+def as_float_matrix(x: Any, name: str, *, min_cols: int = 1, cols: str = "d",
+                    unit: str = "columns") -> np.ndarray:
+    """A finite float64 ``(n, cols)`` matrix with ``n >= 1`` rows and at least ``min_cols`` columns.
+
+    ``cols`` and ``unit`` name the columns in the message (e.g. ``"K"``, ``"classes"``).
+
+    Examples
+    --------
+    >>> as_float_matrix([[1, 2]], "features").tolist()
+    [[1.0, 2.0]]
+    """
+    arr = as_float_array(x, name, ndim=2)
+    check_finite(arr, name)
+    if arr.shape[0] == 0 or arr.shape[1] < min_cols:
+        raise InputError(f"{name}: expected a (n, {cols}) array with n >= 1 rows and {cols} >= {min_cols} {unit}, "
+                         f"got shape {arr.shape}")
     return arr
 
 

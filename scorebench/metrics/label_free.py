@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..validation import as_class_index, as_float_array, check_choice, check_finite, check_positive_int
+from ..validation import as_class_index, as_float_matrix, check_choice, check_positive_int
 from .agreement import kendall_tau, pearson, spearman
 
 __all__ = ["accuracy", "average_confidence", "difference_of_confidences", "doc_accuracy", "mano_score",
@@ -30,12 +30,7 @@ _NORMALIZATIONS = ("auto", "softmax", "taylor")
 
 
 def _logits(x: Any, name: str = "logits") -> np.ndarray:
-    z = as_float_array(x, name, ndim=2)
-    check_finite(z, name)
-    if z.shape[0] == 0 or z.shape[1] < 2:
-        raise InputError(f"{name}: expected a (n, K) array with n >= 1 examples and K >= 2 classes, "
-                         f"got shape {z.shape}")
-    return z
+    return as_float_matrix(x, name, min_cols=2, cols="K", unit="classes")
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:

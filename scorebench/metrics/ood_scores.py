@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, check_finite, check_positive, check_positive_int
+from ..validation import as_float_array, as_float_matrix, check_finite, check_positive, check_positive_int
 
 __all__ = [
     "msp_score", "max_logit_score", "energy_score", "conjnorm_score", "mahalanobis_score",
@@ -33,12 +33,8 @@ __all__ = [
 _CHUNK_ELEMENTS = 1 << 22  # entries of a (test chunk x train) distance block held at once
 
 
-def _matrix(x: Any, name: str, *, min_cols: int = 1) -> np.ndarray:
-    arr = as_float_array(x, name, ndim=2)
-    check_finite(arr, name)
-    if arr.shape[0] == 0 or arr.shape[1] < min_cols:
-        raise InputError(f"{name}: expected a (n, d) array with n >= 1 and d >= {min_cols}, got shape {arr.shape}")
-    return arr
+def _matrix(x: Any, name: str) -> np.ndarray:
+    return as_float_matrix(x, name, unit="dimensions")
 
 
 def _temperature(t: float) -> float:
