@@ -20,7 +20,7 @@ from typing import Any
 
 _EXPORTS = {
     "fit": "api", "fit_by_topic": "api", "score": "api", "TopicFit": "api", "METHODS": "api",
-    "select": "select", "Selection": "select", "informative_items": "select",
+    "select": "compress", "Selection": "compress", "informative_items": "compress",
     "IRTFit": "result", "IRTWarning": "result", "Priors": "em",
     "MODELS": "models", "item_information": "models", "prob": "models",
     "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",

@@ -150,7 +150,7 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
     spec = get_model(model)
     check_choice(method, "method", METHODS)
     check_choice(scoring, "scoring", SCORING_METHODS)
-    rm = response_matrix(responses, topics=topics, nan_policy=nan_policy)
+    rm = response_matrix(responses, topics=topics, nan_policy=nan_policy, min_systems=2)
     prior = _priors(spec.name, priors)
     values = rm.values
     N, J = values.shape

@@ -101,7 +101,8 @@ def _from_long(df: pd.DataFrame, nan_policy: str) -> ResponseMatrix:
     return ResponseMatrix(values, systems, items, topics)
 
 
-def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise") -> ResponseMatrix:
+def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
+                    min_systems: int = 1) -> ResponseMatrix:
     """Read responses from a long table, a wide DataFrame or a 2-D array.
 
     Parameters
@@ -113,6 +114,8 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise")
         Topic of each item for wide input (ignored when the long table has ``topic``).
     nan_policy : {"raise", "omit"}
         For long tables: what a missing ``correct`` means (``omit``: not answered).
+    min_systems : int
+        Fewest systems accepted (fitting needs 2; scoring one system is fine).
 
     Returns
     -------
@@ -151,8 +154,9 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise")
         _check_binary(arr, "responses")
         rm = ResponseMatrix(arr, pd.RangeIndex(arr.shape[0], name="system"),
                             pd.RangeIndex(arr.shape[1], name="item"))
-    if rm.values.shape[0] < 2 or rm.values.shape[1] < 1:
-        raise InputError(f"responses: need at least 2 systems and 1 item, got shape {rm.values.shape}")
+    if rm.values.shape[0] < min_systems or rm.values.shape[1] < 1:
+        raise InputError(f"responses: need at least {min_systems} system(s) and 1 item, "
+                         f"got shape {rm.values.shape}")
     if topics is not None and rm.topics is None:
         series = pd.Series(topics)
         missing = [i for i in rm.items if i not in series.index]
