@@ -371,3 +371,14 @@ def test_multidimensional_2pl_recovers_two_factors():
     np.testing.assert_allclose(np.abs(loadings[:6, 0]), A[:6, 0], atol=0.35)
     uni = irt.fit(y, "2pl", warn=False)
     assert one.loglik == pytest.approx(uni.loglik, abs=0.5)
+
+
+def test_4pl_recovers_both_asymptotes():
+    rng = np.random.default_rng(3)
+    a, b, theta = rng.uniform(0.8, 2, 30), rng.normal(size=30), rng.normal(size=3000)
+    p = 0.15 + (0.9 - 0.15) / (1 + np.exp(-a * (theta[:, None] - b)))
+    fit = irt.fit((rng.random(p.shape) < p).astype(float), "4pl")
+    assert fit.converged
+    assert fit.items["c"].mean() == pytest.approx(0.15, abs=0.05)
+    assert fit.items["u"].mean() == pytest.approx(0.9, abs=0.05)
+    assert fit.n_params == 4 * 30
