@@ -24,7 +24,7 @@ from scipy.special import ndtri
 
 from .errors import InputError
 from .registry import Metric, metric
-from .validation import as_float_array, check_finite, check_positive_int
+from .validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
 
 __all__ = ["MultivariateNormal", "misspecify", "MISSPECIFICATIONS", "power", "PowerResult"]
 
@@ -86,8 +86,7 @@ class MultivariateNormal:
         ``rho`` must lie in :math:`[-1/(d-1), 1]` for the matrix to be a covariance.
         """
         dim = check_positive_int(dim, "dim")
-        if not np.isfinite(sigma) or sigma <= 0:
-            raise InputError(f"sigma: expected a positive number, got {sigma!r}")
+        check_positive_number(sigma, "sigma")
         low = -1.0 / (dim - 1) if dim > 1 else -1.0
         if not low <= rho <= 1.0:
             raise InputError(f"rho: expected a correlation in [{low:g}, 1] for {dim} dimensions, got {rho!r}")
@@ -373,8 +372,7 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     sizes = _positive_ints(n, "n", 2)
     ensemble_size = check_positive_int(ensemble_size, "ensemble_size")
     replications = check_positive_int(replications, "replications")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not 0.0 < alpha < 1.0:
-        raise InputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    check_level(alpha, "alpha")
     check_positive_int(max_memory, "max_memory (bytes)")
     if isinstance(seed, np.random.Generator):
         streams = seed.spawn(replications)

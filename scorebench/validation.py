@@ -30,6 +30,8 @@ __all__ = [
     "check_in_range",
     "check_positive",
     "check_positive_int",
+    "check_positive_number",
+    "check_level",
     "check_probability",
     "check_binary",
     "as_class_index",
@@ -183,6 +185,25 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
         expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise InputError(f"{name}: expected {expected}, got {value!r}")
     return int(value)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_positive_number(value: Any, name: str) -> float:
+    """Return ``value`` as a float or raise unless it is a finite real number > 0 (bools refused)."""
+    if not _is_real(value) or not np.isfinite(value) or value <= 0:
+        raise InputError(f"{name}: expected a positive number, got {value!r}")
+    return float(value)
+
+
+def check_level(value: Any, name: str) -> float:
+    """Return ``value`` as a float or raise unless it lies strictly between 0 and 1 (a confidence
+    or significance level)."""
+    if not _is_real(value) or not 0.0 < value < 1.0:
+        raise InputError(f"{name}: expected a level in (0, 1), got {value!r}")
+    return float(value)
 
 
 def check_probability(arr: np.ndarray, name: str, *, labels: Sequence[Any] | None = None) -> None:

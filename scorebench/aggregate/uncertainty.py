@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ..errors import InputError, ScorebenchError
-from ..validation import check_choice, check_positive_int
+from ..validation import check_choice, check_level, check_positive_int
 from .input import Battles, ScoreMatrix, read_input
 from .ranking import competition_ranks
 from .registry import Method, get_method
@@ -96,8 +96,7 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
 
 def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
     """Percentile intervals of scores and ranks from bootstrap replicates."""
-    if not 0 < ci < 1:
-        raise InputError(f"ci: expected a level in (0, 1), got {ci!r}")
+    check_level(ci, "ci")
     alpha = (1.0 - ci) / 2.0
     ranks = competition_ranks(boot)
     return {

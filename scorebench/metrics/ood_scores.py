@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, as_float_matrix, check_finite, check_positive, check_positive_int
+from ..validation import (as_float_array, as_float_matrix, check_finite, check_positive, check_positive_int,
+                          check_positive_number)
 
 __all__ = [
     "msp_score", "max_logit_score", "energy_score", "conjnorm_score", "mahalanobis_score",
@@ -35,12 +36,6 @@ _CHUNK_ELEMENTS = 1 << 22  # entries of a (test chunk x train) distance block he
 
 def _matrix(x: Any, name: str) -> np.ndarray:
     return as_float_matrix(x, name, unit="dimensions")
-
-
-def _temperature(t: float) -> float:
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or not np.isfinite(t) or t <= 0:
-        raise InputError(f"temperature: expected a positive number, got {t!r}")
-    return float(t)
 
 
 def _logsumexp(z: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -79,7 +74,7 @@ def msp_score(logits: Any, /, *, temperature: float = 1.0) -> np.ndarray:
     >>> msp_score([[2.0, 0.0], [0.0, 0.0]]).round(4).tolist()
     [0.8808, 0.5]
     """
-    z = _matrix(logits, "logits") / _temperature(temperature)
+    z = _matrix(logits, "logits") / check_positive_number(temperature, "temperature")
     return 1.0 / np.exp(z - z.max(axis=1, keepdims=True)).sum(axis=1)
 
 
@@ -106,7 +101,7 @@ def energy_score(logits: Any, /, *, temperature: float = 1.0) -> np.ndarray:
     >>> energy_score([[0.0, 0.0]]).round(6).tolist()
     [0.693147]
     """
-    t = _temperature(temperature)
+    t = check_positive_number(temperature, "temperature")
     return t * _logsumexp(_matrix(logits, "logits") / t)
 
 
@@ -174,7 +169,7 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
     """
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not np.isfinite(p) or p <= 1:
         raise InputError(f"p: expected a norm coefficient > 1, got {p!r}")
-    t = _temperature(temperature)
+    t = check_positive_number(temperature, "temperature")
     x, train = _feature_pair(features, train_features)
     _, codes = _labels(train_labels, train.shape[0])
     q = p / (p - 1.0)

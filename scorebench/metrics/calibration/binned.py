@@ -16,7 +16,7 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import check_positive_int
+from ...validation import check_level, check_positive_int
 from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
 
@@ -377,8 +377,7 @@ def reliability_diagram(y: Any, p: Any, *, n_bins: int = 10, binning: str = "uni
     [0.0, nan, nan, 1.0]
     """
     y, p = binary_inputs(y, p)
-    if isinstance(ci, bool) or not isinstance(ci, (int, float, np.floating)) or not 0.0 < ci < 1.0:
-        raise InputError(f"ci: expected a level strictly between 0 and 1, got {ci!r}")
+    check_level(ci, "ci")
     stats = bin_stats(y, p, n_bins=n_bins, binning=binning)
     mean_p, freq = stats.means()
     z = float(ndtri(0.5 + ci / 2.0))
