@@ -164,7 +164,7 @@ def test_energy_and_variogram_detect_a_correlation_error_with_more_data():
     # records with bound parameters work as rules (their name is the row label)
     order1 = scorebench.metric("variogram_score", p=1.0)
     table = power(order1, truth, wrong, n=[50], ensemble_size=10, replications=20, seed=0).table
-    assert table["rule"].tolist() == ["variogram_score"] and table["power"].iloc[0] > 0.8
+    assert table["rule"].tolist() == ["variogram_score(p=1)"] and table["power"].iloc[0] > 0.8
 
 
 def test_mean_shift_log_score_matches_kl_divergence():
