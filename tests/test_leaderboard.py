@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -374,3 +372,23 @@ def test_html_renders_in_headless_chromium(tmp_path, toy):
 
     pixels = matplotlib.image.imread(str(shot))
     assert pixels.shape[0] >= 2000 and pixels[..., :3].std() > 0.05  # a page was painted, not a blank
+
+
+def test_ood_board_with_roc_and_pr_curves(tmp_path):
+    rng = np.random.default_rng(5)
+    frames = []
+    for system, shift in (("strong", 2.5), ("weak", 0.5), (EVIL, 1.5)):
+        is_ood = np.r_[np.zeros(150, int), np.ones(150, int)]
+        frames.append(pd.DataFrame({"system": system, "is_ood": is_ood,
+                                    "score": rng.normal(size=300) + shift * is_ood}))
+    pd.concat(frames).to_csv(tmp_path / "ood.csv", index=False)
+    (tmp_path / "ood.toml").write_text(
+        'name = "ood"\nn_boot = 50\n[[sources]]\nname = "s"\npath = "ood.csv"\n[[evaluate]]\nsource = "s"\n'
+        'kind = "ood"\nmetrics = ["auroc", "fpr_at_95_tpr"]\n[[plots]]\ntype = "roc"\nsource = "s"\n'
+        '[[plots]]\ntype = "pr"\nsource = "s"\n', encoding="utf-8")
+    board = build_board(load_spec(tmp_path / "ood.toml"))
+    section = board.sections[0]
+    assert [row[2] for row in section.rows] == ["strong", EVIL, "weak"]
+    assert "confidence-interval overlap" in section.note  # AUROC is set-level
+    assert [f.name for f in board.figures] == ["roc-all", "pr-all"]
+    assert all("<script" not in f.svg for f in board.figures)
