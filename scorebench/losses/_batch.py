@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import InputError
-from ..validation import check_choice
+from ..validation import check_choice, check_positive_number
 
 __all__ = ["Batch", "check_batch", "gains", "discounts", "ideal_dcg", "reduce_per_list",
            "GAINS", "REDUCTIONS", "masked_fill_min"]
@@ -123,11 +123,9 @@ def reduce_per_list(values: torch.Tensor, counted: torch.Tensor, reduction: str)
 
 
 def check_positive_float(value: float, name: str) -> float:
-    """Return ``value`` as float after checking it is finite and > 0."""
+    """Return ``value`` as float after checking it is finite and > 0 (0-d tensors accepted)."""
     try:
         value = float(value)
     except (TypeError, ValueError):
         raise InputError(f"{name}: expected a positive number, got {value!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name}: expected a finite number > 0, got {value!r}")
-    return value
+    return check_positive_number(value, name)

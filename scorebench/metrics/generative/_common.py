@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...validation import as_float_array, check_finite
+from ...validation import as_float_array, check_finite, check_positive_int
 
 __all__ = ["as_features", "extractor_of", "same_extractor", "check_same_dim", "check_rng_seed",
            "check_positive_int"]
@@ -70,8 +70,3 @@ def check_rng_seed(seed: Any) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
-def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """Raise unless ``value`` is an integer >= ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return int(value)
