@@ -7,7 +7,6 @@ anywhere in a list: masks, never positions, decide what is padding.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
