@@ -39,7 +39,8 @@ from .registry import definition_site
 from .validation import check_choice, describe_rows, show_value
 
 __all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
-           "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns"]
+           "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns", "start_table",
+           "unit_frame", "drop_nan_rows"]
 
 GROUP_COLUMNS = ("system", "task")
 NAN_POLICIES = ("raise", "omit", "propagate")
@@ -220,7 +221,7 @@ def numeric_column(df: pd.DataFrame, column: str, *, nan_ok: bool = False) -> np
     return values
 
 
-def _drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.DataFrame:
+def drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.DataFrame:
     """Apply ``nan_policy`` to missing values in ``columns`` (raise happens later, per column)."""
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     if nan_policy != "omit" or not columns:
@@ -229,7 +230,7 @@ def _drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.
     return df.loc[keep]
 
 
-def _frame(df: pd.DataFrame, key: str | None) -> pd.DataFrame:
+def unit_frame(df: pd.DataFrame, key: str | None) -> pd.DataFrame:
     # Grouping columns, the unit key, and any other label (non-numeric) column, so that
     # evaluate(..., by="dataset") can group by a label the table carries.
     keep = [c for c in df.columns
@@ -257,14 +258,16 @@ def _values(df: pd.DataFrame, columns: list[str], nan_policy: str) -> np.ndarray
         else np.empty((len(df), 0))
 
 
-def _start(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str) -> tuple[pd.DataFrame, str | None]:
+def start_table(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str) -> tuple[pd.DataFrame, str | None]:
+    """The common start of an extractor: a DataFrame with unique columns including ``needed``,
+    ``nan_policy`` applied to them, at least one row, unique ids; returns it and the id key."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"kind {kind!r}: expected a pandas DataFrame, got {type(df).__name__}")
     if df.columns.duplicated().any():
         dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
         raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
     require_columns(df, needed, kind)
-    df = _drop_nan_rows(df, needed, nan_policy)
+    df = drop_nan_rows(df, needed, nan_policy)
     if len(df) == 0:
         raise InputError(f"kind {kind!r}: the table has no rows to evaluate")
     key = _id_key(df)
@@ -278,7 +281,7 @@ def _start(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str) -> t
 @register_kind("binary", columns="y in {0, 1}; p = predicted probability of y = 1")
 def extract_binary(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Binary outcomes with a predicted probability of the positive class."""
-    df, key = _start(df, "binary", ["y", "p"], nan_policy)
+    df, key = start_table(df, "binary", ["y", "p"], nan_policy)
     y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
     p = numeric_column(df, "p", nan_ok=nan_policy == "propagate")
     bad_y = ~np.isin(y, (0.0, 1.0)) & ~np.isnan(y)
@@ -289,7 +292,7 @@ def extract_binary(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     if bad_p.any():
         raise InputError(f"column 'p': value {show_value(p[bad_p][0])} outside [0, 1] in "
                          f"{describe_rows(bad_p, df.index)}; expected probabilities")
-    return Inputs(_frame(df, key), {"y": y, "p": p}, key=key)
+    return Inputs(unit_frame(df, key), {"y": y, "p": p}, key=key)
 
 
 _CLASS_COL = re.compile(r"^p_(.+)$")
@@ -304,7 +307,7 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
     if len(prob_cols) < 2:
         raise InputError("kind 'multiclass': expected at least two probability columns named "
                          f"p_<class> (e.g. p_cat, p_dog); found {prob_cols or 'none'}")
-    df, key = _start(df, "multiclass", ["y", *prob_cols], nan_policy)
+    df, key = start_table(df, "multiclass", ["y", *prob_cols], nan_policy)
     classes = [_CLASS_COL.match(c).group(1) for c in prob_cols]
     probs = _values(df, prob_cols, nan_policy)
     bad = ((probs < 0) | (probs > 1)).any(axis=1)
@@ -334,7 +337,7 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
         first = df["y"].to_numpy()[unknown][0]
         raise InputError(f"column 'y': label {show_value(first)} in {describe_rows(unknown, df.index)} is not among "
                          f"the classes {classes} (from the p_<class> columns)")
-    return Inputs(_frame(df, key), {"y": y.astype(np.int64), "P": probs}, {"classes": classes}, key=key)
+    return Inputs(unit_frame(df, key), {"y": y.astype(np.int64), "P": probs}, {"classes": classes}, key=key)
 
 
 _MEMBER_COL = re.compile(r"^(?:m|member|ens|ens_|member_)(\d+)$")
@@ -350,9 +353,9 @@ def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     if not members:
         raise InputError("kind 'ensemble': expected member columns named m0, m1, ... "
                          "(or a long table with id, member, value columns); found none")
-    df, key = _start(df, "ensemble", ["y", *members], nan_policy)
+    df, key = start_table(df, "ensemble", ["y", *members], nan_policy)
     y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
-    return Inputs(_frame(df, key), {"y": y, "ens": _values(df, members, nan_policy)}, key=key)
+    return Inputs(unit_frame(df, key), {"y": y, "ens": _values(df, members, nan_policy)}, key=key)
 
 
 def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
@@ -388,9 +391,9 @@ def extract_quantile(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
         raise InputError(f"kind 'quantile': duplicate quantile levels {levels.tolist()}")
     order = np.argsort(levels)  # column order is not meaningful; levels are
     cols = [cols[i] for i in order]
-    df, key = _start(df, "quantile", ["y", *cols], nan_policy)
+    df, key = start_table(df, "quantile", ["y", *cols], nan_policy)
     y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
-    return Inputs(_frame(df, key), {"y": y, "q": _values(df, cols, nan_policy)},
+    return Inputs(unit_frame(df, key), {"y": y, "q": _values(df, cols, nan_policy)},
                   {"levels": levels[order]}, key=key)
 
 
@@ -399,28 +402,28 @@ def extract_parametric(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs
     """Real-valued outcomes with a parametric forecast distribution per row."""
     skip = set(GROUP_COLUMNS) | {"id", "y"}
     params = [c for c in df.columns if c not in skip]
-    df, key = _start(df, "parametric", ["y"], nan_policy)
+    df, key = start_table(df, "parametric", ["y"], nan_policy)
     # Only numeric parameter columns can be distribution parameters; others are labels.
     numeric = [c for c in params if pd.api.types.is_numeric_dtype(df[c])]
-    df = _drop_nan_rows(df, numeric, nan_policy)
+    df = drop_nan_rows(df, numeric, nan_policy)
     nan_ok = nan_policy == "propagate"
     arrays = {"y": numeric_column(df, "y", nan_ok=nan_ok)}
     arrays.update({str(c): numeric_column(df, c, nan_ok=nan_ok) for c in numeric})
-    return Inputs(_frame(df, key), arrays, key=key)
+    return Inputs(unit_frame(df, key), arrays, key=key)
 
 
 @register_kind("interval", columns="y, lower, upper (and alpha per row, optionally)")
 def extract_interval(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with a central prediction interval per row."""
     needed = ["y", "lower", "upper"] + (["alpha"] if "alpha" in df.columns else [])
-    df, key = _start(df, "interval", needed, nan_policy)
+    df, key = start_table(df, "interval", needed, nan_policy)
     nan_ok = nan_policy == "propagate"
     arrays = {c: numeric_column(df, c, nan_ok=nan_ok) for c in needed}
     crossed = arrays["lower"] > arrays["upper"]
     if crossed.any():
         raise InputError(f"columns 'lower'/'upper': lower > upper in {describe_rows(crossed, df.index)}; "
                          "expected lower <= upper")
-    return Inputs(_frame(df, key), arrays, key=key)
+    return Inputs(unit_frame(df, key), arrays, key=key)
 
 
 _MV_OBS = re.compile(r"^y\.(.+)$")
@@ -436,10 +439,10 @@ def extract_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inpu
         raise InputError("kind 'multivariate': expected observation columns y.<dim> and member columns "
                          "m<j>.<dim> (e.g. y.0, y.1, m0.0, m0.1, m1.0, m1.1)")
     needed = [f"y.{d}" for d in dims] + [f"m{j}.{d}" for j in members for d in dims]
-    df, key = _start(df, "multivariate", needed, nan_policy)
+    df, key = start_table(df, "multivariate", needed, nan_policy)
     y = _values(df, [f"y.{d}" for d in dims], nan_policy)
     ens = _values(df, [f"m{j}.{d}" for j in members for d in dims], nan_policy)
-    return Inputs(_frame(df, key), {"y": y, "ens": ens.reshape(len(df), len(members), len(dims))},
+    return Inputs(unit_frame(df, key), {"y": y, "ens": ens.reshape(len(df), len(members), len(dims))},
                   {"dims": dims}, key=key)
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, check_same_length, describe_rows
 
 __all__ = [
@@ -56,7 +56,7 @@ def extract_rating(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     With ``nan_policy="propagate"`` missing ratings are kept as NaN, which
     :func:`krippendorff_alpha` treats as missing; the other metrics then refuse them.
     """
-    df, key = _start(df, _KIND, ["y_true", "y_pred"], nan_policy)
+    df, key = start_table(df, _KIND, ["y_true", "y_pred"], nan_policy)
     nan_ok = nan_policy == "propagate"
     arrays = {c: numeric_column(df, c, nan_ok=nan_ok) for c in ("y_true", "y_pred")}
     if "group" in df.columns:
@@ -66,7 +66,7 @@ def extract_rating(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
                              "expected the rated system of every row")
         codes, _ = pd.factorize(df["group"], sort=True)
         arrays["group"] = codes.astype(np.int64)
-    return Inputs(_frame(df, key), arrays, key=key)
+    return Inputs(unit_frame(df, key), arrays, key=key)
 
 
 # --- validation and shared engines ---------------------------------------------------

@@ -43,7 +43,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, describe_rows
 
 __all__ = ["recall_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
@@ -335,7 +335,7 @@ def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs
     if not features and "embedding" not in df.columns:
         raise InputError("kind 'embeddings': expected feature columns f0, f1, ... or an 'embedding' column "
                          "holding one vector per row; found neither")
-    df, key = _start(df, _KIND, ["label", *(features or ["embedding"])], nan_policy)
+    df, key = start_table(df, _KIND, ["label", *(features or ["embedding"])], nan_policy)
     missing = df["label"].isna().to_numpy()
     if missing.any():
         raise InputError(f"column 'label': missing values in {describe_rows(missing, df.index)}")
@@ -350,7 +350,7 @@ def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs
         raise InputError("kind 'embeddings': every label occurs once within its system/task, so no item "
                          "has a relevant neighbour to retrieve")
     query = np.flatnonzero(is_query)
-    return Inputs(_frame(df.iloc[query], key), {"query": query},
+    return Inputs(unit_frame(df.iloc[query], key), {"query": query},
                   {"labels": labels.astype(np.int64), "X": X, "gallery": gallery.astype(np.int64)}, key=key)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import describe_rows
 
 __all__ = ["ResponseMatrix", "response_matrix", "extract_responses"]
@@ -76,7 +76,7 @@ def _check_binary(values: np.ndarray, where: str, labels: Any = None) -> None:
 
 
 def _from_long(df: pd.DataFrame, nan_policy: str) -> ResponseMatrix:
-    df, _ = _start(df, "responses", list(LONG_COLUMNS), nan_policy)
+    df, _ = start_table(df, "responses", list(LONG_COLUMNS), nan_policy)
     correct = numeric_column(df, "correct", nan_ok=True)
     _check_binary(correct, "column 'correct'", df.index)
     if nan_policy == "raise" and np.isnan(correct).any():
@@ -170,11 +170,11 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
                options=())
 def extract_responses(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Answers of systems to items, scored right (1) or wrong (0)."""
-    df, _ = _start(df, "responses", list(LONG_COLUMNS), nan_policy)
+    df, _ = start_table(df, "responses", list(LONG_COLUMNS), nan_policy)
     correct = numeric_column(df, "correct", nan_ok=nan_policy == "propagate")
     _check_binary(correct, "column 'correct'", df.index)
     dup = df.duplicated(subset=[c for c in ("system", "task", "item") if c in df.columns], keep=False).to_numpy()
     if dup.any():
         raise InputError(f"columns 'system'/'item': duplicate answers in {describe_rows(dup, df.index)}; "
                          "expected each (system, item) once")
-    return Inputs(_frame(df, "item"), {"correct": correct}, key="item")
+    return Inputs(unit_frame(df, "item"), {"correct": correct}, key="item")

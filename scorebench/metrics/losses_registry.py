@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import describe_rows
 
 __all__ = ["extract_listwise", "padded_lists", "PAD"]
@@ -63,7 +63,7 @@ def padded_lists(qid: np.ndarray, score: np.ndarray, label: np.ndarray) -> tuple
                unit_column="qid")
 def extract_listwise(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Scored items grouped into lists by query: padded score and label matrices."""
-    df, _ = _start(df, _KIND, ["qid", "score", "label"], nan_policy)
+    df, _ = start_table(df, _KIND, ["qid", "score", "label"], nan_policy)
     score = numeric_column(df, "score")
     label = numeric_column(df, "label")
     negative = label < 0
@@ -74,7 +74,7 @@ def extract_listwise(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     unit = df[groups + ["qid"]].astype(str).agg("\x1f".join, axis=1).to_numpy() if groups else df["qid"].to_numpy()
     _, scores, labels = padded_lists(unit, score, label)
     first = ~pd.Series(unit).duplicated().to_numpy()
-    frame = _frame(df.loc[first], "qid")
+    frame = unit_frame(df.loc[first], "qid")
     return Inputs(frame, {"scores": scores, "labels": labels}, key="qid")
 
 

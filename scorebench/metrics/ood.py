@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, _frame, _start, numeric_column, register_kind
+from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
 
 __all__ = ["RocCurve", "roc_curve", "auroc", "aupr", "aupr_in", "aupr_out", "fpr_at_95_tpr",
@@ -55,7 +55,7 @@ def extract_ood(df: pd.DataFrame, *, nan_policy: str = "raise", score_direction:
     (maximum softmax probability, energy confidence); they are negated on extraction.
     """
     check_choice(score_direction, "score_direction", _DIRECTIONS)
-    df, key = _start(df, _KIND, ["score", "is_ood"], nan_policy)
+    df, key = start_table(df, _KIND, ["score", "is_ood"], nan_policy)
     nan_ok = nan_policy == "propagate"
     score = numeric_column(df, "score", nan_ok=nan_ok)
     is_ood = numeric_column(df, "is_ood", nan_ok=nan_ok)
@@ -63,7 +63,7 @@ def extract_ood(df: pd.DataFrame, *, nan_policy: str = "raise", score_direction:
                  what="1 for out-of-distribution and 0 for in-distribution examples")
     if score_direction == "id":
         score = -score
-    return Inputs(_frame(df, key), {"score": score, "is_ood": is_ood},
+    return Inputs(unit_frame(df, key), {"score": score, "is_ood": is_ood},
                   {"score_direction": score_direction}, key=key)
 
 

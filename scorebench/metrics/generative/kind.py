@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Inputs, _drop_nan_rows, numeric_column, register_kind
+from ...tables import GROUP_COLUMNS, Inputs, drop_nan_rows, numeric_column, register_kind
 from ...validation import check_choice, describe_rows
 from .stats import FeatureStats
 
@@ -79,7 +79,7 @@ def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: 
         raise InputError("kind 'features': expected feature columns f0, f1, ... (or spatial features "
                          "s0, s1, ..., or class probabilities p_<class>); found none")
     used = [c for cols in groups.values() for c in cols]
-    df = _drop_nan_rows(df, used, nan_policy)
+    df = drop_nan_rows(df, used, nan_policy)
     if len(df) == 0:
         raise InputError("kind 'features': the table has no rows to evaluate")
     consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {}}
