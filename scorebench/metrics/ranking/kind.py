@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from ...errors import InputError
 from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, numeric_column, register_kind, require_columns
 from ...validation import check_choice, describe_rows
-from ._ids import HashCollision, argsort_u64, hash_strings, id_array, mix, same_strings
+from ._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
 from ._lists import _check_level
 
 __all__ = ["extract_ranking", "load_qrels"]
@@ -152,10 +152,10 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     # --- relevance of each retrieved document (and duplicate check) -------------------------
     run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
     try:
-        rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=True)
     except HashCollision:  # two different ids share a hash: match them exactly instead
-        rel = _join(run_docs, run_qr, gcode, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=False)
     del qrels_docs
 
@@ -234,9 +234,15 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     return flat, counts, num_rel, num_nonrel.astype(np.float64)
 
 
-def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: np.ndarray,
+def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q: np.ndarray,
           relevance: np.ndarray, run_labels, qrels_labels, *, hashed: bool) -> np.ndarray:
-    """Relevance of each run row (NaN when not judged); raises on duplicate documents."""
+    """Relevance of each run row (NaN when not judged); raises on duplicate documents.
+
+    Both sides are sorted by a 64-bit key with the query (qrels) or the unit (run) in its
+    high bits and the document's hash (or exact code) below: equal keys mean the same
+    query, and the sorted order stays grouped by query, so when the inputs are grouped by
+    query (as runs and qrels files are) every gather below stays within a query's block.
+    """
     if hashed:
         (run_h, run_h2), (qrels_h, qrels_h2) = hash_strings(run_docs), hash_strings(qrels_docs)
     else:
@@ -245,8 +251,9 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
         codes = codes.astype(np.uint64)
         run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
         run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
-    qkey = mix(qrels_h, qrels_q)
-    del qrels_h
+    n_q = int(max(run_q.max(initial=0), qrels_q.max(initial=0))) + 1
+    n_units = int(run_unit.max(initial=0)) + 1
+    qkey = _prefixed(qrels_q, n_q, qrels_h, hashed)
     korder = argsort_u64(qkey)
     qkey = qkey[korder]
     dup = np.flatnonzero(qkey[1:] == qkey[:-1])
@@ -258,41 +265,49 @@ def _join(run_docs, run_q: np.ndarray, run_g: np.ndarray, qrels_docs, qrels_q: n
         rows = np.sort(np.concatenate([a, b]))
         raise InputError(f"qrels: the same (qid, docid) is judged more than once in "
                          f"{describe_rows(rows, qrels_labels)}; expected one judgment per document")
-    lookup = mix(run_h, run_q)
-    del run_h
-    grouped = bool(run_g.any())
-    perm = argsort_u64(mix(lookup, run_g) if grouped else lookup)
-    lookup = lookup[perm]
-    dkey = mix(lookup, run_g[perm]) if grouped else lookup
+    dkey = _prefixed(run_unit, n_units, run_h, hashed)
+    perm = argsort_u64(dkey)
+    dkey = dkey[perm]
     dup = np.flatnonzero(dkey[1:] == dkey[:-1])
     del dkey
     if dup.size:
         a, b = perm[dup], perm[dup + 1]
-        real = (run_q[a] == run_q[b]) & (run_g[a] == run_g[b]) & same_strings(run_docs, a, run_docs, b)
+        real = (run_unit[a] == run_unit[b]) & same_strings(run_docs, a, run_docs, b)
         if not real.all():
             raise HashCollision
         rows = np.sort(np.concatenate([a, b]))
         raise InputError(f"run: the same document is retrieved twice for one query in "
                          f"{describe_rows(rows, run_labels)}; expected each (system, qid, docid) once")
-    rel = np.full(len(lookup), np.nan)
+    rel = np.full(len(perm), np.nan)
     if len(qkey) == 0:
         return rel
-    # both sides in key order from here on, so the gathers below walk memory forwards
+    run_h, run_h2 = run_h[perm], run_h2[perm]
+    # sorted within each unit's block (globally sorted when the run has one system)
+    lookup = _prefixed(run_q[perm], n_q, run_h, hashed)
     where = np.searchsorted(qkey, lookup)
     np.minimum(where, len(qkey) - 1, out=where)
     hit = qkey[where] == lookup
     del lookup, qkey
     where = where[hit]
-    # a match needs the same 64-bit (query, doc) key and the same 32-bit second doc hash; the
-    # key mixes the query bijectively, so equal keys of one doc hash imply the same query
+    # equal keys mean the same query; a match also needs the same full 64-bit hash and the
+    # same 32-bit second hash, else two different ids collided
     qi = korder[where]
     del where, korder
-    if not np.array_equal(qrels_h2[qi], run_h2[perm[hit]]):
+    if not (np.array_equal(qrels_h[qi], run_h[hit]) and np.array_equal(qrels_h2[qi], run_h2[hit])):
         raise HashCollision
     sorted_rel = np.full(len(hit), np.nan)
     sorted_rel[hit] = relevance[qi]
     rel[perm] = sorted_rel
     return rel
+
+
+def _prefixed(prefix: np.ndarray, n_prefix: int, h: np.ndarray, hashed: bool) -> np.ndarray:
+    """64-bit keys ``prefix`` (in the high bits, exact) then the document hash truncated to
+    the remaining bits (or, for exact codes, the code itself, which fits)."""
+    bits = max(1, (n_prefix - 1).bit_length())
+    key = prefix.astype(np.uint64) << np.uint64(64 - bits)
+    key |= (h >> np.uint64(bits)) if hashed else h
+    return key
 
 
 def _drop_missing(df: pd.DataFrame, nan_policy: str) -> pd.DataFrame:
