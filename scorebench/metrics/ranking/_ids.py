@@ -55,10 +55,10 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def hash_strings(arr: pa.Array, *, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+def hash_strings(arr: pa.Array, *, chunk: int = 1 << 15) -> tuple[np.ndarray, np.ndarray]:
     """Two independent hashes of each string of an Arrow (large_)string array: a 64-bit
-    FNV-1a and a 32-bit multiplicative hash, vectorised over the strings in chunks (so the
-    temporaries stay small)."""
+    FNV-1a and a 32-bit multiplicative hash, vectorised over the strings in chunks small
+    enough that a chunk's temporaries stay in the CPU cache."""
     n = len(arr)
     h = np.empty(n, dtype=np.uint64)
     g = np.empty(n, dtype=np.uint32)
@@ -109,26 +109,32 @@ def _hash_words(windows: np.ndarray, starts: np.ndarray,
     """The two hashes over the 8-byte words that hold string bytes (a padding-only word is
     skipped, so the value never depends on the batch's widest string); each step is a
     bijection of the word, so one-word strings of one length never collide."""
-    h = np.full(len(starts), _FNV_OFFSET, dtype=np.uint64)
-    g = np.full(len(starts), _ALT_OFFSET, dtype=np.uint64)
+    lengths_u = lengths.astype(np.uint64)
     longest = int(lengths.max()) if len(lengths) else 0
-    with np.errstate(over="ignore"):
-        h ^= lengths.astype(np.uint64)
+    h = lengths_u ^ _FNV_OFFSET
+    g = lengths_u ^ _ALT_OFFSET
+    nh, ng, tmp = np.empty_like(h), np.empty_like(h), np.empty_like(h)
+    with np.errstate(over="ignore"):  # in place: the chunk's arrays stay in cache
         h *= _FNV_PRIME
-        g ^= lengths.astype(np.uint64)
         g *= _ALT_PRIME
         for k in range(max(1, -(-longest // 8))):
             w = _word(windows, starts, lengths, k)
-            nh = (h ^ w) * _FNV_PRIME
-            nh ^= nh >> np.uint64(29)
-            ng = (g + w) * _ALT_PRIME
-            ng ^= ng >> np.uint64(32)
+            np.bitwise_xor(h, w, out=nh)
+            nh *= _FNV_PRIME
+            np.right_shift(nh, np.uint64(29), out=tmp)
+            nh ^= tmp
+            np.add(g, w, out=ng)
+            ng *= _ALT_PRIME
+            np.right_shift(ng, np.uint64(32), out=tmp)
+            ng ^= tmp
             active = lengths > 8 * k
             if active.all():
-                h, g = nh, ng
+                h, nh, g, ng = nh, h, ng, g
             else:
-                h, g = np.where(active, nh, h), np.where(active, ng, g)
-    return h, (g >> np.uint64(32)).astype(np.uint32)
+                np.copyto(h, nh, where=active)
+                np.copyto(g, ng, where=active)
+    g >>= np.uint64(32)
+    return h, g.astype(np.uint32)
 
 
 def mix(key: np.ndarray, salt: np.ndarray) -> np.ndarray:
