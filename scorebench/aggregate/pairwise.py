@@ -17,7 +17,6 @@ from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
-from scipy.stats import chi2
 
 from ..errors import ConvergenceError, InputError
 from .input import Battles, ScoreMatrix, battles_from_matrix
@@ -427,6 +426,8 @@ def intransitivity(data: ScoreMatrix | Battles, *, prior: float = 0.0, restarts:
     >>> out.n_three_cycles, out.example_cycle, round(out.lr_statistic, 2)
     (1, ('p', 'r', 's'), 8.73)
     """
+    from scipy.stats import chi2  # lazy: keeps `import scorebench` light
+
     from .condorcet import pairwise
 
     b = _as_battles(data)

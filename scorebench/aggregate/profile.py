@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from ..errors import InputError
 from .input import ScoreMatrix
@@ -39,6 +38,8 @@ def pairwise_counts(m: ScoreMatrix, *, ties: bool = True) -> tuple[np.ndarray, n
     >>> float(T[1, 2])
     1.0
     """
+    from scipy.stats import rankdata  # lazy: keeps `import scorebench` light
+
     x = m.oriented
     w = m.weights
     n, k = x.shape

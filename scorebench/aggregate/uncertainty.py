@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from ..errors import InputError, ScorebenchError
 from ..validation import check_choice, check_level, check_positive_int
@@ -131,6 +130,8 @@ def method_agreement(table: Any, methods: Sequence[str] | None = None, *, weight
     >>> float(tau.loc["borda", "copeland"])
     1.0
     """
+    from scipy.stats import kendalltau  # lazy: keeps `import scorebench` light
+
     data = read_input(table, weights=weights, higher_is_better=higher_is_better, **read_options)
     names = list(methods) if methods is not None else _default_methods(data)
     scores: dict[str, np.ndarray] = {}
@@ -169,6 +170,8 @@ def leave_one_task_out(table: Any, method: str, *, weights: Any = None, higher_i
     >>> out["same_winner"].tolist()
     [False, True, False]
     """
+    from scipy.stats import kendalltau  # lazy: keeps `import scorebench` light
+
     from .ranking import Ranking
 
     params = dict(params or {})

@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ...errors import InputError
 from ...registry import register
@@ -154,5 +153,7 @@ def smooth_ece(y: Any, p: Any, *, bandwidth: float | None = None) -> float:
         return at(lo)
     if at(hi) >= hi:  # only when every residual is +-1 with the same sign
         return at(hi)
+    from scipy.optimize import brentq  # lazy: scipy.optimize costs a third of a second to import
+
     sigma = brentq(lambda s: at(s) - s, lo, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps)
     return at(sigma)
