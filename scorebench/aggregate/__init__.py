@@ -44,7 +44,6 @@ from .possible_winners import possible_winners
 from .ranking import Ranking, competition_ranks
 from .registry import Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap, register_method
 from .uncertainty import bootstrap_scores, leave_one_task_out, method_agreement, prepare, summarize_bootstrap
-from ..irt import aggregate_method as _irt_method  # noqa: F401,E402  (registers "irt")
 
 __all__ = [
     "aggregate", "Ranking", "ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input",
