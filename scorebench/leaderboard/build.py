@@ -529,4 +529,5 @@ def _provenance(spec: BoardSpec, ctx: _Context) -> tuple[tuple[str, str], ...]:
 def _relative(path: Path, root: Path) -> str:
     import os
 
-    return os.path.relpath(Path(path).resolve(), Path(root).resolve()).replace(os.sep, "/")
+    # abspath, not resolve: a symlinked checkout or reference folder must not change the text.
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
