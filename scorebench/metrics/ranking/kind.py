@@ -251,9 +251,10 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
         codes = codes.astype(np.uint64)
         run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
         run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
-    n_q = int(max(run_q.max(initial=0), qrels_q.max(initial=0))) + 1
-    n_units = int(run_unit.max(initial=0)) + 1
-    qkey = _prefixed(qrels_q, n_q, qrels_h, hashed)
+    n_prefix = int(max(run_q.max(initial=0), qrels_q.max(initial=0), run_unit.max(initial=0))) + 1
+    bits = max(1, (n_prefix - 1).bit_length())
+    qkey = _prefixed(qrels_q, qrels_h, bits, hashed)
+    del qrels_h
     korder = argsort_u64(qkey)
     qkey = qkey[korder]
     dup = np.flatnonzero(qkey[1:] == qkey[:-1])
@@ -265,11 +266,11 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
         rows = np.sort(np.concatenate([a, b]))
         raise InputError(f"qrels: the same (qid, docid) is judged more than once in "
                          f"{describe_rows(rows, qrels_labels)}; expected one judgment per document")
-    dkey = _prefixed(run_unit, n_units, run_h, hashed)
+    dkey = _prefixed(run_unit, run_h, bits, hashed)
+    del run_h
     perm = argsort_u64(dkey)
     dkey = dkey[perm]
     dup = np.flatnonzero(dkey[1:] == dkey[:-1])
-    del dkey
     if dup.size:
         a, b = perm[dup], perm[dup + 1]
         real = (run_unit[a] == run_unit[b]) & same_strings(run_docs, a, run_docs, b)
@@ -281,19 +282,22 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     rel = np.full(len(perm), np.nan)
     if len(qkey) == 0:
         return rel
-    run_h, run_h2 = run_h[perm], run_h2[perm]
-    # sorted within each unit's block (globally sorted when the run has one system)
-    lookup = _prefixed(run_q[perm], n_q, run_h, hashed)
+    # the unit prefix swapped for the query's: sorted within each unit's block (globally
+    # sorted when the run has one system)
+    lookup = dkey
+    del dkey
+    lookup &= np.uint64((1 << (64 - bits)) - 1)
+    lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
     where = np.searchsorted(qkey, lookup)
     np.minimum(where, len(qkey) - 1, out=where)
     hit = qkey[where] == lookup
     del lookup, qkey
     where = where[hit]
-    # equal keys mean the same query; a match also needs the same full 64-bit hash and the
-    # same 32-bit second hash, else two different ids collided
+    # equal keys mean the same query and the same high bits of the 64-bit hash; a match
+    # also needs the same 32-bit second hash, else two different ids collided
     qi = korder[where]
     del where, korder
-    if not (np.array_equal(qrels_h[qi], run_h[hit]) and np.array_equal(qrels_h2[qi], run_h2[hit])):
+    if not np.array_equal(qrels_h2[qi], run_h2[perm[hit]]):
         raise HashCollision
     sorted_rel = np.full(len(hit), np.nan)
     sorted_rel[hit] = relevance[qi]
@@ -301,10 +305,9 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     return rel
 
 
-def _prefixed(prefix: np.ndarray, n_prefix: int, h: np.ndarray, hashed: bool) -> np.ndarray:
-    """64-bit keys ``prefix`` (in the high bits, exact) then the document hash truncated to
-    the remaining bits (or, for exact codes, the code itself, which fits)."""
-    bits = max(1, (n_prefix - 1).bit_length())
+def _prefixed(prefix: np.ndarray, h: np.ndarray, bits: int, hashed: bool) -> np.ndarray:
+    """64-bit keys: ``prefix`` (< 2**bits) exactly in the high ``bits`` bits, then the
+    document hash's high bits (or, for exact codes, the code itself, which fits)."""
     key = prefix.astype(np.uint64) << np.uint64(64 - bits)
     key |= (h >> np.uint64(bits)) if hashed else h
     return key
