@@ -13,7 +13,7 @@ One unit per (system[, task], qid). The extraction follows trec_eval 10.0:
 
 Ids are compared as strings (an integer qid 301 matches "301"). All of it is vectorised, no
 Python loop per query: qids are factorised (one hash per block of a grouped column),
-docids are matched through 64+32-bit hashes of their bytes (:mod:`._ids`; an exact
+docids are matched through two hashes of their bytes, keyed per query (:mod:`._ids`; an exact
 factorising path takes over on a hash collision), then integer sorts and binary searches.
 """
 
