@@ -234,6 +234,23 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     return flat, counts, num_rel, num_nonrel.astype(np.float64)
 
 
+def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
+                   expected: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sort 64-bit (group, document) keys; equal keys are either a hash collision (the
+    strings differ: switch to the exact path) or a real duplicate (an InputError)."""
+    order = argsort_u64(key)
+    key = key[order]
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    if dup.size:
+        a, b = order[dup], order[dup + 1]
+        real = (groups[a] == groups[b]) & same_strings(docs, a, docs, b)
+        if not real.all():
+            raise HashCollision
+        rows = np.sort(np.concatenate([a, b]))
+        raise InputError(f"{problem} in {describe_rows(rows, labels)}; expected {expected}")
+    return order, key
+
+
 def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q: np.ndarray,
           relevance: np.ndarray, run_labels, qrels_labels, *, hashed: bool) -> np.ndarray:
     """Relevance of each run row (NaN when not judged); raises on duplicate documents.
@@ -255,30 +272,14 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     bits = max(1, (n_prefix - 1).bit_length())
     qkey = _prefixed(qrels_q, qrels_h, bits, hashed)
     del qrels_h
-    korder = argsort_u64(qkey)
-    qkey = qkey[korder]
-    dup = np.flatnonzero(qkey[1:] == qkey[:-1])
-    if dup.size:
-        a, b = korder[dup], korder[dup + 1]
-        real = (qrels_q[a] == qrels_q[b]) & same_strings(qrels_docs, a, qrels_docs, b)
-        if not real.all():
-            raise HashCollision
-        rows = np.sort(np.concatenate([a, b]))
-        raise InputError(f"qrels: the same (qid, docid) is judged more than once in "
-                         f"{describe_rows(rows, qrels_labels)}; expected one judgment per document")
+    korder, qkey = _sorted_unique(qkey, qrels_q, qrels_docs, qrels_labels,
+                                  "qrels: the same (qid, docid) is judged more than once",
+                                  "one judgment per document")
     dkey = _prefixed(run_unit, run_h, bits, hashed)
     del run_h
-    perm = argsort_u64(dkey)
-    dkey = dkey[perm]
-    dup = np.flatnonzero(dkey[1:] == dkey[:-1])
-    if dup.size:
-        a, b = perm[dup], perm[dup + 1]
-        real = (run_unit[a] == run_unit[b]) & same_strings(run_docs, a, run_docs, b)
-        if not real.all():
-            raise HashCollision
-        rows = np.sort(np.concatenate([a, b]))
-        raise InputError(f"run: the same document is retrieved twice for one query in "
-                         f"{describe_rows(rows, run_labels)}; expected each (system, qid, docid) once")
+    perm, dkey = _sorted_unique(dkey, run_unit, run_docs, run_labels,
+                                "run: the same document is retrieved twice for one query",
+                                "each (system, qid, docid) once")
     rel = np.full(len(perm), np.nan)
     if len(qkey) == 0:
         return rel
