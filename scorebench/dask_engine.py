@@ -86,15 +86,26 @@ def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: 
     inputs = get_kind(kind).extract(part, nan_policy=nan_policy, **kind_options)
     codes, keys = _codes(inputs.frame, _by_columns(inputs, by))
     hashes = inputs.unit_hashes() if n_boot else None
+    contribs = {r.name: _contributions(r, inputs, nan_policy) for r in records if r.per_row}
     out: dict = {}
-    for record in records:
-        values = _contributions(record, inputs, nan_policy) if record.per_row else None
-        for g, key in enumerate(keys):
-            idx = np.flatnonzero(codes == g)
-            if values is not None:
-                out[(key, record.name)] = _row_partials(values[idx], hashes, idx, nan_policy, n_boot, seed)
-            else:
-                out[(key, record.name)] = _set_partials(record, inputs, hashes, idx, n_boot, seed)
+    for g, key in enumerate(keys):
+        idx = np.flatnonzero(codes == g)
+        entries = {r.name: (_row_entry(contribs[r.name][idx], nan_policy, n_boot) if r.per_row
+                            else _set_entry(r, inputs, idx, n_boot)) for r in records}
+        if n_boot:
+            # One weight block serves every metric: the Poisson draws are the costly part.
+            for block, w in _blocks(idx, hashes, n_boot, seed):
+                for record in records:
+                    entry = entries[record.name]
+                    if record.per_row:
+                        v = contribs[record.name][block]
+                        keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
+                        entry["sums"] += w @ np.where(keep, v, 0.0)
+                        entry["totals"] += w @ keep.astype(np.float64)
+                    else:
+                        entry["boot"] = entry["boot"] + np.asarray(record.partial_stats(inputs.take(block), w),
+                                                                   dtype=np.float64)
+        out.update({(key, name): entry for name, entry in entries.items()})
     if inputs.key is not None:
         units = inputs.frame[inputs.key].astype(str).to_numpy()
         out["__keys__"] = {key: set(units[codes == g]) for g, key in enumerate(keys)}
@@ -118,30 +129,15 @@ def _blocks(idx: np.ndarray, hashes: np.ndarray | None, n_boot: int, seed: int):
         yield block, poisson_weights(hashes[block], seed, n_boot)
 
 
-def _row_partials(v: np.ndarray, hashes: np.ndarray | None, idx: np.ndarray, nan_policy: str, n_boot: int,
-                  seed: int) -> dict[str, Any]:
+def _row_entry(v: np.ndarray, nan_policy: str, n_boot: int) -> dict[str, Any]:
     keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
     total = v.sum() if nan_policy == "propagate" else np.where(keep, v, 0.0).sum()
-    entry = {"sum": float(total), "n": int(keep.sum()), "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
-    if n_boot:
-        v = np.where(keep, v, 0.0)
-        offset = 0
-        for block, w in _blocks(idx, hashes, n_boot, seed):
-            part = slice(offset, offset + block.size)
-            entry["sums"] += w @ v[part]
-            entry["totals"] += w @ keep[part].astype(np.float64)
-            offset += block.size
-    return entry
+    return {"sum": float(total), "n": int(keep.sum()), "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
 
 
-def _set_partials(record: Metric, inputs: Inputs, hashes: np.ndarray | None, idx: np.ndarray, n_boot: int,
-                  seed: int) -> dict[str, Any]:
-    entry = {"stats": np.asarray(record.partial_stats(inputs.take(idx)), dtype=np.float64), "n": idx.size,
-             "boot": 0.0}
-    if n_boot:
-        entry["boot"] = sum(np.asarray(record.partial_stats(inputs.take(block), w), dtype=np.float64)
-                            for block, w in _blocks(idx, hashes, n_boot, seed))
-    return entry
+def _set_entry(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int) -> dict[str, Any]:
+    return {"stats": np.asarray(record.partial_stats(inputs.take(idx)), dtype=np.float64), "n": idx.size,
+            "boot": np.zeros(0) if not n_boot else 0.0}
 
 
 def merge_partials(parts: Iterable[dict]) -> dict:
