@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 SYSTEMS = ("calibrated", "overconfident", "underconfident", "coin")
-ROWS_PER_PART = 2_000_000
+ROWS_PER_PART = 1_000_000
 
 
 def binary_partition(i: int, rows: int = ROWS_PER_PART) -> pd.DataFrame:

@@ -70,13 +70,14 @@ def _resolve(records: Sequence[Metric], kind: str | None, kind_options: dict[str
 
 
 def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
-                       nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any]) -> dict:
+                       nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
+                       collect_keys: bool = False) -> dict:
     """Partial sums of one partition: ``{(group, metric): {field: number or array}}``.
 
     Per-row metrics carry ``sum``, ``n`` and, per bootstrap round, ``sums`` and ``totals``;
     mergeable set-level metrics carry their sufficient statistics ``stats`` and ``boot``.
     ``group`` is the tuple of ``by`` values. Unit keys seen per group are kept under
-    ``"__keys__"`` when the kind has a unit key (used by ``complete``).
+    ``"__keys__"`` when ``collect_keys`` (only ``complete`` needs them: they cost memory).
     """
     from .evaluate import resolve_metrics
 
@@ -106,7 +107,7 @@ def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: 
                         entry["boot"] = entry["boot"] + np.asarray(record.partial_stats(inputs.take(block), w),
                                                                    dtype=np.float64)
         out.update({(key, name): entry for name, entry in entries.items()})
-    if inputs.key is not None:
+    if inputs.key is not None and collect_keys:
         units = inputs.frame[inputs.key].astype(str).to_numpy()
         out["__keys__"] = {key: set(units[codes == g]) for g, key in enumerate(keys)}
     return out
@@ -203,8 +204,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     by_cols: list[str] = []
     if per_row:
         names = [m.name for m in per_row]
-        tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed, part_options)
-                 for p in ddf.to_delayed()]
+        tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed, part_options,
+                                             complete) for p in ddf.to_delayed()]
         (total,) = dask.compute(delayed(merge_partials)(tasks))
         if not any(k != "__keys__" for k in total):
             raise InputError("the table has no rows to evaluate")
