@@ -338,12 +338,10 @@ def _p(p: float) -> str:
     return "< 1e-4" if p < 1e-4 else f"{p:.4f}"
 
 
-def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, str]:
+def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any, str]:
     """The table handed to aggregate (long scores or a wide external table) and a note."""
     from ..aggregate import as_matrix
 
-    agg = ctx.spec.aggregate
-    assert agg is not None
     if agg.source is not None:
         source = ctx.spec.source(agg.source)
         matrix = as_matrix(ctx.table(agg.source), system_column=source.system_column, exclude=source.exclude,
@@ -365,14 +363,13 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame) -> tuple[Any, str]:
     return as_matrix(long.reset_index(drop=True)), ""
 
 
-def _aggregate_sections(ctx: _Context, scores: pd.DataFrame) -> list[Section]:
+def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[Section]:
+    """Sections of the board's ``[aggregate]`` block ``agg``."""
     import scorebench
     from ..aggregate import get_method, method_agreement
 
     spec = ctx.spec
-    agg = spec.aggregate
-    assert agg is not None
-    table, dropped = _aggregate_input(ctx, scores)
+    table, dropped = _aggregate_input(ctx, scores, agg)
     n_boot = spec.n_boot if agg.n_boot is None else agg.n_boot
     rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci)
                 for m in agg.methods}
@@ -503,7 +500,7 @@ def build_board(spec: BoardSpec) -> Board:
     if spec.aggregate is not None:
         scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
             columns=["system", "task", "metric", "value"])
-        sections.extend(_aggregate_sections(ctx, scores))
+        sections.extend(_aggregate_sections(ctx, scores, spec.aggregate))
     if spec.irt is not None:
         irt = _irt_section(ctx)
         if irt is not None:
