@@ -24,6 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from board_io import write_parquet  # noqa: E402
 from sklearn import datasets  # noqa: E402
 from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis  # noqa: E402
@@ -92,10 +93,7 @@ def predictions(seed: int = SEED) -> pd.DataFrame:
 
 def main() -> None:
     table = predictions()
-    tmp = OUT.with_suffix(".tmp")
-    table.to_parquet(tmp, index=False, compression="zstd")
-    tmp.replace(OUT)
-    print(f"wrote {OUT} ({len(table)} rows)")
+    write_parquet(table, OUT)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from board_io import write_parquet  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.mixture import GaussianMixture  # noqa: E402
@@ -102,10 +103,7 @@ def main(seed: int = SEED) -> None:
     table = pd.concat([pd.DataFrame(features(images), columns=[f"f{j}" for j in range(64)]).assign(system=name)
                        for name, images in frames], ignore_index=True)
     table = table[["system"] + [f"f{j}" for j in range(64)]]
-    tmp = OUT.with_suffix(".tmp")
-    table.to_parquet(tmp, index=False, compression="zstd")
-    tmp.replace(OUT)
-    print(f"wrote {OUT} ({len(table)} rows)")
+    write_parquet(table, OUT)
 
 
 if __name__ == "__main__":

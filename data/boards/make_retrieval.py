@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from board_io import write_parquet  # noqa: E402
 import torch  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
@@ -94,10 +95,7 @@ def main(seed: int = SEED) -> None:
     # 32-dimensional embeddings are padded with zeros to 64 columns: cosine similarities and
     # Euclidean distances, hence every retrieval metric, are unchanged.
     table = pd.concat(frames, ignore_index=True).fillna(0.0)
-    tmp = OUT.with_suffix(".tmp")
-    table.to_parquet(tmp, index=False, compression="zstd")
-    tmp.replace(OUT)
-    print(f"wrote {OUT} ({len(table)} rows)")
+    write_parquet(table, OUT)
 
 
 if __name__ == "__main__":
