@@ -21,6 +21,7 @@ to the client and evaluated in memory, and the output's attrs say how many rows 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,15 +29,17 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .io import read_table
 from .errors import InputError
 from .registry import Metric
 from .stats import percentile_interval, poisson_weights
-from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind
+from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
 from .validation import check_choice
 
 __all__ = ["evaluate_dask", "read_dask", "partition_partials", "merge_partials"]
 
-_ROW_CHUNK = 16_384  # rows per weight block: n_boot x chunk float64 stays ~26 MB at 200 rounds
+_WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
+_BUCKET = "__scorebench_unit_bucket__"
 
 
 def read_dask(pattern: str, *, scheduler: str | None = None, blocksize: str = "64MB"):
@@ -89,20 +92,23 @@ def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: 
     hashes = inputs.unit_hashes() if n_boot else None
     contribs = {r.name: _contributions(r, inputs, nan_policy) for r in records if r.per_row}
     out: dict = {}
+    weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
     for g, key in enumerate(keys):
         idx = np.flatnonzero(codes == g)
         entries = {r.name: (_row_entry(contribs[r.name][idx], nan_policy, n_boot) if r.per_row
                             else _set_entry(r, inputs, idx, n_boot)) for r in records}
         if n_boot:
             # One weight block serves every metric: the Poisson draws are the costly part.
-            for block, w in _blocks(idx, hashes, n_boot, seed):
+            kept = {r.name: _kept_values(contribs[r.name][idx], nan_policy) for r in records if r.per_row}
+            for start in range(0, idx.size, weights.shape[1]):
+                block = idx[start:start + weights.shape[1]]
+                w = poisson_weights(hashes[block], seed, n_boot, out=weights[:, :block.size])
                 for record in records:
                     entry = entries[record.name]
                     if record.per_row:
-                        v = contribs[record.name][block]
-                        keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
-                        entry["sums"] += w @ np.where(keep, v, 0.0)
-                        entry["totals"] += w @ keep.astype(np.float64)
+                        values, keep = kept[record.name]
+                        entry["sums"] += w @ values[start:start + block.size]
+                        entry["totals"] += w.sum(axis=1) if keep is None else w @ keep[start:start + block.size]
                     else:
                         entry["boot"] = entry["boot"] + np.asarray(record.partial_stats(inputs.take(block), w),
                                                                    dtype=np.float64)
@@ -123,11 +129,17 @@ def _contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarra
     return values
 
 
-def _blocks(idx: np.ndarray, hashes: np.ndarray | None, n_boot: int, seed: int):
-    """Row blocks of a group with their Poisson weights (bounded memory)."""
-    for start in range(0, idx.size, _ROW_CHUNK):
-        block = idx[start:start + _ROW_CHUNK]
-        yield block, poisson_weights(hashes[block], seed, n_boot)
+def _block_rows(n_boot: int) -> int:
+    """Rows per weight block: the (n_boot, rows) float64 block stays near 64 MB."""
+    return max(1024, min(65_536, _WEIGHT_BUDGET // max(n_boot, 1)))
+
+
+def _kept_values(v: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Values with omitted NaNs as 0, and the 0/1 weights of kept rows (None: all kept)."""
+    if nan_policy != "omit":
+        return v, None
+    keep = ~np.isnan(v)
+    return np.where(keep, v, 0.0), keep.astype(np.float64)
 
 
 def _row_entry(v: np.ndarray, nan_policy: str, n_boot: int) -> dict[str, Any]:
@@ -197,15 +209,17 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     set_level = [m for m in records if not m.mergeable]
     complete = bool(kind_options.get("complete"))
     part_options = {**kind_options, **({"complete": False} if complete else {})}
+    tables: dict[str, list] = {}
     if spec.unit_column and spec.unit_column in ddf.columns:
-        ddf = ddf.shuffle(on=spec.unit_column)
+        ddf, tables = _co_partition(ddf, spec.unit_column, part_options)
     rows: list[dict[str, Any]] = []
     attrs: dict[str, Any] = {}
     by_cols: list[str] = []
     if per_row:
         names = [m.name for m in per_row]
-        tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed, part_options,
-                                             complete) for p in ddf.to_delayed()]
+        tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed,
+                                             {**part_options, **{k: v[i] for k, v in tables.items()}}, complete)
+                 for i, p in enumerate(ddf.to_delayed())]
         (total,) = dask.compute(delayed(merge_partials)(tasks))
         if not any(k != "__keys__" for k in total):
             raise InputError("the table has no rows to evaluate")
@@ -221,11 +235,11 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          "ci_high": high, "n": entry["n"]})
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
     if set_level:
-        collected = ddf.compute()
+        collected, collected_options = dask.compute(ddf, _computed_tables(kind_options))
         attrs["collected_rows"] = len(collected)
         attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
         extra = evaluate(collected, set_level, kind=spec.name, by=by_list, ci=ci, n_boot=n_boot, seed=seed,
-                         nan_policy=nan_policy, bootstrap="poisson", **kind_options)
+                         nan_policy=nan_policy, bootstrap="poisson", **collected_options)
         scores = extra if scores is None else pd.concat([scores, extra], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
@@ -233,6 +247,51 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          "interval": "percentile bootstrap" if n_boot else "none",
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
+
+
+def _is_dask_frame(value: Any) -> bool:
+    return hasattr(value, "to_delayed") and hasattr(value, "npartitions")
+
+
+def _computed_tables(options: dict[str, Any]) -> dict[str, Any]:
+    """Kind options with Dask tables (e.g. qrels) brought into memory, for set-level metrics."""
+    return {k: (v.compute() if _is_dask_frame(v) else v) for k, v in options.items()}
+
+
+def _unit_bucket(frame: pd.DataFrame, column: str, buckets: int) -> pd.DataFrame:
+    """Add the bucket of each row's unit: a stable hash of its label text, modulo ``buckets``."""
+    bucket = (hash_labels(label_text(frame[column]).astype(str)) % np.uint64(buckets)).astype(np.int64)
+    return frame.assign(**{_BUCKET: bucket})
+
+
+def _co_partition(ddf: Any, column: str, options: dict[str, Any]) -> tuple[Any, dict[str, list]]:
+    """Put every unit's rows, and its rows in table-valued options, into one partition.
+
+    Rows go to partition ``hash(unit) % P`` (``P`` = the run's partition count) through
+    ``set_index`` with explicit divisions, so the run and each table option (qrels, as a
+    pandas or Dask DataFrame) share one partitioning by contract and are paired by
+    position. The hash is of the label's text (:func:`scorebench.tables.label_text`), so
+    ``"7"``, ``7`` and ``7.0`` meet, as they do in the ranking kind. Returns the
+    repartitioned run and, per table option, its delayed partitions.
+    """
+    import dask.dataframe as dd
+
+    buckets = max(1, ddf.npartitions)
+    divisions = list(range(buckets + 1))
+
+    def partitioned(frame: Any) -> Any:
+        meta = frame._meta.assign(**{_BUCKET: np.int64(0)})
+        return frame.map_partitions(_unit_bucket, column, buckets, meta=meta).set_index(_BUCKET, divisions=divisions)
+
+    tables = {}
+    for name, value in options.items():
+        if isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
+            value = read_table(value)  # e.g. a TREC qrels file: read once, not once per partition
+        if isinstance(value, pd.DataFrame) and column in value.columns:
+            value = dd.from_pandas(value, npartitions=max(1, min(buckets, len(value) // 1_000_000 + 1)))
+        if _is_dask_frame(value) and column in value.columns:
+            tables[name] = partitioned(value).to_delayed()
+    return partitioned(ddf), tables
 
 
 def _finish(record: Metric, entry: dict[str, Any], n_boot: int) -> tuple[float, np.ndarray]:
@@ -258,7 +317,10 @@ def _add_missing_units(total: dict, names: list[str], kind_options: dict[str, An
     qrels = kind_options.get("qrels")
     if qrels is None or "__keys__" not in total:
         return
-    judged = set(pd.Series(qrels["qid"]).astype(str))
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = read_table(qrels)
+    qids = qrels["qid"].astype(str).unique()
+    judged = set(qids.compute() if hasattr(qids, "compute") else qids)
     for key, seen in total["__keys__"].items():
         missing = sorted(judged - seen)
         if not missing:

@@ -42,8 +42,9 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=RE
     if fmt is None:
         suffix = Path(path).suffix.lower()
         fmt = _SUFFIXES.get(suffix)
-        if fmt is None and "trec_run" in allowed and Path(path).is_file():
-            fmt = _sniff_trec(Path(path))
+        if (fmt is None or suffix == ".txt") and "trec_run" in allowed and Path(path).is_file():
+            # TREC runs and qrels are often named *.txt (TREC DL's 2019qrels-pass.txt)
+            fmt = _sniff_trec(Path(path)) or fmt
         if fmt is None:
             raise InputError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
                              f"pass a format ({', '.join(allowed)})")
@@ -57,7 +58,14 @@ def _sniff_trec(path: Path) -> str | None:
     from .io_trec import looks_like_trec
 
     found = looks_like_trec(path)
+    if found and path.suffix.lower() == ".txt" and b"," in _first_data_line(path):
+        return None  # comma-separated text with spaces in its fields, not TREC
     return f"trec_{found}" if found else None
+
+
+def _first_data_line(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return next((line for line in fh if line.strip() and not line.startswith(b"#")), b"")
 
 
 def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:

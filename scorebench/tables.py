@@ -89,7 +89,7 @@ class Inputs:
         columns = list(self.frame.columns) if self.key is None else \
             [c for c in self.frame.columns if c in GROUP_COLUMNS or c == self.key]
         h = np.zeros(self.n, dtype=np.uint64)
-        parts = [_hash_labels(self.frame[c]) for c in columns]
+        parts = [hash_labels(self.frame[c]) for c in columns]
         if self.key is None:
             for name in sorted(self.arrays):
                 values = np.ascontiguousarray(self.arrays[name], dtype=np.float64).reshape(self.n, -1)
@@ -100,8 +100,36 @@ class Inputs:
         return h
 
 
-def _hash_labels(column: pd.Series) -> np.ndarray:
-    # Hash labels through their text so that object, str and Arrow string dtypes agree.
+def label_text(values: pd.Series) -> pd.Series:
+    """Labels as text, integers (and integral floats) printed as integers.
+
+    So ids read as ``7``, ``7.0`` or ``"7"`` from different files name the same unit.
+
+    Examples
+    --------
+    >>> label_text(pd.Series([7.0, 12.0])).tolist()
+    ['7', '12']
+    """
+    if values.dtype.kind in "iub":
+        return values.astype(str)
+    if values.dtype.kind == "f":
+        arr = values.to_numpy()
+        return (values.astype(np.int64) if np.all(arr == np.round(arr)) else values).astype(str)
+    return values
+
+
+def hash_labels(column: pd.Series) -> np.ndarray:
+    """A 64-bit hash per label; equal for equal text, whatever the column's dtype.
+
+    Numbers hash by value (``1`` and ``1.0`` agree); other labels through their text so
+    that object, str and Arrow string dtypes agree.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> bool((hash_labels(pd.Series(["q1", "q2"])) == hash_labels(pd.Series(["q1", "q2"], dtype=object))).all())
+    True
+    """
     if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
         return pd.util.hash_array(column.to_numpy(dtype=np.float64))
     return pd.util.hash_array(np.asarray(column.astype(str), dtype=object))

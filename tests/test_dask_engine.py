@@ -137,3 +137,92 @@ def test_ranking_metrics_shuffle_by_query(client, complete):
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
     assert (got.n == expected.n).all()
+
+
+def _write_trec_qrels(qrels, path):
+    with open(path, "w") as f:
+        for row in qrels.itertuples(index=False):
+            f.write(f"{row.qid} 0 {row.docid} {row.relevance}\n")
+    return path
+
+
+@pytest.mark.parametrize("form", ["dask", "trec_path", "int_qids"])
+def test_qrels_are_co_partitioned_with_the_run(client, tmp_path, form):
+    # qrels at scale are a table too: each partition must meet exactly its queries' judgements.
+    run, qrels = _ranking(queries=90)
+    expected = scorebench.evaluate(run, ["ndcg@10", "map"], qrels=qrels, complete=True, n_boot=30,
+                                   bootstrap="poisson")
+    if form == "dask":
+        given = dd.from_pandas(qrels, npartitions=4)
+    elif form == "trec_path":
+        given = str(_write_trec_qrels(qrels, tmp_path / "qrels.txt"))
+    else:
+        given = qrels.assign(qid=qrels.qid.astype(int))
+    got = scorebench.evaluate(dd.from_pandas(run, npartitions=7), ["ndcg@10", "map"], qrels=given, complete=True,
+                              n_boot=30)
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert (got.n == expected.n).all()
+
+
+def test_unit_buckets_agree_across_label_dtypes():
+    from scorebench.dask_engine import _unit_bucket
+
+    texts = pd.DataFrame({"qid": ["1", "22", "303"]})
+    ints = pd.DataFrame({"qid": [1, 22, 303]})
+    floats = pd.DataFrame({"qid": [1.0, 22.0, 303.0]})
+    buckets = [_unit_bucket(f, "qid", 5).iloc[:, -1].tolist() for f in (texts, ints, floats)]
+    assert buckets[0] == buckets[1] == buckets[2]
+
+
+def test_per_unit_output_is_refused_with_a_clear_error():
+    run, qrels = _ranking(queries=5)
+    with pytest.raises(scorebench.InputError, match="per_unit"):
+        scorebench.evaluate(dd.from_pandas(run, npartitions=2), "ndcg@10", qrels=qrels, per_unit=True)
+
+
+# --- counter-based Poisson weights ------------------------------------------------------
+
+def test_poisson_weights_are_pinned_for_a_seed():
+    # A change of scheme would silently move every published Poisson interval.
+    from scorebench.stats import poisson_weights
+
+    w = poisson_weights(np.array([1, 2, 3], dtype=np.uint64), seed=42, n_boot=6)
+    assert w.astype(int).tolist() == [[1, 0, 0], [0, 1, 2], [1, 0, 1], [1, 1, 0], [1, 0, 0], [1, 2, 2]]
+
+
+def test_poisson_weights_do_not_depend_on_blocking_or_order():
+    from scorebench import stats
+
+    rng = np.random.default_rng(0)
+    h = rng.integers(0, 2**63, 70_001, dtype=np.uint64)
+    whole = stats.poisson_weights(h, seed=5, n_boot=7)
+    buffer = np.full((7, 80_000), -9.0)
+    into = stats.poisson_weights(h[:50_000], seed=5, n_boot=7, out=buffer[:, :50_000])
+    np.testing.assert_array_equal(into, whole[:, :50_000])
+    order = rng.permutation(h.size)
+    np.testing.assert_array_equal(stats.poisson_weights(h[order], seed=5, n_boot=7), whole[:, order])
+    assert not np.array_equal(stats.poisson_weights(h, seed=6, n_boot=7), whole)
+
+
+def test_poisson_weights_follow_poisson_one():
+    from scipy import stats as sps
+
+    from scorebench.stats import poisson_weights
+
+    w = poisson_weights(np.arange(200_000, dtype=np.uint64), seed=1, n_boot=10).ravel()
+    counts = np.bincount(w.astype(int), minlength=8)
+    expected = sps.poisson.pmf(np.arange(8), 1.0) * w.size
+    expected[-1] += sps.poisson.sf(7, 1.0) * w.size
+    counts[7] = counts[7:].sum()
+    assert sps.chisquare(counts[:8], expected).pvalue > 1e-4
+    # Neighbouring rounds (which share one 64-bit mix) are uncorrelated.
+    pairs = poisson_weights(np.arange(200_000, dtype=np.uint64), seed=1, n_boot=2)
+    assert abs(np.corrcoef(pairs)[0, 1]) < 0.01
+
+
+def test_poisson_weights_reject_a_wrong_buffer():
+    from scorebench.stats import poisson_weights
+
+    with pytest.raises(ValueError, match="float64 of shape"):
+        poisson_weights(np.arange(5, dtype=np.uint64), seed=0, n_boot=3, out=np.empty((3, 4)))

@@ -184,3 +184,15 @@ def test_string_hash_does_not_depend_on_the_batch(texts):
         assert (s1[0], s2[0]) == (h1[i], h2[i])
     distinct = {t: (a, b) for t, a, b in zip(texts, h1.tolist(), h2.tolist())}
     assert len(set(distinct.values())) == len(distinct)
+
+
+def test_txt_files_are_read_as_trec_when_laid_out_so(tmp_path):
+    # TREC DL ships 2019qrels-pass.txt; a .txt CSV must still read as CSV.
+    from scorebench.io import read_table
+
+    (tmp_path / "qrels.txt").write_text("19335 0 1017759 0\n19335 0 1082489 2\n")
+    (tmp_path / "run.txt").write_text("19335 Q0 1017759 1 12.5 bm25\n")
+    (tmp_path / "table.txt").write_text("system,y,p\na b c d,1,0.5\n")
+    assert read_table(tmp_path / "qrels.txt").columns.tolist() == ["qid", "docid", "relevance"]
+    assert read_table(tmp_path / "run.txt")["docid"].tolist() == ["1017759"]
+    assert read_table(tmp_path / "table.txt").columns.tolist() == ["system", "y", "p"]

@@ -58,10 +58,13 @@ def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binn
     if weights is None:
         return np.concatenate([np.bincount(ids, minlength=n_bins), np.bincount(ids, weights=p, minlength=n_bins),
                                np.bincount(ids, weights=y, minlength=n_bins)]).astype(np.float64)
-    onehot = np.zeros((len(p), n_bins))
-    onehot[np.arange(len(p)), ids] = 1.0
-    return np.asarray(weights, dtype=np.float64) @ np.concatenate(
-        [onehot, onehot * p[:, None], onehot * y[:, None]], axis=1)
+    # One (n, 3 * n_bins) design matrix: [indicator, p, y] in each row's bin.
+    design = np.zeros((len(p), 3 * n_bins))
+    rows = np.arange(len(p))
+    design[rows, ids] = 1.0
+    design[rows, n_bins + ids] = p
+    design[rows, 2 * n_bins + ids] = y
+    return np.asarray(weights, dtype=np.float64) @ design
 
 
 def _split(stats: Any, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

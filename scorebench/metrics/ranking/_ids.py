@@ -18,6 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...tables import label_text
+
 __all__ = ["HashCollision", "id_array", "hash_strings", "mix", "same_strings"]
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -32,12 +34,7 @@ class HashCollision(Exception):
 
 def id_array(values: pd.Series) -> pa.Array:
     """The ids of a column as an Arrow string array (integers print as integers)."""
-    series = values
-    if series.dtype.kind in "iub":
-        series = series.astype(str)
-    elif series.dtype.kind == "f":
-        arr = series.to_numpy()
-        series = (series.astype(np.int64) if np.all(arr == np.round(arr)) else series).astype(str)
+    series = label_text(values)
     try:
         out = pa.array(series, type=pa.large_string(), from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
