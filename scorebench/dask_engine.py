@@ -21,6 +21,7 @@ to the client and evaluated in memory, and the output's attrs say how many rows 
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -45,17 +46,26 @@ _BUCKET = "__scorebench_unit_bucket__"
 def read_dask(pattern: str, *, scheduler: str | None = None, blocksize: str = "64MB"):
     """Read a Parquet or CSV glob (or a partitioned Parquet folder) lazily with Dask.
 
-    ``scheduler`` is the address of a running ``distributed`` scheduler
-    (``tcp://host:8786``); without it the local threaded scheduler is used.
+    Each partition is at most one Parquet row group / file or ``blocksize`` of CSV, which
+    bounds a worker's memory. ``scheduler`` is the address of a running ``distributed``
+    scheduler (``tcp://host:8786``), which becomes the default for the computation;
+    without it the local threaded scheduler is used. Paths with a URL scheme
+    (``s3://...``) go to fsspec unchecked; local ones must match at least one file.
     """
     try:
         import dask.dataframe as dd
     except ImportError:  # pragma: no cover - depends on the optional extra
         raise InputError("the Dask engine needs the optional extra: pip install 'scorebench[dask]'") from None
+    pattern = os.fspath(pattern)
+    if "://" not in pattern and not os.path.isdir(pattern) and not glob.glob(pattern):
+        raise InputError(f"no file matches {pattern!r}")
     if scheduler:
         from distributed import Client
 
-        Client(scheduler)  # becomes the default scheduler for compute()
+        try:
+            Client(scheduler, timeout="10s")  # becomes the default scheduler for compute()
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
     lowered = pattern.lower().rstrip("/")
     if lowered.endswith((".csv", ".csv.gz", ".tsv")):
         return dd.read_csv(pattern, sep="\t" if lowered.endswith(".tsv") else ",", blocksize=blocksize)

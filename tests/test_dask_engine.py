@@ -226,3 +226,41 @@ def test_poisson_weights_reject_a_wrong_buffer():
 
     with pytest.raises(ValueError, match="float64 of shape"):
         poisson_weights(np.arange(5, dtype=np.uint64), seed=0, n_boot=3, out=np.empty((3, 4)))
+
+
+def test_cli_ranking_with_qrels_glob(client, tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    run, qrels = _ranking(queries=40)
+    for i, start in enumerate(range(0, len(run), 500)):
+        run.iloc[start:start + 500].to_parquet(tmp_path / f"run-{i}.parquet")
+    (tmp_path / "qrels").mkdir()
+    for i, start in enumerate(range(0, len(qrels), 300)):
+        qrels.iloc[start:start + 300].to_parquet(tmp_path / "qrels" / f"q-{i}.parquet")
+    res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "run-*.parquet"), "--engine", "dask",
+                                   "--qrels", str(tmp_path / "qrels" / "*.parquet"), "-m", "ndcg@10", "-m", "map",
+                                   "--bootstrap", "40", "-o", str(tmp_path / "s.csv")])
+    assert res.exit_code == 0, res.output
+    got = pd.read_csv(tmp_path / "s.csv", comment="#")
+    expected = scorebench.evaluate(run, ["ndcg@10", "map"], qrels=qrels, n_boot=40, bootstrap="poisson")
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=1e-12)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{tmp}/nothing-*.parquet", "-m", "brier_score"], "no file matches"),
+    (["{tmp}/t.parquet", "-m", "ndcg@10", "--qrels", "{tmp}/missing.txt"], "--qrels: file not found"),
+])
+def test_cli_dask_errors_are_one_line(tmp_path, args, message):
+    import subprocess
+    import sys
+
+    _binary(n=10).to_parquet(tmp_path / "t.parquet")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "scorebench.cli", "evaluate", *argv, "--engine", "dask"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

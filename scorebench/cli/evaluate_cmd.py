@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import InputError
 from ..evaluate import evaluate
 from ..io import read_table
 from ..tables import get_kind
@@ -24,8 +25,9 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--nan-policy", type=click.Choice(["raise", "omit", "propagate"]), default="raise",
               show_default=True)
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Relevance judgements for ranking tables (TREC qrels, CSV, Parquet).")
+@click.option("--qrels", type=click.Path(path_type=Path), default=None,
+              help="Relevance judgements for ranking tables (TREC qrels, CSV, Parquet; "
+                   "with --engine dask also a Parquet/CSV glob, read partition by partition).")
 @click.option("--relevance-level", type=float, default=None, help="Ranking: minimum relevant grade (trec_eval -l).")
 @click.option("--complete", is_flag=True, default=False,
               help="Ranking: average over every query in the qrels (trec_eval -c).")
@@ -57,7 +59,7 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
     if (table is None) == (model_spec is None):
         raise click.UsageError("give either TABLE or --model with --data and --reference")
     kind_options = parse_options(options)
-    for name, value in (("qrels", read_table(qrels) if qrels else None),
+    for name, value in (("qrels", _read_qrels(qrels, engine, scheduler) if qrels else None),
                         ("relevance_level", relevance_level), ("atol", atol),
                         ("complete", complete or None), ("renormalize", renormalize or None)):
         if value is not None:
@@ -91,11 +93,21 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
     emit(scores, output, fmt)
 
 
+def _read_qrels(path: Path, engine: str, scheduler: str | None):
+    """Qrels in memory, or (Dask engine, a glob or folder) as a lazily read Dask table."""
+    if engine == "dask" and (any(c in str(path) for c in "*?[") or path.is_dir()):
+        from ..dask_engine import read_dask
+
+        return read_dask(str(path), scheduler=scheduler)
+    if not path.is_file():
+        raise InputError(f"--qrels: file not found: {path}")
+    return read_table(path)
+
+
 def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Path | None, device: str):
     """One ``features`` table: the reference as system ``real``, each data set by file stem."""
     import pandas as pd
 
-    from ..errors import InputError
     from ..models import features_table
 
     if reference is None or not data_paths:
