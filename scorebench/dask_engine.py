@@ -41,6 +41,7 @@ __all__ = ["evaluate_dask", "read_dask", "partition_partials", "merge_partials"]
 
 _WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
 _BUCKET = "__scorebench_unit_bucket__"
+_FAN_IN = 32  # partials merged per task
 
 
 def read_dask(pattern: str, *, scheduler: str | None = None, blocksize: str = "64MB"):
@@ -220,16 +221,21 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     complete = bool(kind_options.get("complete"))
     part_options = {**kind_options, **({"complete": False} if complete else {})}
     tables: dict[str, list] = {}
-    if spec.unit_column and spec.unit_column in ddf.columns:
-        ddf, tables = _co_partition(ddf, spec.unit_column, part_options)
+    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
+    together = spec.partition_columns(list(ddf.columns), groups)
+    source = ddf  # set-level metrics collect the table as given
+    if together is not None and per_row:
+        ddf, tables = _co_partition(ddf, together, part_options)
     rows: list[dict[str, Any]] = []
-    attrs: dict[str, Any] = {}
+    attrs: dict[str, Any] = {} if together is None else {"partitioned_by": ",".join(together) or "(one group)"}
     by_cols: list[str] = []
     if per_row:
         names = [m.name for m in per_row]
         tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed,
                                              {**part_options, **{k: v[i] for k, v in tables.items()}}, complete)
                  for i, p in enumerate(ddf.to_delayed())]
+        while len(tasks) > _FAN_IN:  # a tree of merges: no task receives thousands of partials
+            tasks = [delayed(merge_partials)(tasks[i:i + _FAN_IN]) for i in range(0, len(tasks), _FAN_IN)]
         (total,) = dask.compute(delayed(merge_partials)(tasks))
         if not any(k != "__keys__" for k in total):
             raise InputError("the table has no rows to evaluate")
@@ -245,7 +251,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          "ci_high": high, "n": entry["n"]})
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
     if set_level:
-        collected, collected_options = dask.compute(ddf, _computed_tables(kind_options))
+        collected, collected_options = dask.compute(source, _computed_tables(kind_options))
         attrs["collected_rows"] = len(collected)
         attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
         extra = evaluate(collected, set_level, kind=spec.name, by=by_list, ci=ci, n_boot=n_boot, seed=seed,
@@ -268,38 +274,47 @@ def _computed_tables(options: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.compute() if _is_dask_frame(v) else v) for k, v in options.items()}
 
 
-def _unit_bucket(frame: pd.DataFrame, column: str, buckets: int) -> pd.DataFrame:
-    """Add the bucket of each row's unit: a stable hash of its label text, modulo ``buckets``."""
-    bucket = (hash_labels(label_text(frame[column]).astype(str)) % np.uint64(buckets)).astype(np.int64)
-    return frame.assign(**{_BUCKET: bucket})
+def _unit_bucket(frame: pd.DataFrame, columns: Sequence[str], buckets: int) -> pd.DataFrame:
+    """Add each row's bucket: a stable hash of the label text of ``columns``, modulo ``buckets``."""
+    h = np.zeros(len(frame), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            h = (h ^ hash_labels(label_text(frame[column]).astype(str))) * np.uint64(0x100000001B3)
+    return frame.assign(**{_BUCKET: (h % np.uint64(buckets)).astype(np.int64)})
 
 
-def _co_partition(ddf: Any, column: str, options: dict[str, Any]) -> tuple[Any, dict[str, list]]:
-    """Put every unit's rows, and its rows in table-valued options, into one partition.
+def _co_partition(ddf: Any, columns: Sequence[str], options: dict[str, Any]) -> tuple[Any, dict[str, list]]:
+    """Put the rows that share ``columns`` values, and their rows in table options, in one partition.
 
-    Rows go to partition ``hash(unit) % P`` (``P`` = the run's partition count) through
-    ``set_index`` with explicit divisions, so the run and each table option (qrels, as a
-    pandas or Dask DataFrame) share one partitioning by contract and are paired by
-    position. The hash is of the label's text (:func:`scorebench.tables.label_text`), so
-    ``"7"``, ``7`` and ``7.0`` meet, as they do in the ranking kind. Returns the
-    repartitioned run and, per table option, its delayed partitions.
+    Rows go to partition ``hash(values) % P`` (``P`` = the run's partition count; 1 when
+    ``columns`` is empty, i.e. the whole table is one group) through ``set_index`` with
+    explicit divisions, so the run and each table option carrying those columns (qrels, as
+    a file, a pandas or a Dask DataFrame) share one partitioning by contract and are
+    paired by position. The hash is of the label text (:func:`scorebench.tables.label_text`),
+    so ``"7"``, ``7`` and ``7.0`` meet, as they do in the ranking kind. Returns the
+    repartitioned table and, per table option, its delayed partitions.
     """
     import dask.dataframe as dd
 
-    buckets = max(1, ddf.npartitions)
+    buckets = max(1, ddf.npartitions) if columns else 1
     divisions = list(range(buckets + 1))
 
     def partitioned(frame: Any) -> Any:
         meta = frame._meta.assign(**{_BUCKET: np.int64(0)})
-        return frame.map_partitions(_unit_bucket, column, buckets, meta=meta).set_index(_BUCKET, divisions=divisions)
+        return frame.map_partitions(_unit_bucket, list(columns), buckets, meta=meta).set_index(
+            _BUCKET, divisions=divisions)
 
     tables = {}
     for name, value in options.items():
-        if isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
-            value = read_table(value)  # e.g. a TREC qrels file: read once, not once per partition
-        if isinstance(value, pd.DataFrame) and column in value.columns:
+        if columns and isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
+            try:  # e.g. a TREC qrels file: read once, not once per partition
+                value = read_table(value)
+            except InputError:
+                pass  # not a table: the kind reads it in each partition
+        carries = columns and all(c in getattr(value, "columns", ()) for c in columns)
+        if isinstance(value, pd.DataFrame) and carries:
             value = dd.from_pandas(value, npartitions=max(1, min(buckets, len(value) // 1_000_000 + 1)))
-        if _is_dask_frame(value) and column in value.columns:
+        if _is_dask_frame(value) and carries:
             tables[name] = partitioned(value).to_delayed()
     return partitioned(ddf), tables
 

@@ -27,7 +27,7 @@ kind                     columns
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,19 +144,36 @@ class Kind:
     columns: str = ""
     description: str = ""
     options: tuple[str, ...] = ()
-    unit_column: str | None = None
+    unit_column: str | Callable[[Sequence[str]], str | None] | None = None
+    whole_groups: bool = False
+
+    def partition_columns(self, columns: Sequence[str], groups: Sequence[str]) -> list[str] | None:
+        """Columns whose equal values must share a partition, or None when rows are independent.
+
+        A partitioned engine scores each partition on its own, so a unit spread over
+        several rows (a query of a ranking run, an id of a long ensemble) must arrive whole,
+        and so must a group whose metrics compare its rows with each other (retrieval over
+        a gallery of embeddings).
+        """
+        if self.whole_groups:
+            return list(groups)
+        unit = self.unit_column(list(columns)) if callable(self.unit_column) else self.unit_column
+        return [unit] if unit is not None and unit in columns else None
 
 
 _KINDS: dict[str, Kind] = {}
 
 
 def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
-                  unit_column: str | None = None) -> Callable:
+                  unit_column: str | Callable[[Sequence[str]], str | None] | None = None,
+                  whole_groups: bool = False) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
     ``unit_column`` names the column whose rows together form one unit (``qid`` for
-    ranking tables): a partitioned engine must keep each unit's rows in one partition.
+    ranking tables), or is a function of the table's columns giving it (long ensembles);
+    ``whole_groups`` says that metrics compare the rows of a group with each other. A
+    partitioned engine keeps such rows in one partition (:meth:`Kind.partition_columns`).
     """
 
     def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
@@ -164,7 +181,7 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
         _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
-                            options=tuple(options), unit_column=unit_column)
+                            options=tuple(options), unit_column=unit_column, whole_groups=whole_groups)
         return fn
 
     return decorate
@@ -371,7 +388,12 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
 _MEMBER_COL = re.compile(r"^(?:m|member|ens|ens_|member_)(\d+)$")
 
 
-@register_kind("ensemble", columns="y and member columns m0, m1, ... (or long: id, member, value, y)")
+def _long_ensemble_unit(columns: Sequence[str]) -> str | None:
+    return "id" if "member" in columns and "value" in columns else None
+
+
+@register_kind("ensemble", columns="y and member columns m0, m1, ... (or long: id, member, value, y)",
+               unit_column=_long_ensemble_unit)
 def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with an ensemble (sample) forecast per row."""
     if "member" in df.columns and "value" in df.columns:

@@ -485,8 +485,24 @@ def krippendorff_alpha(*ratings: Any, level: str = "interval") -> float:
 # --- errors --------------------------------------------------------------------------
 
 
+def _rmse_partial(arrays: Any, weights: Any = None) -> np.ndarray:
+    """[sum of squared errors, count], optionally under row weights (R, n): mergeable."""
+    sq = (np.asarray(arrays["y_pred"], dtype=np.float64) - np.asarray(arrays["y_true"], dtype=np.float64)) ** 2
+    if weights is None:
+        return np.array([sq.sum(), sq.size], dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    return np.stack([w @ sq, w.sum(axis=-1)], axis=-1)
+
+
+def _rmse_finalize(stats: Any) -> Any:
+    stats = np.asarray(stats, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(stats[..., 0] / stats[..., 1])
+
+
 @register("rmse", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=False,
-          bounds=(0.0, np.inf), per_row=False, citation="root mean squared error")
+          bounds=(0.0, np.inf), per_row=False, citation="root mean squared error",
+          partial=_rmse_partial, finalize=_rmse_finalize)
 def rmse(y_true: Any, y_pred: Any, /) -> float:
     r"""Root mean squared error (set-level: the root of a mean is not a mean).
 

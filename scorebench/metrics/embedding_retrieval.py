@@ -321,7 +321,8 @@ def map_at_r(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size
 # --- table kind ------------------------------------------------------------------------
 
 
-@register_kind(_KIND, columns="label; features as f0, f1, ..., f{d-1} or one 'embedding' column of vectors")
+@register_kind(_KIND, columns="label; features as f0, f1, ..., f{d-1} or one 'embedding' column of vectors",
+               whole_groups=True)
 def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """One embedded item per row: its class ``label`` and its feature vector.
 
