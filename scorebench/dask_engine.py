@@ -7,16 +7,22 @@ mergeable partial sums per (group, metric):
 * the value's sum of contributions and count, and
 * for each of ``n_boot`` Poisson-bootstrap rounds, the weighted sum and total weight,
   with each unit's Poisson(1) weight derived from its content hash and the seed
-  (:func:`scorebench.stats.poisson_weights`).
+  (:func:`scorebench.stats.poisson_weights`);
+* or, for set-level metrics with sufficient statistics (ECE, MCE, RMSE, ...), those
+  statistics and their weighted versions per round.
 
-So values equal the in-memory engine's to rounding (sums added in another order), and
-the intervals equal ``scorebench.evaluate(..., bootstrap="poisson")`` on the whole table,
-whatever the partitioning or the number of workers.
+Partials merge in a tree of tasks. So values equal the in-memory engine's to rounding
+(sums added in another order), and the intervals equal
+``scorebench.evaluate(..., bootstrap="poisson")`` on the whole table, whatever the
+partitioning or the number of workers.
 
-Kinds whose units span several rows (ranking: one unit per query) are shuffled on their
-unit column first so that each query's rows meet in one partition. Set-level metrics
-(ECE, AUROC, FID, ...) have no per-row decomposition here: their columns are collected
-to the client and evaluated in memory, and the output's attrs say how many rows that was.
+Rows that must be scored together share a partition first (:meth:`Kind.partition_columns`):
+a ranking query and its qrels, a long ensemble's id, an embedding gallery's group. The run
+and its table options are bucketed by a hash of those columns and moved with
+``set_index`` on explicit divisions, so they pair partition by partition. Set-level
+metrics without sufficient statistics (AUROC, FID, Kendall's tau, ...) are collected to the
+client and evaluated in memory; the output's attrs name them and say how many rows and
+bytes that was.
 """
 
 from __future__ import annotations
@@ -252,6 +258,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
     if set_level:
         collected, collected_options = dask.compute(source, _computed_tables(kind_options))
+        attrs["collected_metrics"] = ",".join(m.name for m in set_level)
         attrs["collected_rows"] = len(collected)
         attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
         extra = evaluate(collected, set_level, kind=spec.name, by=by_list, ci=ci, n_boot=n_boot, seed=seed,

@@ -89,6 +89,22 @@ def test_other_set_level_metric_is_collected_and_reported(client):
     expected = scorebench.evaluate(table, ["adaptive_ece"], n_boot=10, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     assert got.attrs["collected_rows"] == len(table)
+    assert got.attrs["collected_metrics"] == "adaptive_ece" and got.attrs["collected_bytes"] > 0
+
+
+def test_a_mix_of_reduced_and_collected_metrics(client):
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"system": np.repeat(["judge1", "judge2"], 200), "y_true": rng.integers(1, 6, 400),
+                          "y_pred": rng.integers(1, 6, 400)})
+    metrics = ["mae", "rmse", "kendall_tau"]
+    expected = scorebench.evaluate(table, metrics, n_boot=15, bootstrap="poisson")
+    got = scorebench.evaluate(dd.from_pandas(table.sample(frac=1.0, random_state=0), npartitions=4), metrics,
+                              n_boot=15)
+    key = ["system", "metric"]
+    expected, got = (f.sort_values(key).reset_index(drop=True) for f in (expected, got))
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert got.attrs["collected_metrics"] == "kendall_tau"
 
 
 def test_errors_surface_from_workers(client):
