@@ -155,3 +155,35 @@ def test_retrieval_scores_one_pass_equals_the_single_metrics():
     assert s.n_queries == len(y) - 1
     with pytest.raises(InputError, match="ks"):
         retrieval_scores(y, X, ks=(0,))
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+@pytest.mark.parametrize("layout", ["random", "sorted_by_label", "duplicates", "near_ties", "few_classes"])
+def test_float32_screen_gives_the_exact_float64_ranking(metric, layout):
+    # The neighbour search screens in float32 and re-ranks candidates in float64; the order
+    # of the returned neighbours must be exactly the float64 order with ties by lower index.
+    from scorebench.metrics.embedding_retrieval import _prepare, _top_hits
+
+    rng = np.random.default_rng(11)
+    n, dim = 400, 16
+    y = rng.integers(0, 3 if layout == "few_classes" else 40, n)
+    X = rng.normal(size=(40, dim))[y] + rng.normal(size=(n, dim))
+    if layout == "sorted_by_label":
+        order = np.argsort(y, kind="stable")
+        y, X = y[order], X[order]
+    elif layout == "duplicates":
+        X[1::3] = X[0::3][: len(X[1::3])]  # exact copies: ties broken by index
+    elif layout == "near_ties":
+        # float32 cannot separate these neighbours (gaps ~1e-7), float64 can
+        X[1::2] = X[0::2] + 1e-7 * rng.normal(size=X[0::2].shape)
+    codes, Z = _prepare(y, X, metric)
+    R = np.bincount(codes)[codes] - 1
+    depth = int(R.max())
+    if metric == "cosine":
+        sims = Z @ Z.T
+    else:
+        sims = 2.0 * (Z @ Z.T) - np.einsum("ij,ij->i", Z, Z)[None, :]
+    np.fill_diagonal(sims, -np.inf)
+    expected = np.lexsort((np.broadcast_to(np.arange(n), sims.shape), -sims), axis=1)[:, :depth]
+    got = np.concatenate([hits for _, hits in _top_hits(codes, Z, np.arange(n), depth, metric, 37)])
+    np.testing.assert_array_equal(got, codes[expected] == codes[:, None])

@@ -16,7 +16,9 @@ as in pytorch-metric-learning's ``AccuracyCalculator``). Similarities are cosine
 (default) or negative Euclidean distance; ties rank the lower item index first.
 
 Queries are processed in chunks, so memory stays at ``chunk_size x n`` similarities plus the
-top neighbours kept per query, never ``n x n``.
+top neighbours kept per query, never ``n x n``. Similarities are screened in float32 (the
+matrix product is half the cost) and the candidates that float32 cannot order are re-scored
+in float64, so the ranking is exactly the float64 one (see ``_nearest`` for the bound).
 
 Table kind ``embeddings``: one row per item with ``label`` and the features either as
 columns ``f0, f1, ..., f{d-1}`` or as one ``embedding`` column holding equal-length vectors.
@@ -92,26 +94,126 @@ def _top_hits(codes: np.ndarray, X: np.ndarray, queries: np.ndarray, depth: int,
               chunk_size: int | None):
     """Yield ``(positions, hits)``: relevance of each query's ``depth`` nearest other items, in rank order.
 
-    ``positions`` index into ``queries`` (row numbers of ``X``).
+    ``positions`` index into ``queries`` (row numbers of ``X``). The ranking is by float64
+    similarity, ties by lower item index (see :func:`_nearest`).
     """
     n = X.shape[0]
     step = _chunk_rows(n, chunk_size)
-    sq_norms = np.einsum("ij,ij->i", X, X) if metric == "euclidean" else None
+    gallery = _Gallery.build(X, depth)
     for start in range(0, queries.size, step):
         positions = slice(start, min(queries.size, start + step))
         rows = queries[positions]
-        sims = X[rows] @ X.T
-        if metric == "euclidean":  # negative squared distance ranks like negative distance
-            sims = 2.0 * sims - sq_norms[rows, None] - sq_norms[None, :]
-        sims[np.arange(rows.size), rows] = -np.inf  # an item never retrieves itself
-        if depth < n - 1:
-            top = np.argpartition(-sims, depth - 1, axis=1)[:, :depth]
-        else:
-            top = np.broadcast_to(np.arange(n), sims.shape).copy()
-        top_sims = np.take_along_axis(sims, top, axis=1)
-        order = np.lexsort((top, -top_sims), axis=1)[:, :depth]
-        neighbours = np.take_along_axis(top, order, axis=1)
+        neighbours = _nearest(gallery, rows, depth, metric)
         yield positions, codes[neighbours] == codes[rows, None]
+
+
+@dataclass(frozen=True)
+class _Gallery:
+    """The items to search, prepared once: float64 for exact scores, a screening copy in
+    float32 (when the scale allows) whose rows are shuffled into blocks, padded to whole blocks.
+    """
+
+    X: np.ndarray
+    sq_norms: np.ndarray
+    screen: np.ndarray  # (blocks * block, d), rows perm[0], perm[1], ..., then zero padding
+    perm: np.ndarray
+    where: np.ndarray  # where[i]: position of item i in the screening order
+    blocks: int
+    block: int
+    exact_screen: bool
+
+    @classmethod
+    def build(cls, X: np.ndarray, depth: int) -> "_Gallery":
+        n, d = X.shape
+        sq_norms = np.einsum("ij,ij->i", X, X)
+        # float32 products would overflow, or lose the error bound's meaning, far from unit scale
+        exact = not 1e-30 < sq_norms.min() <= sq_norms.max() < 1e30
+        block = max(1, -(-n // min(n, max(4 * depth, 256))))
+        blocks = -(-n // block)
+        # a fixed shuffle, so that items that sit together (a gallery sorted by label) spread over blocks
+        perm = np.random.default_rng(0).permutation(n)
+        screen = np.zeros((blocks * block, d), dtype=np.float64 if exact else np.float32)
+        screen[:n] = X[perm]
+        where = np.empty(n, dtype=np.int64)
+        where[perm] = np.arange(n)
+        return cls(X, sq_norms, screen, perm, where, blocks, block, exact)
+
+
+def _ranking_scores(X: np.ndarray, sq_norms: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                    metric: str) -> np.ndarray:
+    """float64 ranking scores of (rows, cols) pairs.
+
+    Cosine: the dot product of unit vectors. Euclidean: ``2 x.y - |y|^2``, which ranks the
+    neighbours of a fixed query like the negative distance.
+    """
+    dots = np.einsum("ij,ij->i", X[rows], X[cols])
+    return 2.0 * dots - sq_norms[cols] if metric == "euclidean" else dots
+
+
+def _rank_candidates(local: np.ndarray, cols: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Candidates ordered by query row (``local``, already grouped), score desc, item index."""
+    order = np.lexsort((-s, local))
+    local, cols, s = local[order], cols[order], s[order]
+    tied = (local[1:] == local[:-1]) & (s[1:] == s[:-1])
+    if tied.any():  # rare (duplicate items): the item index breaks the tie
+        order = np.lexsort((cols, -s, local))
+        local, cols, s = local[order], cols[order], s[order]
+    return local, cols, s
+
+
+def _nearest(g: _Gallery, rows: np.ndarray, depth: int, metric: str) -> np.ndarray:
+    """The ``depth`` nearest other items of each row, by float64 score, ties by lower index.
+
+    Scores against the whole gallery are computed in the screening dtype (float32: half
+    the cost of the float64 product). With unit roundoff u = 2**-24 and dimension d, a
+    float32 score is within delta = (2d + 10) u (|x| + max|y|)**2 of its float64 value
+    (rounding of the dot product, of the inputs and of the norm term); delta = 0 when the
+    screen is float64. Let t be a row's depth-th largest score. The gallery is cut into
+    blocks (in a fixed shuffled order); the depth-th largest block maximum m is at most t,
+    since depth blocks hold an item scoring at least m. Every item scoring at least
+    m - 2 delta is a candidate, which contains the true depth nearest items and every
+    item tied with them. Candidates whose screening scores lie within 2 delta of each
+    other are re-scored in float64; further apart, their order is already the float64
+    order. Sorting by (score, index) gives the exact ranking.
+    """
+    n, d = g.X.shape
+    r = rows.size
+    Xq = g.X[rows]
+    scores = Xq.astype(g.screen.dtype) @ g.screen.T
+    if metric == "euclidean":
+        scores *= 2.0
+        scores[:, :n] -= g.sq_norms[g.perm].astype(scores.dtype)
+    scores[:, n:] = -np.inf  # padding
+    scores[np.arange(r), g.where[rows]] = -np.inf  # an item never retrieves itself
+    # block b holds screening positions b, b + blocks, b + 2 blocks, ...: reducing over a
+    # middle axis is an elementwise maximum of rows (vectorised), over a short last axis it is not
+    tiles = scores.reshape(r, g.block, g.blocks)
+    block_max = tiles.max(axis=1)
+    line = np.partition(block_max, g.blocks - depth, axis=1)[:, g.blocks - depth].astype(np.float64)
+    tol = None
+    if not g.exact_screen:
+        norms = np.sqrt(g.sq_norms)
+        tol = 2.0 * (2 * d + 10) * 2.0**-24 * (norms[rows] + norms.max()) ** 2
+        line -= tol
+    cut = line.astype(scores.dtype)
+    cut = np.where(cut > line, np.nextafter(cut, -np.inf), cut)  # round the line down, never up
+    hot_row, hot_block = np.divmod(np.flatnonzero(block_max >= cut[:, None]), g.blocks)
+    values = tiles[hot_row, :, hot_block]  # (hot blocks, block)
+    pair, slot = np.divmod(np.flatnonzero(values >= cut[hot_row, None]), g.block)
+    local = hot_row[pair]
+    cols = g.perm[slot * g.blocks + hot_block[pair]]
+    s = values[pair, slot].astype(np.float64)
+    local, cols, s = _rank_candidates(local, cols, s)
+    if tol is not None:
+        close = (local[1:] == local[:-1]) & (s[:-1] - s[1:] <= tol[local[1:]])
+        ambiguous = np.zeros(s.size, dtype=bool)
+        ambiguous[:-1] |= close
+        ambiguous[1:] |= close
+        if ambiguous.any():
+            s[ambiguous] = _ranking_scores(g.X, g.sq_norms, rows[local[ambiguous]], cols[ambiguous], metric)
+            local, cols, s = _rank_candidates(local, cols, s)
+    first = np.concatenate([[0], np.cumsum(np.bincount(local, minlength=r))[:-1]])
+    return cols[first[:, None] + np.arange(depth)]  # each row has at least depth candidates
 
 
 def _recall(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
