@@ -206,7 +206,7 @@ def _codes(frame: pd.DataFrame, by_cols: list[str]) -> tuple[np.ndarray, list[tu
 
 def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | Sequence[str] | None = None,
                   ci: float = 0.95, n_boot: int = 1000, seed: int = 0, nan_policy: str = "raise",
-                  **kind_options: Any) -> pd.DataFrame:
+                  progress: Any = None, **kind_options: Any) -> pd.DataFrame:
     """:func:`scorebench.evaluate` for a ``dask.dataframe.DataFrame`` (Poisson bootstrap).
 
     Returns the same pandas ``scores`` table. Per-row metrics reduce by partial sums on
@@ -240,9 +240,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed,
                                              {**part_options, **{k: v[i] for k, v in tables.items()}}, complete)
                  for i, p in enumerate(ddf.to_delayed())]
-        while len(tasks) > _FAN_IN:  # a tree of merges: no task receives thousands of partials
-            tasks = [delayed(merge_partials)(tasks[i:i + _FAN_IN]) for i in range(0, len(tasks), _FAN_IN)]
-        (total,) = dask.compute(delayed(merge_partials)(tasks))
+        total = _compute_partials(tasks, progress)
         if not any(k != "__keys__" for k in total):
             raise InputError("the table has no rows to evaluate")
         if complete:
@@ -270,6 +268,47 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          "interval": "percentile bootstrap" if n_boot else "none",
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
+
+
+def _compute_partials(tasks: list, progress: Any) -> dict:
+    """Run the partition tasks and merge their partials (in a tree of merge tasks).
+
+    With ``progress``, it is called as ``progress(done, total)`` as partitions finish: on a
+    ``distributed`` client through futures, otherwise through a local-scheduler callback.
+    """
+    import dask
+    from dask import delayed
+
+    if progress is not None:
+        try:
+            from distributed import as_completed, get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            client = None
+        if client is not None:
+            futures = client.compute(tasks)
+            for done, _ in enumerate(as_completed(futures), 1):
+                progress(done, len(futures))
+            return merge_partials(client.gather(futures))
+    partition_keys = {task.key for task in tasks}
+    while len(tasks) > _FAN_IN:  # no task receives thousands of partials
+        tasks = [delayed(merge_partials)(tasks[i:i + _FAN_IN]) for i in range(0, len(tasks), _FAN_IN)]
+    final = delayed(merge_partials)(tasks)
+    if progress is None:
+        return dask.compute(final)[0]
+    from dask.callbacks import Callback
+
+    done = 0
+
+    def finished(key, *_):
+        nonlocal done
+        if key in partition_keys:
+            done += 1
+            progress(done, len(partition_keys))
+
+    with Callback(posttask=finished):
+        return dask.compute(final)[0]
 
 
 def _is_dask_frame(value: Any) -> bool:

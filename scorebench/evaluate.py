@@ -157,7 +157,8 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         content hash and the seed — the scheme of the Dask engine, which gives the same
         intervals however the table is partitioned.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each (metric, group).
+        Called as ``progress(done, total)`` after each (metric, group); on the Dask engine,
+        after each partition.
     **kind_options
         Options of the table kind (e.g. ``qrels=`` for ranking tables, ``atol=``).
 
@@ -184,7 +185,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
                              "larger than memory); evaluate a subset with the pandas engine for per-unit values")
 
         return evaluate_dask(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
-                             nan_policy=nan_policy, **kind_options)
+                             nan_policy=nan_policy, progress=progress, **kind_options)
     _check_options(ci, n_boot)
     check_choice(bootstrap, "bootstrap", BOOTSTRAPS)
     records = resolve_metrics(metrics)

@@ -362,3 +362,22 @@ def test_listwise_losses_partition_by_query(client):
                               n_boot=10)
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-9)
     assert (got.n == expected.n).all()
+
+
+@pytest.mark.parametrize("on_client", [True, False])
+def test_progress_is_reported_per_partition(client, monkeypatch, on_client):
+    import dask
+
+    if not on_client:  # the local threaded scheduler's callback path
+        def no_client():
+            raise ValueError("no client")
+
+        monkeypatch.setattr(distributed, "get_client", no_client)
+    table = _binary(n=300)
+    calls = []
+    expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")
+    with dask.config.set(scheduler="distributed" if on_client else "threads"):
+        got = scorebench.evaluate(dd.from_pandas(table, npartitions=5), "brier_score", n_boot=20,
+                                  progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(d, 5) for d in range(1, 6)]
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
