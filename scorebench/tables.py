@@ -86,8 +86,9 @@ class Inputs:
         covers every label and array value of the unit. The Poisson bootstrap derives its
         weights from these, so they are the same however the table is partitioned.
         """
-        columns = list(self.frame.columns) if self.key is None else \
-            [c for c in self.frame.columns if c in GROUP_COLUMNS or c == self.key]
+        # sorted: a table read back from hive-partitioned Parquet has its columns in another order
+        columns = sorted(self.frame.columns, key=str) if self.key is None else \
+            sorted((c for c in self.frame.columns if c in GROUP_COLUMNS or c == self.key), key=str)
         h = np.zeros(self.n, dtype=np.uint64)
         parts = [hash_labels(self.frame[c]) for c in columns]
         if self.key is None:

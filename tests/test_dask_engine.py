@@ -381,3 +381,21 @@ def test_progress_is_reported_per_partition(client, monkeypatch, on_client):
                                   progress=lambda done, total: calls.append((done, total)))
     assert calls == [(d, 5) for d in range(1, 6)]
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+
+
+def test_hive_partitioned_parquet_gives_the_in_memory_intervals(tmp_path):
+    # read back, the partition column is categorical and comes last: hashes must not care
+    import subprocess
+    import sys
+
+    table = _binary(n=400)
+    table.to_parquet(tmp_path / "hive", partition_cols=["system"])
+    proc = subprocess.run([sys.executable, "-m", "scorebench.cli", "evaluate", str(tmp_path / "hive"), "--engine",
+                           "dask", "-m", "brier_score", "-m", "ece", "--bootstrap", "40", "-o",
+                           str(tmp_path / "s.csv")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = pd.read_csv(tmp_path / "s.csv", comment="#").sort_values(["system", "metric"]).reset_index(drop=True)
+    expected = scorebench.evaluate(table, ["brier_score", "ece"], n_boot=40, bootstrap="poisson")
+    expected = expected.sort_values(["system", "metric"]).reset_index(drop=True)
+    np.testing.assert_allclose(got[["value", "ci_low", "ci_high"]], expected[["value", "ci_low", "ci_high"]],
+                               rtol=1e-9)

@@ -133,10 +133,10 @@ class FeatureStats:
         total = np.zeros(d)
         for start in range(0, n, step):
             centred = np.subtract(arr[start:start + step], shift, dtype=np.float64)
-            if not np.isfinite(centred).all():
+            total += centred.sum(axis=0)
+            if not np.isfinite(total).all():  # a NaN or inf anywhere in the chunk reaches its column sum
                 check_finite(np.asarray(arr[start:start + step], dtype=np.float64), "features",
                              labels=np.arange(start, start + centred.shape[0]))
-            total += centred.sum(axis=0)
             scatter = dsyrk(1.0, centred.T, beta=1.0, c=scatter, trans=0, overwrite_c=1)
         offset = total / n
         scatter -= np.outer(offset, offset * n)
