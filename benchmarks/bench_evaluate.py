@@ -35,8 +35,8 @@ def main() -> None:
     print(f"evaluate, {n:,} rows x {systems} systems, 1000 bootstrap rounds: {total:.2f} s "
           f"(CRPS alone {alone:.2f} s; bootstrap method: {scores.attrs['bootstrap']})")
     start = time.perf_counter()
-    exact = scorebench.evaluate(table[table.system == "s0"].iloc[:100_000], "crps_normal", n_boot=1000)
-    print(f"exact multinomial bootstrap, 100,000 rows x 1 system: {time.perf_counter() - start:.2f} s "
+    exact = scorebench.evaluate(table[table.system == "s0"].iloc[:40_000], "crps_normal", n_boot=1000)  # n*B <= 5e7
+    print(f"exact multinomial bootstrap, 40,000 rows x 1 system: {time.perf_counter() - start:.2f} s "
           f"({exact.attrs['bootstrap']})")
     try:
         import scoringrules as sr
