@@ -439,3 +439,45 @@ def test_cli_evaluate_calibration_tables(tmp_path):
     bad.to_csv(tmp_path / "bad.csv", index=False)
     result = runner.invoke(cli, ["evaluate", str(tmp_path / "bad.csv"), "-m", "ece"])
     assert result.exit_code == 2 and "column 'p'" in result.output and "Traceback" not in result.output
+
+
+# --- debiased l2 calibration error (Kumar, Liang & Ma 2019) ---------------------------
+
+@pytest.mark.parametrize("n", [40, 1_000, 50_000])
+@pytest.mark.parametrize("debias", [True, False])
+def test_l2_calibration_error_matches_the_authors_package(n, debias):
+    utils = pytest.importorskip("calibration.utils")
+    from scorebench.metrics.calibration import l2_calibration_error
+
+    rng = np.random.default_rng(n)
+    p = rng.uniform(0.001, 0.999, n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.08, 0, 1)).astype(int)  # slightly miscalibrated
+    expected = utils._get_ce(p, y, 2, debias, 15, utils.get_equal_prob_bins)
+    assert l2_calibration_error(y, p, debias=debias) == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_debiasing_removes_the_small_sample_floor():
+    # a calibrated forecaster: the plug-in error sits at a floor set by n; the debiased
+    # squared error is unbiased, so its mean over samples is near 0
+    from scorebench.metrics.calibration import l2_calibration_error
+
+    rng = np.random.default_rng(3)
+    plug, deb = [], []
+    for _ in range(200):
+        p = rng.uniform(size=300)
+        y = (rng.uniform(size=300) < p).astype(int)
+        plug.append(l2_calibration_error(y, p, debias=False) ** 2)
+        deb.append(scorebench.metric("l2_calibration_error").compute({"y": y, "p": p}) ** 2)
+    assert np.mean(plug) > 0.006  # the floor: about bins * E[p(1 - p)] / n = 15 / 6 / 300 = 0.0083
+    assert np.mean(deb) < 0.25 * np.mean(plug)
+
+
+def test_l2_calibration_error_bootstraps_through_its_bin_sums():
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=2000)
+    table = pd.DataFrame({"system": "a", "y": (rng.uniform(size=2000) < p * 0.9).astype(int), "p": p})
+    scores = scorebench.evaluate(table, ["l2_calibration_error", "l2_calibration_error(debias=false)"], n_boot=200)
+    assert "sufficient statistics" in scores.attrs["bootstrap"]
+    debiased, plug = scores.value
+    assert 0 <= debiased < plug
+    assert (scores.ci_low <= scores.value).all() and (scores.value <= scores.ci_high).all()

@@ -8,6 +8,7 @@ name                        kind        what
 ==========================  ==========  ==========================================
 ``ece``                     binary      binned ECE (``n_bins``, ``binning``)
 ``mce``                     binary      maximum calibration error
+``l2_calibration_error``    binary      binned l2 error, debiased (Kumar et al.)
 ``adaptive_ece``            binary      ECE over equal-count bins
 ``smooth_ece``              binary      kernel ECE with a reflected Gaussian kernel
 ``balance_score``           binary      accuracy minus confidence (per row)
@@ -23,13 +24,15 @@ from __future__ import annotations
 
 from ._common import BINNINGS, BinStats, bin_stats
 from .balance import balance_score, balance_score_top_label
-from .binned import ReliabilityDiagram, adaptive_ece, classwise_ece, ece, ece_top_label, mce, reliability_diagram
+from .binned import (ReliabilityDiagram, adaptive_ece, classwise_ece, ece, ece_top_label, l2_calibration_error, mce,
+                     reliability_diagram)
 from .murphy import BrierDecomposition, brier_decomposition, brier_reliability, brier_resolution
 from .skill import skill_score
 from .smooth import smooth_ece, smooth_ece_at
 
 __all__ = [
-    "BINNINGS", "BinStats", "bin_stats", "ece", "mce", "adaptive_ece", "ece_top_label", "classwise_ece",
+    "BINNINGS", "BinStats", "bin_stats", "ece", "mce", "l2_calibration_error", "adaptive_ece", "ece_top_label",
+    "classwise_ece",
     "smooth_ece", "smooth_ece_at", "balance_score", "balance_score_top_label", "reliability_diagram",
     "ReliabilityDiagram", "brier_decomposition", "BrierDecomposition", "brier_reliability", "brier_resolution",
     "skill_score",
