@@ -187,3 +187,16 @@ def test_float32_screen_gives_the_exact_float64_ranking(metric, layout):
     expected = np.lexsort((np.broadcast_to(np.arange(n), sims.shape), -sims), axis=1)[:, :depth]
     got = np.concatenate([hits for _, hits in _top_hits(codes, Z, np.arange(n), depth, metric, 37)])
     np.testing.assert_array_equal(got, codes[expected] == codes[:, None])
+
+
+def test_threaded_chunks_give_the_single_thread_result():
+    # chunks run in parallel threads when BLAS has several; the result must not depend on it
+    from threadpoolctl import threadpool_limits
+
+    from scorebench.metrics.embedding_retrieval import retrieval_scores
+
+    y, X = data(5, n=900, dim=8, classes=30)
+    threaded = retrieval_scores(y, X, ks=(1, 4), chunk_size=50)
+    with threadpool_limits(limits=1, user_api="blas"):
+        single = retrieval_scores(y, X, ks=(1, 4), chunk_size=50)
+    assert threaded == single

@@ -100,11 +100,34 @@ def _top_hits(codes: np.ndarray, X: np.ndarray, queries: np.ndarray, depth: int,
     n = X.shape[0]
     step = _chunk_rows(n, chunk_size)
     gallery = _Gallery.build(X, depth)
-    for start in range(0, queries.size, step):
-        positions = slice(start, min(queries.size, start + step))
-        rows = queries[positions]
-        neighbours = _nearest(gallery, rows, depth, metric)
-        yield positions, codes[neighbours] == codes[rows, None]
+    chunks = [slice(start, min(queries.size, start + step)) for start in range(0, queries.size, step)]
+    workers = min(len(chunks), _blas_threads())
+    if workers < 2:
+        for positions in chunks:
+            yield positions, _chunk_hits(gallery, codes, queries[positions], depth, metric)
+        return
+    # As many threads as BLAS would use, each running whole chunks on a one-thread BLAS:
+    # NumPy releases the GIL in the product, the partition and the sorts, so the selection
+    # work runs in parallel too (a threaded BLAS alone only parallelises the product).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        hits = list(pool.map(lambda positions: _chunk_hits(gallery, codes, queries[positions], depth, metric),
+                             chunks))  # small (queries x depth booleans); the limit ends before yielding
+    yield from zip(chunks, hits)
+
+
+def _blas_threads() -> int:
+    from threadpoolctl import threadpool_info
+
+    return max((info.get("num_threads", 1) for info in threadpool_info() if info.get("user_api") == "blas"),
+               default=1)
+
+
+def _chunk_hits(gallery: "_Gallery", codes: np.ndarray, rows: np.ndarray, depth: int, metric: str) -> np.ndarray:
+    return codes[_nearest(gallery, rows, depth, metric)] == codes[rows, None]
 
 
 @dataclass(frozen=True)
