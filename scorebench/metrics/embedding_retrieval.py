@@ -101,7 +101,7 @@ def _top_hits(codes: np.ndarray, X: np.ndarray, queries: np.ndarray, depth: int,
     step = _chunk_rows(n, chunk_size)
     gallery = _Gallery.build(X, depth)
     chunks = [slice(start, min(queries.size, start + step)) for start in range(0, queries.size, step)]
-    workers = min(len(chunks), _blas_threads())
+    workers = min(len(chunks), _blas_threads(), 8)  # each thread holds a chunk's scores (~30 MB)
     if workers < 2:
         for positions in chunks:
             yield positions, _chunk_hits(gallery, codes, queries[positions], depth, metric)
