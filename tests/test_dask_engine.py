@@ -399,3 +399,19 @@ def test_hive_partitioned_parquet_gives_the_in_memory_intervals(tmp_path):
     expected = expected.sort_values(["system", "metric"]).reset_index(drop=True)
     np.testing.assert_allclose(got[["value", "ci_low", "ci_high"]], expected[["value", "ci_low", "ci_high"]],
                                rtol=1e-9)
+
+
+def test_cli_connects_to_a_scheduler_address(client, tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    table = _binary(n=200)
+    table.to_parquet(tmp_path / "t.parquet")
+    res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "t.parquet"), "--engine", "dask", "--scheduler",
+                                   client.scheduler.address, "-m", "brier_score", "--bootstrap", "20",
+                                   "-o", str(tmp_path / "s.csv")])
+    assert res.exit_code == 0, res.output
+    got = pd.read_csv(tmp_path / "s.csv", comment="#")
+    expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
