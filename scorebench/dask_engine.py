@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -43,21 +44,19 @@ from .stats import percentile_interval, poisson_weights
 from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
 from .validation import check_choice
 
-__all__ = ["evaluate_dask", "read_dask", "partition_partials", "merge_partials"]
+__all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials"]
 
 _WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
 _BUCKET = "__scorebench_unit_bucket__"
 _FAN_IN = 32  # partials merged per task
 
 
-def read_dask(pattern: str, *, scheduler: str | None = None, blocksize: str = "64MB"):
+def read_dask(pattern: str, *, blocksize: str = "64MB"):
     """Read a Parquet or CSV glob (or a partitioned Parquet folder) lazily with Dask.
 
     Each partition is at most one Parquet row group / file or ``blocksize`` of CSV, which
-    bounds a worker's memory. ``scheduler`` is the address of a running ``distributed``
-    scheduler (``tcp://host:8786``), which becomes the default for the computation;
-    without it the local threaded scheduler is used. Paths with a URL scheme
-    (``s3://...``) go to fsspec unchecked; local ones must match at least one file.
+    bounds a worker's memory. Paths with a URL scheme (``s3://...``) go to fsspec
+    unchecked; local ones must match at least one file.
     """
     try:
         import dask.dataframe as dd
@@ -66,17 +65,32 @@ def read_dask(pattern: str, *, scheduler: str | None = None, blocksize: str = "6
     pattern = os.fspath(pattern)
     if "://" not in pattern and not os.path.isdir(pattern) and not glob.glob(pattern):
         raise InputError(f"no file matches {pattern!r}")
-    if scheduler:
-        from distributed import Client
-
-        try:
-            Client(scheduler, timeout="10s")  # becomes the default scheduler for compute()
-        except (OSError, TimeoutError) as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
     lowered = pattern.lower().rstrip("/")
     if lowered.endswith((".csv", ".csv.gz", ".tsv")):
         return dd.read_csv(pattern, sep="\t" if lowered.endswith(".tsv") else ",", blocksize=blocksize)
     return dd.read_parquet(pattern)
+
+
+@contextmanager
+def connect(scheduler: str | None) -> Iterator[Any]:
+    """Use the ``distributed`` scheduler at ``scheduler`` (``tcp://host:8786``) inside the block.
+
+    The client is the default for every computation in the block and is closed after it;
+    ``None`` leaves the current scheduler (a client already made, or Dask's local one).
+    """
+    if not scheduler:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        raise InputError("--scheduler needs the optional extra: pip install 'scorebench[dask]'") from None
+    try:
+        client = Client(scheduler, timeout="10s", set_as_default=True)
+    except (OSError, TimeoutError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    with client:
+        yield client
 
 
 def _resolve(records: Sequence[Metric], kind: str | None, kind_options: dict[str, Any]):

@@ -411,6 +411,9 @@ def test_cli_connects_to_a_scheduler_address(client, tmp_path):
     res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "t.parquet"), "--engine", "dask", "--scheduler",
                                    client.scheduler.address, "-m", "brier_score", "--bootstrap", "20",
                                    "-o", str(tmp_path / "s.csv")])
+    opened = distributed.default_client()
+    if opened is not client:  # the command's own connection: close it (the fixture's stays the default)
+        opened.close()
     assert res.exit_code == 0, res.output
     got = pd.read_csv(tmp_path / "s.csv", comment="#")
     expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
+from ..dask_engine import connect, read_dask
 from ..errors import InputError
 from ..evaluate import evaluate
 from ..io import read_table
@@ -58,47 +60,50 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
     """
     if (table is None) == (model_spec is None):
         raise click.UsageError("give either TABLE or --model with --data and --reference")
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler applies to --engine dask")
     kind_options = parse_options(options)
-    for name, value in (("qrels", _read_qrels(qrels, engine, scheduler) if qrels else None),
-                        ("relevance_level", relevance_level), ("atol", atol),
-                        ("complete", complete or None), ("renormalize", renormalize or None)):
-        if value is not None:
-            kind_options[name] = value
-    if model_spec is not None:
-        data = _model_features(model_spec, data_paths, reference, device)
-        kind = kind or "features"
-    elif engine == "dask":
-        from ..dask_engine import read_dask
-
-        data = read_dask(str(table), scheduler=scheduler)
-    else:
-        data = read_table(table)
-    if kind is not None:
-        get_kind(kind)
-    bar = None
-    show = progress if progress is not None else (click.get_text_stream("stderr").isatty() and n_boot > 0)
-
-    def tick(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = click.progressbar(length=total, label="evaluating", file=click.get_text_stream("stderr"))
-            bar.__enter__()
-        bar.update(done - bar.pos)
-        if done == total:
-            bar.__exit__(None, None, None)
-
-    scores = evaluate(data, list(metrics), kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
-                      nan_policy=nan_policy, per_unit=per_unit, progress=tick if show else None,
-                      **kind_options)
+    with connect(scheduler) if engine == "dask" else nullcontext():
+        for name, value in (("qrels", _read_qrels(qrels, engine) if qrels else None),
+                            ("relevance_level", relevance_level), ("atol", atol),
+                            ("complete", complete or None), ("renormalize", renormalize or None)):
+            if value is not None:
+                kind_options[name] = value
+        if model_spec is not None:
+            data = _model_features(model_spec, data_paths, reference, device)
+            kind = kind or "features"
+        elif engine == "dask":
+            data = read_dask(str(table))
+        else:
+            data = read_table(table)
+        if kind is not None:
+            get_kind(kind)
+        show = progress if progress is not None else (click.get_text_stream("stderr").isatty() and n_boot > 0)
+        scores = evaluate(data, list(metrics), kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
+                          nan_policy=nan_policy, per_unit=per_unit, progress=_ProgressBar() if show else None,
+                          **kind_options)
     emit(scores, output, fmt)
 
 
-def _read_qrels(path: Path, engine: str, scheduler: str | None):
+class _ProgressBar:
+    """``progress(done, total)`` drawing a click progress bar on standard error."""
+
+    def __init__(self) -> None:
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="evaluating", file=click.get_text_stream("stderr"))
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+        if done == total:
+            self.bar.__exit__(None, None, None)
+
+
+def _read_qrels(path: Path, engine: str):
     """Qrels in memory, or (Dask engine, a glob or folder) as a lazily read Dask table."""
     if engine == "dask" and (any(c in str(path) for c in "*?[") or path.is_dir()):
-        from ..dask_engine import read_dask
-
-        return read_dask(str(path), scheduler=scheduler)
+        return read_dask(str(path))
     if not path.is_file():
         raise InputError(f"--qrels: file not found: {path}")
     return read_table(path)
