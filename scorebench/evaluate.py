@@ -21,7 +21,7 @@ from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
 from .stats import (benjamini_hochberg, bootstrap_means, diebold_mariano, holm, paired_bootstrap,
-                    paired_permutation, paired_t, percentile_interval, poisson_weights, rng_for)
+                    paired_permutation, paired_t, percentile_interval, PoissonRounds, rng_for)
 from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind
 from .validation import check_choice, describe_rows
 
@@ -201,7 +201,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         for g, idx in enumerate(groups):
             label = _group_label(prep.keys, g)
             rng = rng_for(seed, record.name, label)
-            weights = None if hashes is None else poisson_weights(hashes[idx], seed, n_boot)
+            weights = None if hashes is None else PoissonRounds(hashes[idx], seed, n_boot)
             if contrib is not None:
                 value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights)
                 if per_unit:
@@ -231,18 +231,18 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
 
 
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,
-                   nan_policy: str, weights: np.ndarray | None) -> tuple[float, float, float, int, str]:
+                   nan_policy: str, weights: PoissonRounds | None) -> tuple[float, float, float, int, str]:
     if nan_policy == "omit":
         keep = ~np.isnan(values)
         values = values[keep]
-        weights = None if weights is None else weights[:, keep]
+        weights = None if weights is None else weights.subset(keep)
     if values.size == 0:
         raise InputError("a group has no rows left to evaluate")
     value = float(values.mean())
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
     if weights is not None:
-        means, method = poisson_means(weights @ values, weights.sum(axis=1)), "poisson"
+        means, method = poisson_means(*weights.weighted_sums(values)), "poisson"
     else:
         boot = bootstrap_means(values, n_boot, rng)
         means, method = boot.means, boot.method
@@ -257,7 +257,7 @@ def poisson_means(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci: float,
-               rng: np.random.Generator, weights: np.ndarray | None) -> tuple[float, float, float, int, str]:
+               rng: np.random.Generator, weights: PoissonRounds | None) -> tuple[float, float, float, int, str]:
     value = float(record.compute(inputs.take(idx)))
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
@@ -266,9 +266,7 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
         method = "row resampling (sufficient statistics)" if weights is None else "poisson row weights"
     else:
         replicates = np.empty(n_boot)
-        for b in range(n_boot):
-            sample = (idx[rng.integers(0, idx.size, idx.size)] if weights is None
-                      else np.repeat(idx, weights[b].astype(np.int64)))
+        for b, sample in enumerate(_resamples(idx, n_boot, rng, weights)):
             try:
                 replicates[b] = record.compute(inputs.take(sample))
             except InputError:  # e.g. a resample without any positive: undefined, counted below
@@ -284,26 +282,38 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
 
 
 def _weighted_replicates(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int,
-                         rng: np.random.Generator, weights: np.ndarray | None) -> np.ndarray:
+                         rng: np.random.Generator, weights: PoissonRounds | None) -> np.ndarray:
     """Bootstrap a set-level metric through its sufficient statistics, rounds in blocks.
 
     A multinomial resample is the weight vector of how often each row was drawn, so the
     metric's ``partial(arrays, weights)`` gives every round's statistics in one pass.
     """
     arrays = inputs.take(idx)
-    n = idx.size
-    rounds = max(1, min(n_boot, 4_000_000 // max(n, 1)))
     out = np.empty(n_boot)
-    for start in range(0, n_boot, rounds):
-        stop = min(n_boot, start + rounds)
-        if weights is None:
-            block = np.empty((stop - start, n))
-            for r in range(stop - start):
-                block[r] = np.bincount(rng.integers(0, n, n), minlength=n)
-        else:
-            block = weights[start:stop]
-        out[start:stop] = record.finalize_stats(record.partial_stats(arrays, block))
+    for start, block in (_multinomial_blocks(idx.size, n_boot, rng) if weights is None else weights.blocks()):
+        out[start:start + block.shape[0]] = record.finalize_stats(record.partial_stats(arrays, block))
     return out
+
+
+def _multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator):
+    """``(first_round, counts)``: how often each of ``n`` rows is drawn, a block of rounds at a time."""
+    rounds = max(1, min(n_boot, 4_000_000 // max(n, 1)))
+    for start in range(0, n_boot, rounds):
+        block = np.empty((min(n_boot, start + rounds) - start, n))
+        for r in range(block.shape[0]):
+            block[r] = np.bincount(rng.integers(0, n, n), minlength=n)
+        yield start, block
+
+
+def _resamples(idx: np.ndarray, n_boot: int, rng: np.random.Generator, weights: PoissonRounds | None):
+    """The rows of each bootstrap resample: drawn with replacement, or repeated by their Poisson weight."""
+    if weights is None:
+        for _ in range(n_boot):
+            yield idx[rng.integers(0, idx.size, idx.size)]
+        return
+    for _, block in weights.blocks():
+        for w in block:
+            yield np.repeat(idx, w.astype(np.int64))
 
 
 def _unit_frame(prep: _Prepared, record: Metric, idx: np.ndarray, values: np.ndarray) -> pd.DataFrame:

@@ -28,7 +28,7 @@ from .errors import InputError
 __all__ = [
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
-    "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano",
+    "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -310,13 +310,16 @@ def _poisson_tables() -> tuple[np.ndarray, np.ndarray]:
     return _POISSON_TABLES
 
 
-def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int, out: np.ndarray | None = None) -> np.ndarray:
+def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int, out: np.ndarray | None = None,
+                    start_round: int = 0) -> np.ndarray:
     """Poisson(1) bootstrap weights, shape ``(n_boot, n)``, from 64-bit unit hashes.
 
     Round ``b`` of unit ``u`` is a function of (seed, hash of u, b) only, so the weights
     do not depend on the order or partitioning of the rows. Two rounds share one
     splitmix64 output (32 bits each), so the resolution is 2**-32 per draw. ``out``, an
     array of that shape and float64 dtype (rows may be strided), receives the weights.
+    ``start_round`` (even) gives rounds ``start_round, ..., start_round + n_boot - 1``, so
+    long runs of rounds can be drawn a block at a time.
 
     Examples
     --------
@@ -325,6 +328,8 @@ def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int, out: np.ndarr
     ((4, 100000), 1.0, 1.0)
     """
     h = np.asarray(unit_hash, dtype=np.uint64).ravel()
+    if start_round % 2:
+        raise ValueError(f"start_round must be even (rounds are drawn in pairs), got {start_round}")
     if out is None:
         out = np.empty((n_boot, h.size), dtype=np.float64)
     elif out.shape != (n_boot, h.size) or out.dtype != np.float64:
@@ -341,7 +346,7 @@ def poisson_weights(unit_hash: np.ndarray, seed: int, n_boot: int, out: np.ndarr
         np.bitwise_xor(h[start:stop], seed_mix, out=b)
         _splitmix64_inplace(b, tt)
         for pair in range(0, n_boot, 2):
-            np.bitwise_xor(b, np.uint64(((pair + 1) * 0x9E3779B97F4A7C15) % 2**64), out=zz)
+            np.bitwise_xor(b, np.uint64(((start_round + pair + 1) * 0x9E3779B97F4A7C15) % 2**64), out=zz)
             _splitmix64_inplace(zz, tt)
             _draw(zz, 48, None, out[pair, start:stop], table, thresholds, tt, ff)
             if pair + 1 < n_boot:
@@ -363,6 +368,33 @@ def _draw(z: np.ndarray, shift: int, mask: np.uint64 | None, out: np.ndarray, ta
         out[where] = np.searchsorted(thresholds, uniform, side="right")
 
 
-def poisson_bootstrap_sums(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted sums ``sum_i w_bi * values_i`` and weight totals per round (mergeable)."""
-    return weights @ values, weights.sum(axis=1)
+@dataclass(frozen=True)
+class PoissonRounds:
+    """The Poisson weights of a set of units, drawn a block of rounds at a time.
+
+    ``blocks()`` yields ``(first_round, weights)`` with ``weights`` of shape
+    ``(rounds, n)`` and at most about ``cells`` entries, so ``n_boot x n`` is never held
+    at once; the blocks together equal ``poisson_weights(hashes, seed, n_boot)``.
+    """
+
+    hashes: np.ndarray
+    seed: int
+    n_boot: int
+    cells: int = 8_388_608
+
+    def subset(self, keep: np.ndarray) -> "PoissonRounds":
+        return PoissonRounds(self.hashes[keep], self.seed, self.n_boot, self.cells)
+
+    def blocks(self):
+        n = max(self.hashes.size, 1)
+        rounds = max(2, (self.cells // n) // 2 * 2)
+        for first in range(0, self.n_boot, rounds):
+            yield first, poisson_weights(self.hashes, self.seed, min(rounds, self.n_boot - first), start_round=first)
+
+    def weighted_sums(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per round, the weighted sum of ``values`` and the total weight."""
+        sums, totals = np.empty(self.n_boot), np.empty(self.n_boot)
+        for first, w in self.blocks():
+            sums[first:first + w.shape[0]] = w @ values
+            totals[first:first + w.shape[0]] = w.sum(axis=1)
+        return sums, totals

@@ -418,3 +418,19 @@ def test_cli_connects_to_a_scheduler_address(client, tmp_path):
     got = pd.read_csv(tmp_path / "s.csv", comment="#")
     expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+
+
+def test_poisson_rounds_in_blocks_equal_the_whole_matrix():
+    from scorebench.stats import PoissonRounds, poisson_weights
+
+    h = np.random.default_rng(1).integers(0, 2**63, 1000, dtype=np.uint64)
+    whole = poisson_weights(h, seed=3, n_boot=37)
+    rounds = PoissonRounds(h, seed=3, n_boot=37, cells=5_000)  # blocks of 4 rounds
+    got = np.vstack([w for _, w in rounds.blocks()])
+    np.testing.assert_array_equal(got, whole)
+    values = np.random.default_rng(2).normal(size=1000)
+    sums, totals = rounds.weighted_sums(values)
+    np.testing.assert_allclose(sums, whole @ values, rtol=1e-12)
+    np.testing.assert_array_equal(totals, whole.sum(axis=1))
+    with pytest.raises(ValueError, match="even"):
+        poisson_weights(h, seed=3, n_boot=2, start_round=1)
