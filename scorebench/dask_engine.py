@@ -49,6 +49,7 @@ __all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge
 _WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
 _BUCKET = "__scorebench_unit_bucket__"
 _FAN_IN = 32  # partials merged per task
+_PLACEHOLDER = "\x00scorebench-placeholder"  # a query id no qrels holds
 
 
 def read_dask(pattern: str, *, blocksize: str = "64MB"):
@@ -257,9 +258,10 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         total = _compute_partials(tasks, progress)
         if not any(k != "__keys__" for k in total):
             raise InputError("the table has no rows to evaluate")
-        if complete:
-            _add_missing_units(total, names, kind_options, n_boot, seed)
         by_cols = _infer_by(ddf, by_list, total)
+        if complete:
+            _add_missing_units(total, [m for m in per_row if m.per_row], by_cols, nan_policy, kind_options, n_boot,
+                               seed)
         by_name = {m.name: m for m in per_row}
         for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
                                          key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
@@ -396,24 +398,49 @@ def _infer_by(ddf: Any, by_list: list[str] | None, total: dict) -> list[str]:
     return [c for c in ("system", "task") if c in ddf.columns]
 
 
-def _add_missing_units(total: dict, names: list[str], kind_options: dict[str, Any], n_boot: int,
-                       seed: int) -> None:
-    """``complete``: queries judged in the qrels but absent from a group's run count as 0."""
-    qrels = kind_options.get("qrels")
-    if qrels is None or "__keys__" not in total:
+def _add_missing_units(total: dict, records: Sequence[Metric], by_cols: list[str], nan_policy: str,
+                       kind_options: dict[str, Any], n_boot: int, seed: int) -> None:
+    """``complete``: score the queries judged in the qrels but absent from a group's run.
+
+    They are scored by the kind and the metrics themselves, as the in-memory engine scores
+    them (nothing retrieved: most measures are 0, but ``num_rel`` is the query's count of
+    relevant documents): the kind extracts, with ``complete=True``, a run holding one
+    placeholder query per group against the qrels of the missing queries; the placeholder
+    and the queries a group did retrieve are dropped, the rest added to the partial sums.
+    """
+    qrels, seen = kind_options.get("qrels"), total.get("__keys__")
+    if qrels is None or seen is None:
         return
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_table(qrels)
     qids = qrels["qid"].astype(str).unique()
     judged = set(qids.compute() if hasattr(qids, "compute") else qids)
-    for key, seen in total["__keys__"].items():
-        missing = sorted(judged - seen)
-        if not missing:
+    missing = {key: judged - units for key, units in seen.items()}
+    wanted = sorted(set().union(*missing.values()))
+    if not wanted:
+        return
+    rows = qrels[qrels["qid"].astype(str).isin(wanted)]
+    rows = rows.compute() if hasattr(rows, "compute") else rows
+    rows = rows[["qid", "docid", "relevance"]].assign(qid=lambda f: label_text(f["qid"]).astype(str))
+    placeholder = pd.DataFrame({"qid": [_PLACEHOLDER], "docid": [_PLACEHOLDER], "relevance": [0]})
+    run = pd.DataFrame([{**dict(zip(by_cols, key)), "qid": _PLACEHOLDER, "docid": _PLACEHOLDER, "score": 0.0}
+                        for key in missing])
+    options = {**kind_options, "qrels": pd.concat([rows, placeholder], ignore_index=True), "complete": True}
+    inputs = get_kind("ranking").extract(run, nan_policy=nan_policy, **options)
+    codes, keys = _codes(inputs.frame, by_cols)
+    qid = inputs.frame["qid"].astype(str).to_numpy()
+    kept = np.array([q in missing.get(keys[c], ()) for q, c in zip(qid, codes)], dtype=bool)
+    hashes = inputs.unit_hashes()
+    for g, key in enumerate(keys):
+        idx = np.flatnonzero(kept & (codes == g))
+        if idx.size == 0:
             continue
-        frame = pd.DataFrame({**{c: [v] * len(missing) for c, v in zip(("system", "task"), key)}, "qid": missing})
-        weights = poisson_weights(Inputs(frame, {}, key="qid").unit_hashes(), seed, n_boot) if n_boot else None
-        for name in names:
-            entry = total[(key, name)]
-            entry["n"] += len(missing)
-            if weights is not None:
-                entry["totals"] = entry["totals"] + weights.sum(axis=1)
+        w = poisson_weights(hashes[idx], seed, n_boot) if n_boot else None
+        for record in records:
+            values, keep = _kept_values(_contributions(record, inputs, nan_policy)[idx], nan_policy)
+            entry = total[(key, record.name)]
+            entry["sum"] += float(values.sum())
+            entry["n"] += int(idx.size if keep is None else keep.sum())
+            if w is not None:
+                entry["sums"] = entry["sums"] + w @ values
+                entry["totals"] = entry["totals"] + (w.sum(axis=1) if keep is None else w @ keep)

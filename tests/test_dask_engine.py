@@ -151,7 +151,8 @@ def _ranking(queries=60, docs=20, seed=4):
 @pytest.mark.parametrize("complete", [False, True])
 def test_ranking_metrics_shuffle_by_query(client, complete):
     run, qrels = _ranking()
-    metrics = ["ndcg@10", "map", "mrr"]
+    metrics = _mergeable("ranking")  # every registered ranking metric
+    assert len(metrics) >= 15
     expected = scorebench.evaluate(run, metrics, qrels=qrels, complete=complete, n_boot=50, bootstrap="poisson")
     got = scorebench.evaluate(dd.from_pandas(run, npartitions=5), metrics, qrels=qrels, complete=complete,
                               n_boot=50)
@@ -434,3 +435,18 @@ def test_poisson_rounds_in_blocks_equal_the_whole_matrix():
     np.testing.assert_array_equal(totals, whole.sum(axis=1))
     with pytest.raises(ValueError, match="even"):
         poisson_weights(h, seed=3, n_boot=2, start_round=1)
+
+
+def test_complete_with_system_and_task_groups(client):
+    # every (system, task) group gets its own missing queries, scored by the metrics (num_rel > 0)
+    run, qrels = _ranking(queries=40)
+    run = pd.concat([run.assign(task="t1"), run[run.qid.astype(int) % 3 != 0].assign(task="t2")], ignore_index=True)
+    metrics = ["ndcg@10", "num_rel", "num_ret", "map"]
+    expected = scorebench.evaluate(run, metrics, qrels=qrels, complete=True, n_boot=25, bootstrap="poisson")
+    got = scorebench.evaluate(dd.from_pandas(run.sample(frac=1.0, random_state=3), npartitions=6), metrics,
+                              qrels=qrels, complete=True, n_boot=25)
+    key = ["system", "task", "metric"]
+    expected, got = (f.sort_values(key).reset_index(drop=True) for f in (expected, got))
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert (got.n == expected.n).all()

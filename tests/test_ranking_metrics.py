@@ -306,3 +306,22 @@ def test_paired_comparison_per_query_through_compare():
     is_a = inputs.frame["system"].eq("a").to_numpy()
     assert out["mean_diff"].iloc[0] == pytest.approx(values[is_a].mean() - values[~is_a].mean())
     assert {"p_holm", "p_bh"} <= set(out.columns) and (out["n"] == is_a.sum()).all()
+
+
+def test_system_and_task_groups_are_kept():
+    # Regression: with both columns, pandas' factorize of the MultiIndex dropped the level
+    # names, so every (system, task) was pooled into one group.
+    rng = np.random.default_rng(9)
+    qid = np.repeat(np.arange(20), 10).astype(str)
+    docid = np.tile(np.arange(10), 20).astype(str)
+    qrels = pd.DataFrame({"qid": qid, "docid": docid, "relevance": rng.integers(0, 3, qid.size)})
+    run = pd.concat([pd.DataFrame({"system": s, "task": t, "qid": qid, "docid": docid,
+                                   "score": rng.normal(size=qid.size)})
+                     for s in ("a", "b") for t in ("t1", "t2")], ignore_index=True)
+    scores = scorebench.evaluate(run, "ndcg@5", qrels=qrels, n_boot=0)
+    assert list(scores[["system", "task"]].itertuples(index=False, name=None)) == [
+        ("a", "t1"), ("a", "t2"), ("b", "t1"), ("b", "t2")]
+    for (s, t), part in run.groupby(["system", "task"]):
+        alone = scorebench.evaluate(part.drop(columns=["system", "task"]), "ndcg@5", qrels=qrels, n_boot=0)
+        got = scores[(scores.system == s) & (scores.task == t)].value.item()
+        assert got == pytest.approx(alone.value.item(), rel=1e-12)

@@ -393,6 +393,7 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
         index = pd.MultiIndex.from_frame(run[groups])
         codes, uniques = pd.factorize(index, sort=True)
         gframe = uniques.to_frame(index=False)
+        gframe.columns = groups  # factorize drops the level names: without them the groups were lost
     if (codes < 0).any():
         bad = codes < 0
         raise InputError(f"columns {groups}: missing values in {describe_rows(bad, run.index)}")
