@@ -450,3 +450,19 @@ def test_complete_with_system_and_task_groups(client):
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
     assert (got.n == expected.n).all()
+
+
+@pytest.mark.parametrize("kind", sorted(_kind_tables()))
+def test_system_and_task_groups_survive_every_kind(kind):
+    # (in memory) two grouping columns must give one row per (system, task) and metric
+    table = _kind_tables()[kind]
+    if "system" not in table:
+        table = table.assign(system="a")
+    half = len(table) // 2
+    table = table.assign(task=np.where(np.arange(len(table)) < half, "t1", "t2"))
+    if kind == "ensemble_long":  # keep each id's members in one task
+        table = table.assign(task=np.where(table["id"] < table["id"].median(), "t1", "t2"))
+    metric = _mergeable(kind)[0]
+    scores = scorebench.evaluate(table, metric, kind=kind.split("_")[0], n_boot=0)
+    assert {"system", "task"} <= set(scores.columns)
+    assert len(scores) == table.groupby(["system", "task"]).ngroups
