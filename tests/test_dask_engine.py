@@ -466,3 +466,15 @@ def test_system_and_task_groups_survive_every_kind(kind):
     scores = scorebench.evaluate(table, metric, kind=kind.split("_")[0], n_boot=0)
     assert {"system", "task"} <= set(scores.columns)
     assert len(scores) == table.groupby(["system", "task"]).ngroups
+
+
+@pytest.mark.parametrize("nan_policy", ["omit", "propagate"])
+def test_nan_policies_match_pandas(client, nan_policy):
+    table = _parametric(n=400)
+    table.loc[::37, "mu"] = np.nan  # rows spread over every partition
+    metrics = ["crps_normal", "log_score_normal"]
+    expected = scorebench.evaluate(table, metrics, n_boot=30, bootstrap="poisson", nan_policy=nan_policy)
+    got = scorebench.evaluate(dd.from_pandas(table, npartitions=7), metrics, n_boot=30, nan_policy=nan_policy)
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
+    assert (got.n == expected.n).all()
