@@ -200,3 +200,24 @@ def test_threaded_chunks_give_the_single_thread_result():
     with threadpool_limits(limits=1, user_api="blas"):
         single = retrieval_scores(y, X, ks=(1, 4), chunk_size=50)
     assert threaded == single
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_ndcg_matches_scikit_learn_per_query(k):
+    from sklearn.metrics import ndcg_score
+
+    from scorebench.metrics.embedding_retrieval import ndcg_at_k
+
+    y, X = data(7, n=200, dim=6, classes=10)
+    Z = X / np.linalg.norm(X, axis=1, keepdims=True)
+    sims = Z @ Z.T
+    expected = []
+    for i in range(len(y)):
+        others = np.arange(len(y)) != i
+        relevant = (y[others] == y[i]).astype(float)
+        if relevant.any():  # continuous similarities: no ties, so tie handling does not matter
+            expected.append(ndcg_score([relevant], [sims[i, others]], k=k))
+    assert ndcg_at_k(y, X, k=k) == pytest.approx(np.mean(expected), rel=1e-12)
+    table = pd.DataFrame({"system": "s", "label": y, **{f"f{j}": X[:, j] for j in range(X.shape[1])}})
+    scores = scorebench.evaluate(table, f"embedding_ndcg@{k}", n_boot=0)
+    assert scores.value.item() == pytest.approx(np.mean(expected), rel=1e-12)

@@ -48,7 +48,7 @@ from ..registry import register
 from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, describe_rows
 
-__all__ = ["recall_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
+__all__ = ["recall_at_k", "ndcg_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
            "RetrievalScores", "extract_embeddings", "SIMILARITIES"]
 
 SIMILARITIES = ("cosine", "euclidean")
@@ -254,9 +254,16 @@ def _map_at_r(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
     return (precision * (hits & within)).sum(axis=1) / np.maximum(R, 1)
 
 
+def _ndcg(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    ideal = np.cumsum(discount)[np.clip(R, 1, k) - 1]
+    return (hits[:, :k] * discount).sum(axis=1) / ideal
+
+
 _MEASURES: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
-    "recall": _recall, "r_precision": _r_precision, "map_at_r": _map_at_r,
+    "recall": _recall, "r_precision": _r_precision, "map_at_r": _map_at_r, "ndcg": _ndcg,
 }
+_CUTOFF_MEASURES = ("recall", "ndcg")  # measures of the top k only
 
 
 def retrieval_per_query(labels: Any, embeddings: Any, *, measure: str, k: int = 1,
@@ -269,9 +276,9 @@ def retrieval_per_query(labels: Any, embeddings: Any, *, measure: str, k: int = 
     labels : array-like, shape (n,)
     embeddings : array-like, shape (n, d)
         The gallery; every query is one of its rows and never retrieves itself.
-    measure : {"recall", "r_precision", "map_at_r"}
+    measure : {"recall", "r_precision", "map_at_r", "ndcg"}
     k : int
-        Cut-off of ``"recall"``.
+        Cut-off of ``"recall"`` and ``"ndcg"``.
     metric : {"cosine", "euclidean"}
     queries : array-like of int, optional
         Rows used as queries (default: all rows, each once).
@@ -291,7 +298,7 @@ def retrieval_per_query(labels: Any, embeddings: Any, *, measure: str, k: int = 
     if queries.size and (queries.min() < 0 or queries.max() >= n):
         raise InputError(f"queries: row numbers must lie in [0, {n - 1}]")
     R = (np.bincount(codes)[codes] - 1)[queries]
-    if measure == "recall":
+    if measure in _CUTOFF_MEASURES:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= n - 1:
             raise InputError(f"k: expected an integer in [1, {n - 1}] (items minus the query), got {k!r}")
         depth = int(k)
@@ -407,6 +414,29 @@ def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosi
     0.8
     """
     return _mean(labels, embeddings, measure="recall", k=k, metric=metric, chunk_size=chunk_size)
+
+
+@register("embedding_ndcg@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
+          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("ndcg"),
+          params={"k": 10, "metric": "cosine", "chunk_size": None},
+          citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)")
+def ndcg_at_k(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosine",
+              chunk_size: int | None = None) -> float:
+    r"""NDCG@k of leave-one-out retrieval with binary relevance (same label).
+
+    .. math:: \mathrm{NDCG@}k = \frac{1}{|Q|}\sum_{q \in Q}
+        \frac{\sum_{i \le k} \mathrm{rel}_q(i) / \log_2(i + 1)}{\sum_{i \le \min(k, R_q)} 1 / \log_2(i + 1)}
+
+    over queries :math:`Q` with :math:`R_q \ge 1` same-label items; neighbours ranked by
+    similarity, ties by lower item index.
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
+    >>> round(ndcg_at_k([0, 0, 1, 1, 1], X, k=2), 4)
+    0.8774
+    """
+    return _mean(labels, embeddings, measure="ndcg", k=k, metric=metric, chunk_size=chunk_size)
 
 
 @register("r_precision", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
