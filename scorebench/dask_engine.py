@@ -106,14 +106,26 @@ def _resolve(records: Sequence[Metric], kind: str | None, kind_options: dict[str
 
 def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
-                       collect_keys: bool = False) -> dict:
+                       collect_keys: bool = False, partition: int | None = None) -> dict:
     """Partial sums of one partition: ``{(group, metric): {field: number or array}}``.
 
     Per-row metrics carry ``sum``, ``n`` and, per bootstrap round, ``sums`` and ``totals``;
     mergeable set-level metrics carry their sufficient statistics ``stats`` and ``boot``.
     ``group`` is the tuple of ``by`` values. Unit keys seen per group are kept under
     ``"__keys__"`` when ``collect_keys`` (only ``complete`` needs them: they cost memory).
+    Input errors name the ``partition`` (row numbers in them are the partition's own).
     """
+    try:
+        return _partition_partials(part, names, kind, by, nan_policy, n_boot, seed, kind_options, collect_keys)
+    except InputError as exc:
+        if partition is None:
+            raise
+        raise InputError(f"partition {partition} (rows numbered within it): {exc}") from None
+
+
+def _partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
+                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
+                        collect_keys: bool) -> dict:
     from .evaluate import resolve_metrics
 
     if len(part) == 0:
@@ -253,7 +265,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     if per_row:
         names = [m.name for m in per_row]
         tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed,
-                                             {**part_options, **{k: v[i] for k, v in tables.items()}}, complete)
+                                             {**part_options, **{k: v[i] for k, v in tables.items()}}, complete, i)
                  for i, p in enumerate(ddf.to_delayed())]
         total = _compute_partials(tasks, progress)
         if not any(k != "__keys__" for k in total):

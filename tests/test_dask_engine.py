@@ -110,7 +110,7 @@ def test_a_mix_of_reduced_and_collected_metrics(client):
 def test_errors_surface_from_workers(client):
     table = _binary(n=100)
     table.loc[5, "p"] = 1.5
-    with pytest.raises(scorebench.InputError, match="outside"):
+    with pytest.raises(scorebench.InputError, match=r"partition 0 \(rows numbered within it\): .*outside"):
         scorebench.evaluate(dd.from_pandas(table, npartitions=3), "brier_score", n_boot=10)
 
 
