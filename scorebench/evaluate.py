@@ -183,7 +183,6 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         if per_unit:
             raise InputError("per_unit=True is not available with the Dask engine (one row per unit of a table "
                              "larger than memory); evaluate a subset with the pandas engine for per-unit values")
-
         return evaluate_dask(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
                              nan_policy=nan_policy, progress=progress, **kind_options)
     _check_options(ci, n_boot)
