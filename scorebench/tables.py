@@ -120,10 +120,10 @@ def label_text(values: pd.Series) -> pd.Series:
 
 
 def hash_labels(column: pd.Series) -> np.ndarray:
-    """A 64-bit hash per label; equal for equal text, whatever the column's dtype.
+    """A 64-bit hash per label: numbers by value, other labels by their text.
 
-    Numbers hash by value (``1`` and ``1.0`` agree); other labels through their text so
-    that object, str and Arrow string dtypes agree.
+    So ``1`` and ``1.0`` agree, and object, str and Arrow string columns agree; a number
+    and its text (``7`` and ``"7"``) do not — pass :func:`label_text` first for that.
 
     Examples
     --------
