@@ -68,8 +68,13 @@ def read_dask(pattern: str, *, blocksize: str = "64MB"):
         raise InputError(f"no file matches {pattern!r}")
     lowered = pattern.lower().rstrip("/")
     if lowered.endswith((".csv", ".csv.gz", ".tsv")):
-        return dd.read_csv(pattern, sep="\t" if lowered.endswith(".tsv") else ",", blocksize=blocksize)
-    return dd.read_parquet(pattern)
+        # gzip cannot be split: one partition per file
+        return dd.read_csv(pattern, sep="\t" if lowered.endswith(".tsv") else ",",
+                           blocksize=None if lowered.endswith(".gz") else blocksize)
+    if lowered.endswith((".parquet", ".pq")) or os.path.isdir(pattern) or "://" in pattern:
+        return dd.read_parquet(pattern)
+    raise InputError(f"{pattern!r}: the Dask engine reads Parquet (files, globs or folders) and CSV/TSV; "
+                     "convert other formats, or use the pandas engine")
 
 
 @contextmanager

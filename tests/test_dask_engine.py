@@ -274,12 +274,14 @@ def test_cli_ranking_with_qrels_glob(client, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["{tmp}/nothing-*.parquet", "-m", "brier_score"], "no file matches"),
     (["{tmp}/t.parquet", "-m", "ndcg@10", "--qrels", "{tmp}/missing.txt"], "--qrels: file not found"),
+    (["{tmp}/t.jsonl", "-m", "brier_score"], "the Dask engine reads Parquet"),
 ])
 def test_cli_dask_errors_are_one_line(tmp_path, args, message):
     import subprocess
     import sys
 
     _binary(n=10).to_parquet(tmp_path / "t.parquet")
+    _binary(n=10).to_json(tmp_path / "t.jsonl", orient="records", lines=True)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
     proc = subprocess.run([sys.executable, "-m", "scorebench.cli", "evaluate", *argv, "--engine", "dask"],
                           capture_output=True, text=True)
@@ -478,3 +480,15 @@ def test_nan_policies_match_pandas(client, nan_policy):
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)
     assert (got.n == expected.n).all()
+
+
+def test_gzipped_csv_parts(client, tmp_path):
+    table = _binary(n=300)
+    for i, start in enumerate(range(0, len(table), 400)):
+        table.iloc[start:start + 400].to_csv(tmp_path / f"p{i}.csv.gz", index=False)
+    from scorebench.dask_engine import read_dask
+
+    got = scorebench.evaluate(read_dask(str(tmp_path / "p*.csv.gz")), "brier_score", n_boot=20)
+    expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=1e-9)
