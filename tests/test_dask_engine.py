@@ -492,3 +492,21 @@ def test_gzipped_csv_parts(client, tmp_path):
     expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=1e-9)
+
+
+def test_same_input_and_seed_give_byte_identical_output(client, tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    table = _binary(n=500)
+    for i, start in enumerate(range(0, len(table), 300)):
+        table.iloc[start:start + 300].to_parquet(tmp_path / f"part-{i}.parquet")
+    outputs = []
+    for run in range(2):
+        out = tmp_path / f"s{run}.csv"
+        res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "part-*.parquet"), "--engine", "dask", "-m",
+                                       "brier_score", "-m", "ece", "--bootstrap", "30", "--seed", "7", "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
