@@ -262,10 +262,11 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
     together = spec.partition_columns(list(ddf.columns), groups)
     source = ddf  # set-level metrics collect the table as given
+    attrs: dict[str, Any] = {}
     if together is not None and per_row:
         ddf, tables = _co_partition(ddf, together, part_options)
+        attrs["partitioned_by"] = ",".join(together) or "(one group)"
     rows: list[dict[str, Any]] = []
-    attrs: dict[str, Any] = {} if together is None else {"partitioned_by": ",".join(together) or "(one group)"}
     by_cols: list[str] = []
     if per_row:
         names = [m.name for m in per_row]
