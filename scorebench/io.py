@@ -76,9 +76,9 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: 
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
-    >>> _ = open(path, "w").write("system,y,p\\na,1,0.9\\n")
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = path.write_text("system,y,p\\na,1,0.9\\n")
     >>> read_table(path).shape
     (1, 3)
     """
