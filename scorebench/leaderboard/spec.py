@@ -179,7 +179,7 @@ def load_spec(path: str | Path) -> BoardSpec:
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "b.toml"
     >>> _ = p.write_text('name = "b"\\ntitle = "B"\\n[[sources]]\\nname = "s"\\npath = "s.csv"\\n'
-    ...                        '[[evaluate]]\\nsource = "s"\\nmetrics = ["brier_score"]\\n')
+    ...              '[[evaluate]]\\nsource = "s"\\nmetrics = ["brier_score"]\\n')
     >>> spec = load_spec(p)
     >>> spec.name, spec.evaluate[0].metrics, spec.sources[0].path.name
     ('b', ('brier_score',), 's.csv')
