@@ -144,11 +144,11 @@ def _partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by:
     weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
     for g, key in enumerate(keys):
         idx = np.flatnonzero(codes == g)
-        entries = {r.name: (_row_entry(contribs[r.name][idx], nan_policy, n_boot) if r.per_row
-                            else _set_entry(r, inputs, idx, n_boot)) for r in records}
+        kept = {r.name: _kept_values(contribs[r.name][idx], nan_policy) for r in records if r.per_row}
+        entries = {r.name: (_row_entry(kept[r.name], n_boot) if r.per_row else _set_entry(r, inputs, idx, n_boot))
+                   for r in records}
         if n_boot:
             # One weight block serves every metric: the Poisson draws are the costly part.
-            kept = {r.name: _kept_values(contribs[r.name][idx], nan_policy) for r in records if r.per_row}
             for start in range(0, idx.size, weights.shape[1]):
                 block = idx[start:start + weights.shape[1]]
                 w = poisson_weights(hashes[block], seed, n_boot, out=weights[:, :block.size])
@@ -191,10 +191,10 @@ def _kept_values(v: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray
     return np.where(keep, v, 0.0), keep.astype(np.float64)
 
 
-def _row_entry(v: np.ndarray, nan_policy: str, n_boot: int) -> dict[str, Any]:
-    keep = ~np.isnan(v) if nan_policy == "omit" else np.ones(v.size, dtype=bool)
-    total = v.sum() if nan_policy == "propagate" else np.where(keep, v, 0.0).sum()
-    return {"sum": float(total), "n": int(keep.sum()), "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
+def _row_entry(kept: tuple[np.ndarray, np.ndarray | None], n_boot: int) -> dict[str, Any]:
+    values, keep = kept
+    return {"sum": float(values.sum()), "n": int(values.size if keep is None else keep.sum()),
+            "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
 
 
 def _set_entry(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int) -> dict[str, Any]:
@@ -256,11 +256,13 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     by_list = None if by is None else ([c.strip() for c in by.split(",")] if isinstance(by, str) else list(by))
     per_row = [m for m in records if m.mergeable]
     set_level = [m for m in records if not m.mergeable]
+    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
+    together = spec.partition_columns(list(ddf.columns), groups)
+    if together is not None:
+        kind_options = _read_table_options(kind_options)
     complete = bool(kind_options.get("complete"))
     part_options = {**kind_options, **({"complete": False} if complete else {})}
     tables: dict[str, list] = {}
-    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
-    together = spec.partition_columns(list(ddf.columns), groups)
     source = ddf  # set-level metrics collect the table as given
     attrs: dict[str, Any] = {}
     if together is not None and per_row:
@@ -345,6 +347,18 @@ def _compute_partials(tasks: list, progress: Any) -> dict:
         return dask.compute(final)[0]
 
 
+def _read_table_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Options naming a table file (e.g. a TREC qrels file) read once, not once per partition."""
+    out = dict(options)
+    for name, value in options.items():
+        if isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
+            try:
+                out[name] = read_table(value)
+            except InputError:
+                pass  # not a table: the kind reads it in each partition
+    return out
+
+
 def _is_dask_frame(value: Any) -> bool:
     return hasattr(value, "to_delayed") and hasattr(value, "npartitions")
 
@@ -386,11 +400,6 @@ def _co_partition(ddf: Any, columns: Sequence[str], options: dict[str, Any]) -> 
 
     tables = {}
     for name, value in options.items():
-        if columns and isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
-            try:  # e.g. a TREC qrels file: read once, not once per partition
-                value = read_table(value)
-            except InputError:
-                pass  # not a table: the kind reads it in each partition
         carries = columns and all(c in getattr(value, "columns", ()) for c in columns)
         if isinstance(value, pd.DataFrame) and carries:
             value = dd.from_pandas(value, npartitions=max(1, min(buckets, len(value) // 1_000_000 + 1)))
@@ -429,8 +438,6 @@ def _add_missing_units(total: dict, records: Sequence[Metric], by_cols: list[str
     qrels, seen = kind_options.get("qrels"), total.get("__keys__")
     if qrels is None or seen is None:
         return
-    if isinstance(qrels, (str, os.PathLike)):
-        qrels = read_table(qrels)
     qids = qrels["qid"].astype(str).unique()
     judged = set(qids.compute() if hasattr(qids, "compute") else qids)
     missing = {key: judged - units for key, units in seen.items()}
