@@ -14,7 +14,6 @@ import html
 import io
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,7 +24,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["read_table", "write_table", "render_markdown", "escape_markdown", "detect_format",
+__all__ = ["read_table", "write_table", "read_meta", "atomic_write", "check_writable", "render_markdown", "escape_markdown", "detect_format",
            "READ_FORMATS", "WRITE_FORMATS", "format_value"]
 
 _SUFFIXES = {
@@ -267,8 +266,8 @@ def _is_plain(value: Any) -> bool:
 
 
 def _write_csv(table: pd.DataFrame, handle: io.TextIOBase, meta: dict[str, Any]) -> None:
-    for key, value in meta.items():
-        handle.write(f"# {key}: {' '.join(str(value).split())}\n")
+    # Plain CSV (header first) so that pandas, DuckDB, R and spreadsheets read it as it is;
+    # the metadata goes to the sidecar file written beside it (see write_table).
     table.to_csv(handle, index=False, lineterminator="\n")
 
 
@@ -282,39 +281,177 @@ def _write_markdown(table: pd.DataFrame, handle: io.TextIOBase, meta: dict[str, 
     handle.write(render_markdown(table, meta=meta) + "\n")
 
 
+META_SUFFIX = ".meta.json"  # CSV metadata sidecar: ``scores.csv`` -> ``scores.csv.meta.json``
+
+
 def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | None = None,
                 meta: Mapping[str, Any] | None = None) -> Path:
     """Write ``table`` atomically as CSV, Parquet, JSON or Markdown; return the path.
 
     Plain values in ``table.attrs`` (seed, bootstrap method, ...) and ``meta`` are written
-    with the data: ``# key: value`` lines before a CSV header, Parquet schema metadata,
-    a ``meta`` object in JSON, a footer line in Markdown.
+    with the data: a JSON sidecar ``<path>.meta.json`` beside a CSV (the CSV itself stays
+    plain, header first, so every CSV reader takes it), Parquet schema metadata, a ``meta``
+    object in JSON, a footer line in Markdown. :func:`read_meta` reads them back.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> t = pd.DataFrame({"system": ["a"], "value": [0.5]})
+    >>> _ = write_table(t, out, meta={"seed": 3})
+    >>> pd.read_csv(out).shape, read_meta(out)
+    ((1, 2), {'seed': 3})
     """
     path = Path(path)
     fmt = detect_format(path, format, allowed=WRITE_FORMATS)
     info = _meta(table, meta)
+    check_writable(path)
+    files: dict[Path, Callable[[Path], None]] = {}
+    if fmt == "parquet":
+        files[path] = lambda tmp: _write_parquet(table, tmp, info)
+    else:
+        writer = {"csv": _write_csv, "json": _write_json, "markdown": _write_markdown}[fmt]
+        files[path] = lambda tmp: _write_text(tmp, lambda handle: writer(table, handle, info))
+        if fmt == "csv":
+            sidecar = path.with_name(path.name + META_SUFFIX)
+            text = json.dumps(info, indent=1, default=str, allow_nan=False) + "\n"
+            files[sidecar] = lambda tmp: _write_text(tmp, lambda handle: handle.write(text))
+    atomic_write(files)
+    return path
+
+
+def _write_parquet(table: pd.DataFrame, tmp: Path, info: dict[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
+                                           b"scorebench": json.dumps(info, default=str).encode()})
+    pq.write_table(arrow, tmp)
+
+
+def _write_text(tmp: Path, write: Callable[[io.TextIOBase], Any]) -> None:
+    with open(tmp, "w", encoding="utf-8", newline="") as handle:
+        write(handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Fail early, before any work, when ``path`` cannot be written.
+
+    The folder must exist and be writable and ``path`` must not be a folder or a link to one.
+    """
+    path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(f"{path}: the folder {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        if fmt == "parquet":
-            os.close(fd)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            arrow = pa.Table.from_pandas(table, preserve_index=False)
-            arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
-                                                   b"scorebench": json.dumps(info, default=str).encode()})
-            pq.write_table(arrow, tmp)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                {"csv": _write_csv, "json": _write_json, "markdown": _write_markdown}[fmt](table, handle, info)
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a file name to write")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: the folder {directory} is not writable")
     return path
+
+
+_TMP_TAG = ".scorebench.tmp"
+
+
+def _temp_name(target: Path) -> Path:
+    # The writer's pid is part of the name, so a later run can tell litter left by a killed
+    # process (its pid is gone) from a temporary file another run is writing right now.
+    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{_TMP_TAG}")
+
+
+def _remove_stale_temps(target: Path) -> None:
+    prefix = f".{target.name}."
+    try:
+        entries = list(target.parent.iterdir()) if str(target.parent) else list(Path(".").iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(_TMP_TAG)):
+            continue
+        pid_text = name[len(prefix):-len(_TMP_TAG)].split(".")[0]
+        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            try:
+                entry.unlink()
+            except OSError:
+                pass
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
+    """Write several files all-or-nothing: each to a temporary file beside it, then rename.
+
+    ``files`` maps a target path to a function that writes the content to a given temporary
+    path. Nothing is renamed before every temporary file is complete, so a failure leaves the
+    old files (and no temporary ones); files get the user's umask, as ``open`` would give
+    them. Temporary files left by a killed earlier run are removed.
+    """
+    mode = 0o666 & ~_umask()
+    done: list[tuple[Path, Path]] = []
+    try:
+        for target, write in files.items():
+            target = Path(target)
+            _remove_stale_temps(target)
+            tmp = _temp_name(target)
+            done.append((tmp, target))
+            write(tmp)
+            os.chmod(tmp, mode)
+        for tmp, target in done:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in done:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+    """The metadata that :func:`write_table` stored with a table (``{}`` when there is none).
+
+    CSV: the ``<path>.meta.json`` sidecar, or the ``# key: value`` lines that scorebench
+    wrote before its CSV header until version 0.1 (values as text). Parquet: the schema
+    metadata. JSON: the ``meta`` object.
+    """
+    path = Path(path)
+    fmt = detect_format(path, None, allowed=WRITE_FORMATS)
+    if fmt == "csv":
+        sidecar = path.with_name(path.name + META_SUFFIX)
+        if sidecar.is_file():
+            return json.loads(sidecar.read_text(encoding="utf-8"))
+        out = {}
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.startswith("#"):
+                    break
+                key, _, value = line[1:].strip().partition(": ")
+                out[key] = value
+        return out
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        raw = (pq.read_schema(path).metadata or {}).get(b"scorebench")
+        return json.loads(raw) if raw else {}
+    if fmt == "json":
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return dict(doc.get("meta", {})) if isinstance(doc, dict) else {}
+    return {}

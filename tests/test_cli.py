@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import scorebench.io
 from scorebench.cli import cli
 
 
@@ -50,8 +52,30 @@ def test_evaluate_writes_each_format(forecasts, tmp_path, suffix):
     elif suffix == "md":
         assert out.read_text().startswith("| system | metric |")
     else:
-        back = pd.read_parquet(out) if suffix == "parquet" else pd.read_csv(out, comment="#")
+        back = pd.read_parquet(out) if suffix == "parquet" else pd.read_csv(out)  # default arguments
         assert len(back) == 4 and set(back.metric) == {"crps_normal", "log_score_normal"}
+        meta = scorebench.io.read_meta(out)
+        assert meta["seed"] == 0 and "bootstrap" in meta
+
+
+def test_evaluate_compare_aggregate_files_are_identical_across_thread_counts(forecasts, tmp_path):
+    wide = tmp_path / "wide.csv"
+    rng = np.random.default_rng(4)
+    pd.DataFrame(rng.uniform(size=(6, 8)), columns=[f"t{i}" for i in range(8)]).assign(
+        system=[f"s{i}" for i in range(6)]).to_csv(wide, index=False)
+    commands = {"evaluate": (forecasts, ["-m", "crps_normal", "-m", "log_score_normal", "--bootstrap", "200"]),
+                "compare": (forecasts, ["-m", "crps_normal", "--baseline", "climatology"]),
+                "aggregate": (wide, ["-m", "borda", "-m", "bradley_terry", "--bootstrap", "100"])}
+    for command, (table, args) in commands.items():
+        outputs = []
+        for threads in ("1", "2"):
+            out = tmp_path / f"{command}-{threads}.csv"
+            env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}
+            res = subprocess.run([sys.executable, "-m", "scorebench.cli", command, str(table), *args,
+                                  "-o", str(out)], capture_output=True, text=True, env=env)
+            assert res.returncode == 0, res.stderr
+            outputs.append(out.read_bytes())
+        assert outputs[0] == outputs[1], command
 
 
 def test_same_seed_gives_byte_identical_files(forecasts, tmp_path):

@@ -95,7 +95,9 @@ def test_grand_module_reinit_matches_backward_loop_and_is_seeded():
     state = torch.random.get_rng_state()
     scores = grand_scores(model, x, y, n_inits=2, seed=1, batch_size=4)
     assert torch.equal(state, torch.random.get_rng_state())  # caller's RNG untouched
-    np.testing.assert_array_equal(scores, grand_scores(model, x, y, n_inits=2, seed=1, batch_size=64))
+    # Batch size changes the matrix shapes and so the summation order of float32 kernels
+    # (4e-8 relative seen on another CPU); the seeded initialisations are what must agree.
+    np.testing.assert_allclose(scores, grand_scores(model, x, y, n_inits=2, seed=1, batch_size=64), rtol=1e-5)
     assert not np.allclose(scores, grand_scores(model, x, y, n_inits=2, seed=2))
 
     # rebuild the two initialisations exactly as grand_scores does, and loop over examples

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import scorebench
 from scorebench.errors import InputError
-from scorebench.io import read_table, render_markdown, write_table
+from scorebench.io import read_meta, read_table, render_markdown, write_table
 
 FUZZ_EXAMPLES = 150  # per fuzz test; four fuzz tests => 600 malformed inputs per run
 fuzz_counter = {"cases": 0}
@@ -37,13 +37,47 @@ def test_round_trip(tmp_path, suffix):
     pd.testing.assert_frame_equal(back.reset_index(drop=True), t, check_dtype=False)
 
 
-def test_csv_metadata_lines_are_written_and_skipped(tmp_path):
+def test_csv_is_plain_and_metadata_goes_to_a_sidecar(tmp_path):
     t = _table()
     t.attrs["seed"] = 7
+    t.attrs["bootstrap"] = "percentile, 1000 rounds"
     path = write_table(t, tmp_path / "s.csv")
-    text = path.read_text()
-    assert text.startswith("# seed: 7\n")
-    assert read_table(path).shape == (3, 3)
+    assert path.read_text().startswith("system,y,p\n")
+    pd.testing.assert_frame_equal(pd.read_csv(path), t)  # default arguments, no comment handling
+    assert read_meta(path) == {"bootstrap": "percentile, 1000 rounds", "seed": 7}
+    assert sorted(os.listdir(tmp_path)) == ["s.csv", "s.csv.meta.json"]
+    for suffix in (".parquet", ".json"):
+        assert read_meta(write_table(t, tmp_path / f"s{suffix}"))["seed"] == 7
+
+
+def test_older_csv_with_comment_lines_still_reads(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("# seed: 7\n# scorebench: 0.1.0\nsystem,y,p\na,1,0.9\n")
+    assert read_table(path).shape == (1, 3)
+    assert read_meta(path) == {"seed": "7", "scorebench": "0.1.0"}
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = write_table(_table(), tmp_path / "m.csv")
+    finally:
+        os.umask(old)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_stale_temp_files_of_a_killed_writer_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    litter = tmp_path / f".out.csv.{dead.pid}.0badc0de.scorebench.tmp"
+    litter.write_text("half a file")
+    live = tmp_path / f".out.csv.{os.getpid()}.feedf00d.scorebench.tmp"  # a writer still running
+    live.write_text("being written")
+    write_table(_table(), tmp_path / "out.csv")
+    assert not litter.exists() and live.exists()
 
 
 def test_markdown_escapes_untrusted_names(tmp_path):
@@ -65,7 +99,7 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         write_table(_table(), path)
     assert path.read_text() == "old content\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]  # no temporary file, no sidecar
 
 
 @pytest.mark.parametrize("content, message", [

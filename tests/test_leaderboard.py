@@ -203,9 +203,9 @@ def test_csv_and_json_carry_the_numbers_and_provenance(tmp_path, toy):
     assert doc["provenance"]["seed"] == "3"
     assert "sha256" in doc["provenance"]["source preds"]
     csv_text = files["board.csv"].decode()
-    assert csv_text.startswith("# scorebench: ")
+    assert csv_text.startswith("section,")  # plain CSV, header first: every reader takes it
     (tmp_path / "b.csv").write_bytes(files["board.csv"])
-    frame = pd.read_csv(tmp_path / "b.csv", comment="#")
+    frame = pd.read_csv(tmp_path / "b.csv")
     assert set(frame["system"].dropna()) >= {"good", "bad", EVIL}
     assert not re.search(r"\d{2}:\d{2}:\d{2}", files["README.md"].decode())  # no timestamps
 
@@ -231,7 +231,7 @@ def test_check_passes_then_reports_a_changed_file(tmp_path, toy):
     assert not diff.ok
     assert diff.changed == ("README.md",) and diff.extra == ("plots/stale.svg",) and diff.missing == ("board.csv",)
     summary = diff.summary()
-    assert "-" in summary and "g00d" in summary and "+" in summary
+    assert "line" in summary and "g00d" in summary and "committed" in summary and "rebuilt" in summary
 
 
 def test_cli_build_and_check(tmp_path, toy):

@@ -8,6 +8,11 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
+from ..leaderboard.check import ATOL, RTOL
+
+_TOLERANCE = (f"Numbers in board.csv/board.json may differ by |new - old| <= {ATOL:g} + {RTOL:g} * max(|old|, |new|) "
+              "(BLAS builds and thread counts change the last bits); printed numbers in README.md, index.html and "
+              "plots by one unit of their last digit; text, ranks, bands, counts and order must match exactly.")
 
 
 @click.group("leaderboard")
@@ -15,17 +20,25 @@ def command() -> None:
     """Build leaderboards from TOML specs (Markdown, HTML, CSV, JSON, SVG plots)."""
 
 
-@command.command("build")
+def _spec_path(path: Path) -> Path:
+    """A spec path as given, or else under ./leaderboards/ (the boards' own regenerate hint)."""
+    if not path.exists() and not path.is_absolute() and (Path("leaderboards") / path).is_file():
+        return Path("leaderboards") / path
+    return path
+
+
+@command.command("build", epilog=f"--check tolerance: {_TOLERANCE}")
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--check", is_flag=True,
-              help="Rebuild into a temporary folder and fail if the committed outputs differ.")
+              help="Rebuild in a temporary folder and fail if the committed outputs say something else "
+                   "(text exactly; numbers within the tolerance below).")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write (or, with --check, compare) each board under OUT/<name> instead of beside its spec.")
 def build(specs: tuple[Path, ...], check: bool, out: Path | None) -> None:
     """Build SPEC files (default: every leaderboards/*.toml)."""
     from ..leaderboard import build_board, diff_board, find_specs, load_spec, write_board
 
-    paths = list(specs) or find_specs(Path("leaderboards"))
+    paths = [_spec_path(p) for p in specs] or find_specs(Path("leaderboards"))
     if not paths:
         raise InputError("no leaderboard specs given and none found in ./leaderboards/*.toml")
     failed = []
@@ -51,4 +64,27 @@ def build(specs: tuple[Path, ...], check: bool, out: Path | None) -> None:
     if failed:
         click.echo(f"error: {len(failed)} board(s) out of date: {', '.join(failed)}; "
                    "run `scorebench leaderboard build` and commit the outputs", err=True)
+        raise SystemExit(1)
+
+
+@command.command("diff", epilog=f"Tolerance: {_TOLERANCE}")
+@click.argument("committed", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("rebuilt", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def diff(committed: Path, rebuilt: Path) -> None:
+    """Compare two folders of boards (one sub-folder per board) under the --check rules.
+
+    For example, after `scorebench leaderboard build` on another machine, against the committed
+    boards exported with `git archive HEAD leaderboards | tar -x -C /tmp/old`.
+    """
+    from ..leaderboard.check import board_folder_files, diff_files
+
+    names = sorted({p.name for root in (committed, rebuilt) for p in root.iterdir() if p.is_dir()})
+    failed = []
+    for name in names:
+        result = diff_files(name, board_folder_files(committed / name), board_folder_files(rebuilt / name), rebuilt / name)
+        click.echo(result.summary(), err=not result.ok)
+        if not result.ok:
+            failed.append(name)
+    if failed:
+        click.echo(f"error: {len(failed)} board(s) differ: {', '.join(failed)}", err=True)
         raise SystemExit(1)

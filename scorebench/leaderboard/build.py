@@ -166,6 +166,11 @@ class _Context:
         self.spec = spec
         self.tables: dict[str, pd.DataFrame] = {}
         self.bootstrap_notes: dict[str, str] = {}
+        # metric entry of a block (``ece``) -> the names evaluate reports for it (``ece(n_bins=10)``)
+        self.evaluated_names: dict[str, set[str]] = {}
+        for block in spec.evaluate:
+            for entry, record in zip(block.metrics, _records(block)):
+                self.evaluated_names.setdefault(entry, set()).add(record.name)
 
     def table(self, name: str) -> pd.DataFrame:
         if name not in self.tables:
@@ -194,7 +199,7 @@ def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
     return out
 
 
-def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardSpec,
+def _paired_ranking(sub: pd.DataFrame, record: Any, kind: str | None, spec: BoardSpec,
                     options: dict) -> pd.DataFrame | None:
     """Rank and paired-bootstrap rank interval of each system on a per-row metric.
 
@@ -202,7 +207,8 @@ def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardS
     """
     import scorebench
 
-    units = scorebench.evaluate(sub, [name], kind=kind, by="system", n_boot=0, per_unit=True, **options)
+    name = record.name
+    units = scorebench.evaluate(sub, [record], kind=kind, by="system", n_boot=0, per_unit=True, **options)
     key = [c for c in units.columns if c not in ("system", "metric", "value", "ci_low", "ci_high", "n")]
     if not key:
         return None
@@ -212,7 +218,7 @@ def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardS
         raise InputError(f"metric {name!r}: systems are not scored on the same units; paired rank intervals "
                          "need every unit for every system")
     wide.columns = [str(c) for c in wide.columns]
-    hib = lookup_metric(name).higher_is_better
+    hib = record.higher_is_better
     ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
                                    n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
     frame = ranking.to_frame()
@@ -220,9 +226,24 @@ def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardS
 
 
 def _records(block: EvaluateSpec) -> list:
-    """Metric records of a block with its parameter overrides bound."""
+    """Metric records of a block with its parameter overrides bound, in the block's order.
+
+    A record's ``name`` carries its parameters (``kid(n_subsets=10,subset_size=300)``): that
+    is the name ``evaluate`` reports, so every lookup of a block's results goes through it.
+    """
     params = dict(block.params)
     return [lookup_metric(m, **dict(params.get(m, ()))) for m in block.metrics]
+
+
+def _rank_record(block: EvaluateSpec, records: list) -> Any:
+    """The bound record the block ranks by (``rank_by`` names a metric entry or its full name)."""
+    if block.rank_by is None:
+        return records[0]
+    for entry, record in zip(block.metrics, records):
+        if block.rank_by in (entry, record.name):
+            return record
+    raise InputError(f"rank_by {block.rank_by!r} names none of the evaluated metrics "
+                     f"{[r.name for r in records]}")
 
 
 def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFrame, index: int) -> Section:
@@ -234,15 +255,21 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
 
         spec = replace(spec, n_boot=block.n_boot)
     options = dict(block.options)
-    scores = scorebench.evaluate(sub, _records(block), kind=block.kind, by="system", ci=spec.ci,
+    records = _records(block)
+    scores = scorebench.evaluate(sub, records, kind=block.kind, by="system", ci=spec.ci,
                                  n_boot=spec.n_boot, seed=spec.seed, **options)
     ctx.bootstrap_notes[str(scores.attrs.get("kind"))] = str(scores.attrs.get("bootstrap", ""))
-    rank_by = block.rank_by or block.metrics[0]
-    record = lookup_metric(rank_by)
+    record = _rank_record(block, records)
     hib = record.higher_is_better if record.higher_is_better is not None else True
-    main = scores[scores["metric"] == record.name].set_index("system")
+    names = [r.name for r in records]
+    wide = {m: scores[scores["metric"] == m].set_index("system") for m in names}
+    absent = [m for m, frame in wide.items() if frame.empty]
+    if absent:
+        raise InputError(f"evaluate block {block.title or index}: no results for {absent} (evaluated: "
+                         f"{sorted(set(scores['metric']))})")
+    main = wide[record.name]
     systems = main.index.tolist()
-    paired = _paired_ranking(sub, rank_by, block.kind, spec, options) if record.per_row and spec.n_boot else None
+    paired = _paired_ranking(sub, record, block.kind, spec, options) if record.per_row and spec.n_boot else None
     if paired is not None:
         ranks = paired.reindex(systems)
         rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
@@ -258,23 +285,24 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
         else:
             low, high, how = rank, rank, "none (n_boot = 0)"
     order = np.lexsort((np.array(systems, dtype=object).astype(str), rank))
+    intervals = bool(spec.n_boot)
     bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
-    wide = {m: scores[scores["metric"] == lookup_metric(m).name].set_index("system") for m in block.metrics}
-    names = [lookup_metric(m).name for m in block.metrics]
-    columns = ("band", "rank", "system", *(_arrow(m) for m in names), "n")
+    # Without intervals there is no evidence of separation: no rank interval, no bands.
+    columns = (*(("band",) if intervals else ()), "rank", "system", *(_arrow(m) for m in names), "n")
     rows, records = [], []
     for pos, i in enumerate(order):
         system = systems[i]
-        cells = [str(bands[pos]), f"{int(rank[i])} ({int(low[i])}–{int(high[i])})", str(system)]
+        cells = ([str(bands[pos]), f"{int(rank[i])} ({int(low[i])}–{int(high[i])})"] if intervals
+                 else [str(int(rank[i]))]) + [str(system)]
         for m, frame in zip(names, wide.values()):
             r = frame.loc[system]
             cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
             records.append({"section": "", "task": task, "system": system, "metric": m, "value": r["value"],
                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
                             "rank": int(rank[i]) if m == record.name else None,
-                            "rank_low": int(low[i]) if m == record.name else None,
-                            "rank_high": int(high[i]) if m == record.name else None,
-                            "band": int(bands[pos]) if m == record.name else None})
+                            "rank_low": int(low[i]) if m == record.name and intervals else None,
+                            "rank_high": int(high[i]) if m == record.name and intervals else None,
+                            "band": int(bands[pos]) if m == record.name and intervals else None})
         cells.append(str(int(main.loc[system, "n"])))
         rows.append(tuple(cells))
     key = f"eval{index}-{_slug(task) if task is not None else 'all'}"
@@ -284,9 +312,10 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     cells = (f"value [{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]" if spec.n_boot
              else "value (no bootstrap interval: n_boot = 0)")
     note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
-            "Rank: competition rank "
-            f"(rank interval: {how}). Band: systems whose rank interval overlaps that of the band's best "
-            "system are statistically tied with it.")
+            + (f"Rank: competition rank (rank interval: {how}). Band: systems whose rank interval overlaps that "
+               "of the band's best system are statistically tied with it." if intervals else
+               "Rank: competition rank of the point values; without intervals no difference is shown to be "
+               "significant."))
     data = pd.DataFrame.from_records(records)
     data["section"] = key
     return Section(key, title, note, columns, tuple(rows), data)
@@ -353,11 +382,13 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
             note = f" Left out for missing scores: {', '.join(dropped)}."
             matrix = complete
         return matrix, note
-    names = [lookup_metric(m).name for m in agg.metrics]
-    long = scores[scores["metric"].isin(names)][["system", "task", "metric", "value"]]
-    absent = sorted(set(names) - set(long["metric"]))
+    names = {m: ctx.evaluated_names.get(m) or {lookup_metric(m).name} for m in agg.metrics}
+    wanted = set().union(*names.values())
+    long = scores[scores["metric"].isin(wanted)][["system", "task", "metric", "value"]]
+    absent = sorted(m for m, found in names.items() if not found & set(long["metric"]))
     if absent:
-        raise InputError(f"aggregate: metric(s) {absent} were not evaluated by any [[evaluate]] block")
+        raise InputError(f"aggregate: metric(s) {absent} were not evaluated by any [[evaluate]] block "
+                         f"(evaluated: {sorted(set(scores['metric']))})")
     if long["task"].isna().all():
         raise InputError("aggregate: the evaluated scores have no task column; aggregation ranks across tasks")
     return as_matrix(long.reset_index(drop=True)), ""
@@ -505,6 +536,9 @@ def build_board(spec: BoardSpec) -> Board:
         irt = _irt_section(ctx)
         if irt is not None:
             sections.append(irt)
+    empty = [s.title or s.key for s in sections if s.columns and not s.rows]
+    if empty:
+        raise InputError(f"{spec.path}: board section(s) {empty} have no rows; a published table must not be empty")
     return Board(spec, tuple(sections), _provenance(spec, ctx))
 
 

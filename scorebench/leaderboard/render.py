@@ -72,7 +72,7 @@ def render_markdown_board(board: Board, *, figure_dir: str = "plots") -> str:
                     f"*{escape_markdown(fig.caption)}*", ""]
     out += ["## Provenance", ""]
     out += [f"- {escape_markdown(k)}: {escape_markdown(v)}" for k, v in board.provenance]
-    out += ["", f"Regenerate with `scorebench leaderboard build {escape_markdown(spec.path.name)}`; "
+    out += ["", f"Regenerate with `scorebench leaderboard build {escape_markdown(spec.command_path)}`; "
             "`--check` verifies the committed files.", ""]
     return "\n".join(out)
 
@@ -128,7 +128,7 @@ def render_html(board: Board) -> str:
         out.append("</section>")
     out.append("<footer><h2>Provenance</h2><ul>")
     out += [f"<li>{_e(k)}: <code>{_e(v)}</code></li>" for k, v in board.provenance]
-    out.append(f"</ul><p>Regenerate with <code>scorebench leaderboard build {_e(spec.path.name)}</code>.</p>"
+    out.append(f"</ul><p>Regenerate with <code>scorebench leaderboard build {_e(spec.command_path)}</code>.</p>"
                "</footer>")
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
@@ -144,10 +144,9 @@ def _records(board: Board) -> pd.DataFrame:
 
 
 def render_csv(board: Board) -> str:
-    """All numbers of the board as one long CSV (floats to 10 significant digits)."""
-    data = _records(board).map(pin)
-    meta = "".join(f"# {' '.join(k.split())}: {' '.join(v.split())}\n" for k, v in board.provenance)
-    return meta + data.to_csv(index=False, lineterminator="\n")
+    """All numbers of the board as one long CSV (floats to 10 significant digits, no comment lines)."""
+    # Plain CSV, header first (every CSV reader takes it); provenance is in board.json.
+    return _records(board).map(pin).to_csv(index=False, lineterminator="\n")
 
 
 def render_json(board: Board) -> str:
@@ -189,28 +188,15 @@ def board_files(board: Board) -> dict[str, bytes]:
 
 
 def write_board(board: Board, out_dir: str | Path) -> list[Path]:
-    """Write every output file atomically into ``out_dir`` (stale plots are removed)."""
-    import os
-    import tempfile
+    """Write every output file into ``out_dir``, all or nothing (stale plots are removed)."""
+    from ..io import atomic_write
 
     out_dir = Path(out_dir)
     files = board_files(board)
     (out_dir / "plots").mkdir(parents=True, exist_ok=True)
-    written = []
-    for rel, content in files.items():
-        target = out_dir / rel
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        written.append(target)
+    targets = {out_dir / rel: content for rel, content in files.items()}
+    atomic_write({target: (lambda tmp, c=content: Path(tmp).write_bytes(c)) for target, content in targets.items()})
     for stale in sorted((out_dir / "plots").glob("*.svg")):
         if f"plots/{stale.name}" not in files:
             stale.unlink()
-    return written
+    return list(targets)

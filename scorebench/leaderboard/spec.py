@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, UnknownMetricError
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
            "IRTSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
@@ -165,6 +165,22 @@ class BoardSpec:
             if s.name == name:
                 return s
         raise InputError(f"{self.path}: unknown source {name!r}; declared: {[s.name for s in self.sources]}")
+
+    @property
+    def command_path(self) -> str:
+        """The spec's path as typed from the project root (the folder holding ``pyproject.toml``
+        or ``.git`` above the spec; else the spec's own folder), for the boards' regenerate hint.
+
+        The text depends only on where the spec sits in its project, not on the current folder,
+        so the same board gives the same bytes wherever it was built from.
+        """
+        import os
+
+        spec = Path(os.path.abspath(self.path))
+        for root in spec.parents:
+            if (root / "pyproject.toml").is_file() or (root / ".git").exists():
+                return spec.relative_to(root).as_posix()
+        return spec.name
 
     @property
     def missing_requirements(self) -> tuple[Path, ...]:
@@ -319,9 +335,29 @@ def _evaluate(data: Any, where: str) -> EvaluateSpec:
                         options=r.table("options"), show=r.get("show", bool, True),
                         n_boot=r.get("n_boot", int, None), params=_params(r, metrics))
     r.done()
-    if spec.rank_by is not None and spec.rank_by not in metrics:
-        raise InputError(f"{where}: rank_by {spec.rank_by!r} is not one of the metrics {list(metrics)}")
+    names = _resolved_names(spec, where)
+    if spec.rank_by is not None and spec.rank_by not in metrics and spec.rank_by not in names:
+        raise InputError(f"{where}: rank_by {spec.rank_by!r} is not one of the metrics {list(metrics)}"
+                         + (f" (with parameters: {names})" if names != list(metrics) else ""))
     return spec
+
+
+def _resolved_names(spec: EvaluateSpec, where: str) -> list[str]:
+    """The names ``evaluate`` will report for a block's metrics (parameters bound), checked now."""
+    from ..registry import metric as lookup_metric
+
+    params = dict(spec.params)
+    names = []
+    for m in spec.metrics:
+        try:
+            names.append(lookup_metric(m, **dict(params.get(m, ()))).name)
+        except UnknownMetricError as exc:
+            raise InputError(f"{where}: {exc.args[0]}") from None
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        except TypeError as exc:
+            raise InputError(f"{where}: params for {m!r}: {exc}") from None
+    return names
 
 
 def _params(r: _Reader, metrics: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
