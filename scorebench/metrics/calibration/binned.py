@@ -16,6 +16,7 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
+from ...stats import weighted_sums
 from ...validation import check_level, check_positive_int
 from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
@@ -64,7 +65,7 @@ def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binn
     design[rows, ids] = 1.0
     design[rows, n_bins + ids] = p
     design[rows, 2 * n_bins + ids] = y
-    return np.asarray(weights, dtype=np.float64) @ design
+    return weighted_sums(weights, design)
 
 
 def _split(stats: Any, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
