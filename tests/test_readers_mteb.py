@@ -216,3 +216,24 @@ def test_cli_import_and_auto_detect(tmp_path):
     assert result.stdout.splitlines()[1].split()[:2] == ["borda", "missing=zero"]
     result = runner.invoke(cli, ["import", str(tmp_path), "--from", "mteb", "--from-option", "benchmark=nope"])
     assert result.exit_code == 2 and "unknown MTEB benchmark 'nope'" in result.output
+
+
+def test_board_spec_source_from_mteb(tmp_path):
+    from scorebench.leaderboard import build_board, load_spec
+
+    for model, scores in (("o__a", (0.5, 0.9)), ("o__b", (0.7, 0.8)), ("o__c", (0.6, 0.1))):
+        for task, score in zip(("BIOSSES", "STS12"), scores):
+            _write(tmp_path / "results", model, task, {"task_name": task, "mteb_version": "1.18.0",
+                                                       "scores": {"test": [_entry("default", score)]}})
+    spec_path = tmp_path / "board.toml"
+    spec_path.write_text('name = "mteb"\ntitle = "MTEB"\nn_boot = 0\n'
+                         '[[sources]]\nname = "mteb"\npath = "results"\nfrom = "mteb"\nbenchmark = "MTEB(eng, v2)"\n'
+                         'complete_only = true\n[aggregate]\nsource = "mteb"\nmethods = ["borda"]\n')
+    spec = load_spec(spec_path)
+    assert spec.sources[0].source_format == "mteb"
+    assert spec.sources[0].read_options == (("benchmark", "MTEB(eng, v2)"),)
+    board = build_board(spec)
+    data = next(section.data for section in board.sections if "system" in section.data.columns)
+    ranked = data.sort_values("rank")["system"].tolist()
+    assert ranked == ["o/b", "o/a", "o/c"]  # Borda points 3, 2, 1
+    assert any(key == "source mteb" and "sha256" in value for key, value in board.provenance)
