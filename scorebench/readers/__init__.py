@@ -11,6 +11,8 @@ format         input                                        table
 =============  ===========================================  ===============================
 ``mteb``       ``results/<org>__<model>/<revision>/*.json``  ``scores`` (system, task,
                                                             task_type, metric, value)
+``lm_eval``    ``results_<ts>.json`` + ``samples_<task>_<ts>``  ``samples`` (system, task, id =
+               ``.jsonl`` (lm-evaluation-harness)            doc_hash, ``metric,filter``...)
 =============  ===========================================  ===============================
 """
 
@@ -29,6 +31,7 @@ __all__ = ["read_results", "FORMATS", "detect_results_format"]
 
 _MODULES = {
     "mteb": "scorebench.readers.mteb",
+    "lm_eval": "scorebench.readers.lm_eval",
 }
 FORMATS = tuple(_MODULES)
 
