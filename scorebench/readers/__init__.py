@@ -13,6 +13,8 @@ format         input                                        table
                                                             task_type, metric, value)
 ``lm_eval``    ``results_<ts>.json`` + ``samples_<task>_<ts>``  ``samples`` (system, task, id =
                ``.jsonl`` (lm-evaluation-harness)            doc_hash, ``metric,filter``...)
+``arena``      FastChat ``clean_battle_<date>.json``          ``battles`` (a, b, winner, style
+                                                            covariates)
 =============  ===========================================  ===============================
 """
 
@@ -32,6 +34,7 @@ __all__ = ["read_results", "FORMATS", "detect_results_format"]
 _MODULES = {
     "mteb": "scorebench.readers.mteb",
     "lm_eval": "scorebench.readers.lm_eval",
+    "arena": "scorebench.readers.arena",
 }
 FORMATS = tuple(_MODULES)
 
