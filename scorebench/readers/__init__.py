@@ -15,6 +15,8 @@ format         input                                        table
                ``.jsonl`` (lm-evaluation-harness)            doc_hash, ``metric,filter``...)
 ``arena``      FastChat ``clean_battle_<date>.json``          ``battles`` (a, b, winner, style
                                                             covariates)
+``rewardbench``  per-prompt outputs (+ summary)              ``samples`` (task = subset, correct,
+                                                            margin) or section ``scores``
 =============  ===========================================  ===============================
 """
 
@@ -35,6 +37,7 @@ _MODULES = {
     "mteb": "scorebench.readers.mteb",
     "lm_eval": "scorebench.readers.lm_eval",
     "arena": "scorebench.readers.arena",
+    "rewardbench": "scorebench.readers.rewardbench",
 }
 FORMATS = tuple(_MODULES)
 
