@@ -17,6 +17,8 @@ format         input                                        table
                                                             covariates)
 ``rewardbench``  per-prompt outputs (+ summary)              ``samples`` (task = subset, correct,
                                                             margin) or section ``scores``
+``helm``       run folders: ``run_spec.json``,               ``samples`` (id = instance_id, one
+               ``per_instance_stats.json``, ``stats.json``    column per stat)
 =============  ===========================================  ===============================
 """
 
@@ -38,6 +40,7 @@ _MODULES = {
     "lm_eval": "scorebench.readers.lm_eval",
     "arena": "scorebench.readers.arena",
     "rewardbench": "scorebench.readers.rewardbench",
+    "helm": "scorebench.readers.helm",
 }
 FORMATS = tuple(_MODULES)
 
