@@ -19,6 +19,8 @@ format         input                                        table
                                                             margin) or section ``scores``
 ``helm``       run folders: ``run_spec.json``,               ``samples`` (id = instance_id, one
                ``per_instance_stats.json``, ``stats.json``    column per stat)
+``openood``    ``scores/<postprocessor>.pkl`` (restricted     ``ood`` (score = -conf, is_ood),
+               unpickler: NumPy arrays only)                 one task per OOD dataset
 =============  ===========================================  ===============================
 """
 
@@ -41,6 +43,7 @@ _MODULES = {
     "arena": "scorebench.readers.arena",
     "rewardbench": "scorebench.readers.rewardbench",
     "helm": "scorebench.readers.helm",
+    "openood": "scorebench.readers.openood",
 }
 FORMATS = tuple(_MODULES)
 
