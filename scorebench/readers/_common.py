@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["load_json", "field_error", "Provenance", "require", "as_number"]
+__all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number"]
 
 
 def field_error(path: str | os.PathLike, field: str, problem: str) -> InputError:
@@ -43,6 +43,18 @@ def load_json(path: Path, data: bytes | None = None) -> Any:
     except json.JSONDecodeError as exc:
         hint = " (the file looks truncated)" if exc.pos >= len(data.rstrip()) - 1 else ""
         raise InputError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}{hint}") from None
+
+
+def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSON Lines file; one-line error otherwise."""
+    out = []
+    for number, line in enumerate(data.decode("utf-8", errors="strict").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg}; truncated file?)") from None
+    return out
 
 
 def require(obj: Any, key: str, types: type | tuple[type, ...], path: Path, field: str | None = None) -> Any:

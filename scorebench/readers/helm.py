@@ -93,12 +93,17 @@ def _selected(stat_name: Any, where: str, file: Path, split: str, perturbation: 
     return name
 
 
+def _load_list(file: Path, prov: Provenance) -> list:
+    value = load_json(file, prov.read(file))
+    if not isinstance(value, list):
+        raise field_error(file, "(top level)", f"expected a list, got {type(value).__name__}")
+    return value
+
+
 def _instance_rows(run: Path, prov: Provenance, model: str, task: str, split: str,
                    perturbation: str | None) -> pd.DataFrame:
     file = run / "per_instance_stats.json"
-    instances = load_json(file, prov.read(file))
-    if not isinstance(instances, list):
-        raise field_error(file, "(top level)", "expected a list of per-instance stats")
+    instances = _load_list(file, prov)
     rows: dict[str, dict[str, Any]] = {}
     for i, inst in enumerate(instances):
         where = f"[{i}]"
@@ -125,9 +130,7 @@ def _instance_rows(run: Path, prov: Provenance, model: str, task: str, split: st
 def _stats_rows(run: Path, prov: Provenance, model: str, task: str, split: str,
                 perturbation: str | None) -> pd.DataFrame:
     file = run / "stats.json"
-    stats = load_json(file, prov.read(file))
-    if not isinstance(stats, list):
-        raise field_error(file, "(top level)", "expected a list of stats")
+    stats = _load_list(file, prov)
     rows = []
     for i, stat in enumerate(stats):
         name = _selected(stat.get("name") if isinstance(stat, dict) else None, f"[{i}]", file, split, perturbation)

@@ -23,7 +23,6 @@ Runs are refused when they evaluated the same task on different data or prompts:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error, load_json, require
+from ._common import Provenance, field_error, jsonl_records, load_json, require
 
 __all__ = ["read", "detect"]
 
@@ -162,13 +161,7 @@ def _samples_rows(path: Path, prov: Provenance, system: str, task: str) -> tuple
     docs: dict[str, dict[str, Any]] = {}
     doc_of: dict[str, Any] = {}
     dropped: set[str] = set()
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg}; truncated file?)") from None
+    for number, row in jsonl_records(path, data):
         where = f"line {number}"
         doc_hash = require(row, "doc_hash", str, path, f"{where}.doc_hash")
         filt = require(row, "filter", str, path, f"{where}.filter")

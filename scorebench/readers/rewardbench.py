@@ -20,7 +20,6 @@ per-subset accuracies must equal the outputs' (else the files do not belong toge
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, as_number, field_error, load_json, require
+from ._common import Provenance, as_number, field_error, jsonl_records, load_json, require
 
 __all__ = ["read", "detect", "SECTIONS", "EXAMPLE_COUNTS", "section_scores"]
 
@@ -116,14 +115,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
 def _load(file: Path, prov: Provenance) -> Any:
     data = prov.read(file)
     if file.suffix == ".jsonl":
-        rows = []
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{file}: line {number}: invalid JSON ({exc.msg}; truncated file?)") from None
-        return rows
+        return [value for _, value in jsonl_records(file, data)]
     return load_json(file, data)
 
 
