@@ -100,7 +100,7 @@ class Provenance:
         self.files: dict[str, str] = {}
 
     def add(self, path: Path, data: bytes) -> None:
-        self.files[self._relative(path)] = hashlib.sha256(data).hexdigest()
+        self.files[self.relative(path)] = hashlib.sha256(data).hexdigest()
 
     def read(self, path: Path) -> bytes:
         """The bytes of ``path``, recorded."""
@@ -108,7 +108,7 @@ class Provenance:
         self.add(path, data)
         return data
 
-    def _relative(self, path: Path) -> str:
+    def relative(self, path: Path) -> str:
         try:
             rel = path.relative_to(self.root)
         except ValueError:

@@ -178,7 +178,7 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         splits = _splits(obj, file, spec["main_score"])
         values, reason = _select(splits, spec, metrics)
         if reason is not None:
-            skipped.append(f"{prov._relative(file)}: {reason}")
+            skipped.append(f"{prov.relative(file)}: {reason}")
             continue
         versions.add(version or "unknown")
         for metric, value in values.items():
