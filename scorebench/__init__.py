@@ -16,7 +16,7 @@ from . import accessor as _accessor  # noqa: F401  (registers DataFrame.scoreben
 from . import metrics  # noqa: F401  (registers the built-in metric families)
 from .errors import InputError, ScorebenchError, UnknownMetricError
 from .evaluate import compare, evaluate
-from .io import read_table, write_table
+from .io import read_results, read_table, write_table
 from .registry import Metric, list_metrics, metric, register
 
 # ``scorebench.aggregate`` is a callable package (scorebench.aggregate(table, "borda"));
@@ -27,7 +27,7 @@ from .power import power  # noqa: E402
 
 __all__ = [
     "__version__", "Metric", "metric", "list_metrics", "register", "evaluate", "compare",
-    "read_table", "write_table", "aggregate", "power", "irt", "losses", "models",
+    "read_table", "read_results", "write_table", "aggregate", "power", "irt", "losses", "models",
     "InputError", "ScorebenchError", "UnknownMetricError",
 ]
 

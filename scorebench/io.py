@@ -24,7 +24,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["read_table", "write_table", "read_meta", "atomic_write", "check_writable", "render_markdown", "escape_markdown", "detect_format",
+__all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
+           "render_markdown", "escape_markdown", "detect_format",
            "READ_FORMATS", "WRITE_FORMATS", "format_value"]
 
 _SUFFIXES = {
@@ -455,3 +456,21 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any]:
         doc = json.loads(path.read_text(encoding="utf-8"))
         return dict(doc.get("meta", {})) if isinstance(doc, dict) else {}
     return {}
+
+
+def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) -> pd.DataFrame:
+    """Read a harness's result file or folder (MTEB, ...) into a scorebench table.
+
+    See :func:`scorebench.readers.read_results` (the readers live in :mod:`scorebench.readers`,
+    one module per format).
+
+    Examples
+    --------
+    >>> read_results("no/such/folder")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: [Errno 2] no such file or folder: 'no/such/folder'
+    """
+    from .readers import read_results as _read
+
+    return _read(path, format=format, **options)

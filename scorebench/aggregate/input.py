@@ -82,6 +82,11 @@ class ScoreMatrix:
     def has_missing(self) -> bool:
         return bool(np.isnan(self.values).any())
 
+    @property
+    def coverage(self) -> np.ndarray:
+        """Fraction of the columns each system is scored on (1 = complete)."""
+        return (~np.isnan(self.values)).mean(axis=1)
+
     def take_columns(self, index: np.ndarray) -> ScoreMatrix:
         """Columns at positions ``index`` (repeats allowed: a bootstrap resample of tasks)."""
         index = np.asarray(index, dtype=np.int64)

@@ -7,7 +7,9 @@ the positions they span according to the rule's ``ties`` convention.
 Missing scores: plurality, Dowdall and threshold refuse them with a clear error. Borda
 accepts ``missing="complete"``: the expected Borda score when every ballot is completed
 uniformly at random among the complete rankings consistent with it (the partial-ranking
-completion of Himmi et al., 2023).
+completion of Himmi et al., 2023), and ``missing="zero"``: the MTEB leaderboard's
+convention, where a system earns ``n - rank`` points on a ballot it is on and 0 on one it
+is not (a missing score loses to everyone).
 """
 
 from __future__ import annotations
@@ -35,15 +37,22 @@ def borda_points(m: ScoreMatrix, ties: str = "average", missing: str = "refuse")
     uniformly at random: an observed system with ``p`` points among the observed ones beats
     each of the ``n - k`` unobserved ones with probability :math:`(p + 1)/(k + 1)`, and an
     unobserved system expects :math:`(n - 1)/2` points.
+
+    With ``missing="zero"`` (MTEB's leaderboard), an observed system gets :math:`n - r`
+    points, :math:`r` its rank among the ``k`` observed systems (ties per ``ties``), and an
+    unobserved one 0: as if it lost to every system, observed ones included.
     """
     check_choice(ties, "ties", ("average", "min", "max"))
-    check_choice(missing, "missing", ("refuse", "complete"))
+    check_choice(missing, "missing", ("refuse", "complete", "zero"))
     if missing == "refuse":
         require_complete(m, "borda", "pass missing='complete' for the expected Borda score over completions")
     present = ~np.isnan(m.values)
     k = present.sum(axis=0).astype(np.float64)
     tie_method = {"average": "average", "min": "max", "max": "min"}[ties]
-    points = k[None, :] - column_ranks(m, tie_method)
+    ranks = column_ranks(m, tie_method)
+    if missing == "zero":
+        return np.where(present, m.n_systems - ranks, 0.0)
+    points = k[None, :] - ranks
     if missing == "complete":
         n = m.n_systems
         extra = (n - k)[None, :] * (points + 1.0) / (k[None, :] + 1.0)
@@ -53,7 +62,8 @@ def borda_points(m: ScoreMatrix, ties: str = "average", missing: str = "refuse")
 
 @register_method("borda", family="positional",
                  missing="missing='refuse' (default) raises; missing='complete' gives the expected Borda score over "
-                         "the uniform completions of each partial ballot (Himmi et al., 2023)",
+                         "the uniform completions of each partial ballot (Himmi et al., 2023); missing='zero' gives "
+                         "n - rank points on a ballot a system is on and 0 otherwise (the MTEB leaderboard)",
                  citation="de Borda (1781); Colombo et al. (2022), NeurIPS; Rofin et al. (2023), EACL")
 def borda(m: ScoreMatrix, *, ties: str = "average", missing: str = "refuse") -> MethodResult:
     r"""Borda count: weighted sum over columns of the number of systems beaten.
@@ -69,6 +79,9 @@ def borda(m: ScoreMatrix, *, ties: str = "average", missing: str = "refuse") -> 
     >>> from scorebench.aggregate.input import as_matrix
     >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2]}, index=["a", "b", "c"]))
     >>> borda(m).scores.tolist()
+    [2.0, 3.0, 1.0]
+    >>> gap = as_matrix(pd.DataFrame({"t1": [3, 2, None], "t2": [1, 3, 2]}, index=["a", "b", "c"]))
+    >>> borda(gap, missing="zero").scores.tolist()     # c misses t1: 0 points there
     [2.0, 3.0, 1.0]
     """
     return MethodResult(borda_points(m, ties, missing) @ m.weights)

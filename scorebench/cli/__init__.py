@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.power_cmd",
     "scorebench.cli.leaderboard_cmd",
     "scorebench.cli.irt_cmd",
+    "scorebench.cli.import_cmd",
 )
 
 

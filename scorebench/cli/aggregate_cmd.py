@@ -8,7 +8,7 @@ import click
 import pandas as pd
 
 from ..errors import InputError
-from ..io import read_table
+from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
@@ -45,12 +45,20 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
 @click.option("--duplicates", type=click.Choice(["raise", "suffix", "first"]), default="raise", show_default=True,
               help="Repeated system names in a wide table.")
 @click.option("--list-methods", "show_methods", is_flag=True, help="List the registered methods and exit.")
+@FROM_OPTION
+@FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
-            show_methods, output, fmt) -> None:
-    """Rank the systems in SCORES (scores, wide systems x tasks, or battles table)."""
-    from ..aggregate import aggregate, get_method, list_methods
+            show_methods, source_format, source_options, output, fmt) -> None:
+    """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
+
+    SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
+    the format's leaderboard conventions (attrs['aggregate_defaults'], e.g. MTEB's Borda with
+    missing tasks worth 0 points) apply unless --param overrides them, and a coverage
+    column gives the fraction of columns each system is scored on.
+    """
+    from ..aggregate import aggregate, get_method, list_methods, read_input
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
@@ -58,7 +66,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
         return
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
-    table = read_table(scores)
+    table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
     records = [get_method(n) for n in names]
@@ -66,14 +74,26 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     if unused:
         raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
     hib = {c: False for c in lower} or None
+    conventions = table.attrs.get("aggregate_defaults", {})
+    data = None
+    if any(r.accepts != ("table",) for r in records):  # read once; the methods share it
+        data = read_input(table, weights=_weights(weights), higher_is_better=hib, duplicates=duplicates,
+                          system_column=system_column, exclude=tuple(exclude))
     frames = []
     for record in records:
-        mine = {k: v for k, v in options.items() if k in record.params}
-        ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
+        mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
+        if record.accepts == ("table",):
+            ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
                                 n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
                                 exclude=tuple(exclude), duplicates=duplicates, **mine)
+        else:
+            ranking = aggregate(data, record.name, n_boot=n_boot, seed=seed, ci=ci, **mine)
         frame = ranking.to_frame()
         frame.insert(0, "method", record.name)
+        if conventions:  # say which parameters the format's conventions set
+            frame.insert(1, "params", ", ".join(f"{k}={v}" for k, v in mine.items()))
+        if hasattr(data, "coverage"):
+            frame["coverage"] = frame["system"].map(dict(zip(data.systems, data.coverage)))
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))

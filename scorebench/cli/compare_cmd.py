@@ -8,6 +8,7 @@ import click
 
 from ..evaluate import COMPARE_TESTS, compare
 from ..io import read_table
+from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
@@ -25,14 +26,16 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 @click.option("--option", "-O", "options", multiple=True, help="Kind option as key=value.")
+@FROM_OPTION
+@FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, qrels, options,
-            output, fmt) -> None:
+            source_format, source_options, output, fmt) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected."""
     kind_options = parse_options(options)
     if qrels is not None:
         kind_options["qrels"] = read_table(qrels)
-    result = compare(read_table(table), metric, baseline=baseline, kind=kind, tests=list(tests) or None,
+    result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind, tests=list(tests) or None,
                      ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon, **kind_options)
     emit(result, output, fmt)

@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..evaluate import evaluate
 from ..io import read_table
 from ..tables import get_kind
+from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
@@ -48,11 +49,13 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--reference", type=click.Path(exists=True, path_type=Path), default=None,
               help="With --model: the reference (real) samples.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@FROM_OPTION
+@FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
             per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
-            reference, device, output, fmt) -> None:
+            reference, device, source_format, source_options, output, fmt) -> None:
     """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system.
 
     Or, with --model, run a feature extractor over --reference and each --data set and
@@ -73,9 +76,11 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
             data = _model_features(model_spec, data_paths, reference, device)
             kind = kind or "features"
         elif engine == "dask":
+            if source_format is not None:
+                raise click.UsageError("--from reads result files in memory; use --engine pandas")
             data = read_dask(str(table))
         else:
-            data = read_table(table)
+            data = load_table(table, source_format, source_options)
         if kind is not None:
             get_kind(kind)
         show = progress if progress is not None else (click.get_text_stream("stderr").isatty() and n_boot > 0)

@@ -33,7 +33,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import InputError
-from ..io import format_value, read_table
+from ..io import format_value, read_results, read_table
 from ..registry import metric as lookup_metric
 from .spec import BoardSpec, CompareSpec, EvaluateSpec
 
@@ -108,6 +108,9 @@ def _arrow(name: str) -> str:
 
 
 def _sha256(path: Path) -> str:
+    if path.is_dir():  # a folder of result files (a source with ``from``): the sorted (file, sha256) pairs
+        pairs = sorted((p.relative_to(path).as_posix(), _sha256(p)) for p in path.rglob("*") if p.is_file())
+        return hashlib.sha256("".join(f"{rel}\0{sha}\n" for rel, sha in pairs).encode()).hexdigest()
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -175,7 +178,8 @@ class _Context:
     def table(self, name: str) -> pd.DataFrame:
         if name not in self.tables:
             source = self.spec.source(name)
-            self.tables[name] = read_table(source.path, format=source.format)
+            self.tables[name] = read_table(source.path, format=source.format) if source.source_format is None \
+                else read_results(source.path, format=source.source_format, **dict(source.read_options))
         return self.tables[name]
 
 

@@ -16,6 +16,8 @@ A spec declares where a board's numbers come from and how they are shown::
     path = "../data/boards/classification.parquet"
     # wide systems x tasks tables (external boards) also take: system_column, exclude,
     # complete_only (drop systems with a missing score), higher_is_better
+    # a harness's result files: from = "mteb" (see scorebench.readers) and the reader's
+    # options, e.g. path = "results", from = "mteb", benchmark = "MTEB(eng, v2)"
 
     [[evaluate]]                             # one table per task: systems x metrics
     source = "predictions"
@@ -54,7 +56,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,8 @@ class SourceSpec:
     exclude: tuple[str, ...] = ()
     complete_only: bool = False
     higher_is_better: bool | None = None
+    source_format: str | None = None  # ``from``: a harness's result files (scorebench.io.read_results)
+    read_options: tuple[tuple[str, Any], ...] = ()  # the reader's options (e.g. benchmark)
 
 
 @dataclass(frozen=True)
@@ -322,7 +326,11 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
     spec = SourceSpec(name=r.get("name", str, required=True), path=(base / r.get("path", str, required=True)),
                       format=r.get("format", str, None), system_column=r.get("system_column", str, None),
                       exclude=r.strings("exclude"), complete_only=r.get("complete_only", bool, False),
-                      higher_is_better=r.get("higher_is_better", bool, None))
+                      higher_is_better=r.get("higher_is_better", bool, None),
+                      source_format=r.get("from", str, None))
+    if spec.source_format is not None:  # the other keys are the reader's options
+        spec = replace(spec, read_options=tuple(sorted(r.data.items())))
+        r.data.clear()
     r.done()
     return spec
 

@@ -19,6 +19,7 @@ _FAMILIES = (
     "ood",
     "generative",
     "irt_kind",
+    "sample_scores",
 )
 
 for _name in _FAMILIES:

@@ -1,0 +1,138 @@
+"""OpenOOD score pickles (``scores/<postprocessor>.pkl``) -> an ``ood`` table.
+
+OpenOOD v1.5 saves, per postprocessor, ``{"id": {"train", "val", "test"}, "csid": {dataset},
+"ood": {"val", "near": {dataset}, "far": {dataset}}}``, each entry ``[pred, conf, gt]``
+(NumPy arrays; ``gt = -1`` marks OOD samples, ``conf`` is higher for in-distribution).
+
+Loading a pickle can run arbitrary code. By default the file is read with a restricted
+unpickler that builds only NumPy arrays, dtypes and plain containers and refuses any other
+class (one line naming the file and the class); ``trust_pickle=True`` uses :mod:`pickle`
+itself, for files you made.
+
+The table has one task per OOD dataset (``near/<dataset>``, ``far/<dataset>``, and
+``val`` when present): the ID test samples (``is_ood = 0``) followed by the dataset's
+samples (``is_ood = 1``), as OpenOOD pairs them; ``score = -conf`` (higher = more OOD, the
+``ood`` kind's convention), with ``conf``, ``pred`` and ``gt`` kept; ``system`` = the
+postprocessor (file stem). ``auroc`` on a task equals OpenOOD's AUROC for that dataset
+(its ROC of the OOD indicator against ``-conf``).
+
+Reference: Zhang et al. (2023), OpenOOD v1.5: Enhanced Benchmark for Out-of-Distribution
+Detection, arXiv:2306.09301.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ._common import Provenance, field_error
+
+__all__ = ["read", "detect", "safe_load"]
+
+# The globals a pickle of NumPy arrays needs (NumPy 1.x and 2.x module names).
+_ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"),
+            ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+            ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+            ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer")}
+
+
+class _Refused(pickle.UnpicklingError):
+    """A global outside the allowed NumPy names."""
+
+
+class _ArraysOnly(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED or module == "numpy" and name.endswith("DType"):
+            return super().find_class(module, name)
+        raise _Refused(f"refusing to load {module}.{name}")
+
+
+def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False) -> Any:
+    """Unpickle ``data`` (read from ``path``): NumPy arrays only, unless ``trust_pickle``."""
+    import io
+
+    try:
+        return pickle.loads(data) if trust_pickle else _ArraysOnly(io.BytesIO(data)).load()
+    except _Refused as exc:
+        raise InputError(f"{path}: {exc}; the restricted unpickler builds only NumPy arrays "
+                         "(pass trust_pickle=True for a file you trust)") from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError,
+            IndexError) as exc:
+        raise InputError(f"{path}: not a readable pickle ({type(exc).__name__}: {exc}; truncated?)") from None
+
+
+def detect(path: Path) -> bool:
+    """True for a ``.pkl`` file or a folder (or its ``scores/``) of them."""
+    if path.is_file():
+        return path.suffix == ".pkl"
+    folder = path / "scores" if (path / "scores").is_dir() else path
+    return any(folder.glob("*.pkl"))
+
+
+def read(path: Path, *, trust_pickle: bool = False) -> pd.DataFrame:
+    """Read OpenOOD score pickles (one file, or every ``*.pkl`` of a folder or its ``scores/``)."""
+    folder = path.parent if path.is_file() else (path / "scores" if (path / "scores").is_dir() else path)
+    files = [path] if path.is_file() else sorted(folder.glob("*.pkl"))
+    if not files:
+        raise InputError(f"{path}: no OpenOOD score pickles (*.pkl) found")
+    prov = Provenance("openood", folder)
+    frames = []
+    for file in files:
+        scores = safe_load(file, prov.read(file), trust_pickle=trust_pickle)
+        frames.extend(_frames(scores, file))
+    table = pd.concat(frames, ignore_index=True)
+    return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()))
+
+
+def _triple(value: Any, file: Path, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise field_error(file, field, "expected [pred, conf, gt]")
+    pred, conf, gt = (np.asarray(v) for v in value)
+    if not (pred.ndim == conf.ndim == gt.ndim == 1 and len(pred) == len(conf) == len(gt)) or len(conf) == 0:
+        raise field_error(file, field, f"expected three 1-d arrays of one length, got shapes "
+                                       f"{pred.shape}, {conf.shape}, {gt.shape}")
+    if conf.dtype.kind not in "fiu" or not np.isfinite(conf.astype(np.float64)).all():
+        raise field_error(file, f"{field}[1]", "expected finite confidence scores")
+    return pred, conf.astype(np.float64), gt
+
+
+def _frames(scores: Any, file: Path) -> list[pd.DataFrame]:
+    if not isinstance(scores, dict) or "id" not in scores or "ood" not in scores:
+        raise field_error(file, "(top level)", "expected {'id': ..., 'ood': ...} (OpenOOD v1.5 scores)")
+    ids = scores["id"]
+    if not isinstance(ids, dict) or ids.get("test") is None:
+        raise field_error(file, "id.test", "missing")
+    id_pred, id_conf, id_gt = _triple(ids["test"], file, "id.test")
+    if (id_gt == -1).any():
+        raise field_error(file, "id.test[2]", "in-distribution labels contain -1 (the OOD marker)")
+    ood = scores["ood"]
+    if not isinstance(ood, dict):
+        raise field_error(file, "ood", "expected an object")
+    sets: list[tuple[str, Any]] = []
+    if ood.get("val") is not None:
+        sets.append(("val", ood["val"]))
+    for group in ("near", "far"):
+        block = ood.get(group) or {}
+        if not isinstance(block, dict):
+            raise field_error(file, f"ood.{group}", "expected {dataset: [pred, conf, gt]}")
+        sets.extend((f"{group}/{name}", value) for name, value in block.items())
+    if not sets:
+        raise field_error(file, "ood", "no OOD dataset")
+    frames = []
+    for task, value in sets:
+        pred, conf, gt = _triple(value, file, "ood." + task.replace("/", "."))
+        if not (gt == -1).all():
+            raise field_error(file, "ood." + task.replace("/", ".") + "[2]", "OOD labels must all be -1")
+        n_id, n_ood = len(id_conf), len(conf)
+        frames.append(pd.DataFrame({
+            "system": file.stem, "task": task,
+            "id": [f"id:{i}" for i in range(n_id)] + [f"{task}:{i}" for i in range(n_ood)],
+            "score": -np.concatenate([id_conf, conf]), "is_ood": np.r_[np.zeros(n_id, int), np.ones(n_ood, int)],
+            "conf": np.concatenate([id_conf, conf]), "pred": np.concatenate([id_pred, pred]),
+            "gt": np.concatenate([id_gt, gt])}))
+    return frames

@@ -1,0 +1,67 @@
+"""HELM reader on run folders written from HELM's published schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import scorebench
+from scorebench.errors import InputError
+from scorebench.io import read_results
+
+RUNS = Path(__file__).parent / "fixtures" / "helm" / "runs"
+TASK = "mmlu:subject=anatomy,method=multiple_choice_joint"
+
+
+def _stats_mean(run: Path, name: str, split: str = "test", perturbation: str | None = None) -> float:
+    for stat in json.loads((run / "stats.json").read_text()):
+        key = stat["name"]
+        if key["name"] == name and key["split"] == split and (key.get("perturbation") or {}).get("name") == perturbation:
+            return stat["mean"]
+    raise KeyError(name)
+
+
+def test_per_instance_mean_equals_stats_json():
+    table = read_results(RUNS)
+    assert table.attrs["source_format"] == "helm"
+    assert set(table["system"]) == {"openai/gpt2", "meta/llama-7b"} and set(table["task"]) == {TASK}
+    for run in RUNS.glob("*/*"):
+        model = json.loads((run / "run_spec.json").read_text())["adapter_spec"]["model"]
+        sub = table[table["system"] == model]
+        assert len(sub) == 6  # the test split, unperturbed
+        for stat in ("exact_match", "quasi_exact_match", "num_output_tokens"):
+            np.testing.assert_allclose(sub[stat].mean(), _stats_mean(run, stat), rtol=0, atol=1e-12)
+        scores = scorebench.evaluate(sub, ["sample_mean@exact_match"], n_boot=0)
+        np.testing.assert_allclose(scores["value"].item(), _stats_mean(run, "exact_match"), atol=1e-12)
+
+
+def test_split_perturbation_and_stats_level():
+    valid = read_results(RUNS, split="valid")
+    assert valid.groupby("system").size().tolist() == [2, 2]
+    robust = read_results(RUNS, perturbation="robustness")
+    run = next(RUNS.glob("*/*gpt2"))
+    np.testing.assert_allclose(robust.loc[robust["system"] == "openai/gpt2", "exact_match"].mean(),
+                               _stats_mean(run, "exact_match", perturbation="robustness"), atol=1e-12)
+    stats = read_results(RUNS, level="stats")
+    got = stats[(stats["system"] == "openai/gpt2") & (stats["metric"] == "exact_match")]["value"].item()
+    assert got == _stats_mean(run, "exact_match")
+
+
+def test_paired_compare_across_models():
+    table = read_results(RUNS)
+    result = scorebench.compare(table, "sample_mean@exact_match", n_boot=100, n_perm=100)
+    assert (result["n"] == 6).all()
+
+
+def test_malformed_instance(tmp_path):
+    shutil.copytree(RUNS, tmp_path / "runs")
+    path = next((tmp_path / "runs").glob("*/*gpt2")) / "per_instance_stats.json"
+    rows = json.loads(path.read_text())
+    del rows[3]["instance_id"]
+    path.write_text(json.dumps(rows))
+    with pytest.raises(InputError, match=r"per_instance_stats.json: field '\[3\].instance_id': missing"):
+        read_results(tmp_path / "runs", format="helm")

@@ -1,0 +1,239 @@
+"""MTEB reader: the shipped real results against the ``mteb`` package's own numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import scorebench
+from scorebench.cli import cli
+from scorebench.errors import InputError
+from scorebench.io import read_results
+
+from .conftest import REFERENCE
+
+MTEB_RESULTS = REFERENCE / "mteb" / "results"
+needs_data = pytest.mark.skipif(not MTEB_RESULTS.is_dir(), reason=f"reference data not found at {MTEB_RESULTS}")
+
+
+def _read(path, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return read_results(path, **options)
+
+
+@pytest.fixture(scope="module")
+def ours() -> pd.DataFrame:
+    return _read(MTEB_RESULTS, format="mteb")
+
+
+@pytest.fixture(scope="module")
+def theirs():
+    """Per-task scores and the leaderboard summary as the mteb package computes them, offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    mteb = pytest.importorskip("mteb")
+    import logging
+
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = mteb.cache.ResultCache(cache_path=MTEB_RESULTS.parent).load_results(
+                tasks="MTEB(eng, v2)", require_model_meta=False, validate_and_filter=True)
+            per_task = results.to_dataframe(aggregation_level="task", format="long")
+            board = results.get_benchmark_result()
+    finally:
+        logging.disable(logging.NOTSET)
+    return per_task, board
+
+
+@needs_data
+def test_per_task_scores_equal_mteb_package(ours, theirs):
+    per_task, _ = theirs
+    scored = per_task.dropna(subset=["score"])
+    merged = ours.merge(scored, left_on=["system", "task"], right_on=["model_name", "task_name"],
+                        how="outer", indicator=True)
+    # the same 8588 cells are scored, and the same 54 are missing (absent subset / main score)
+    assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", ["system", "task"]].head()
+    assert len(ours) == len(scored) == 8588
+    np.testing.assert_allclose(merged["value"], merged["score"], rtol=0, atol=1e-12)
+    assert ours["system"].nunique() == 270 and ours.attrs["n_skipped"] == per_task["score"].isna().sum() == 54
+    assert set(ours["task_type"]) == {"Classification", "Clustering", "PairClassification", "Reranking",
+                                      "Retrieval", "STS", "Summarization"}
+
+
+@needs_data
+def test_borda_zero_and_mean_task_reproduce_leaderboard(ours, theirs):
+    _, board = theirs
+    board = board.set_index("Model")
+    borda = scorebench.aggregate(ours, "borda", missing="zero", n_boot=0)
+    ranks = pd.Series(borda.ranks, index=list(borda.systems))
+    # the board lists 258 of the 270 models (mteb drops 12 without registry metadata after ranking all 270)
+    assert len(board) == 258
+    assert (ranks[board.index] == board["Rank (Borda)"]).all()
+    mean = scorebench.aggregate(ours, "mean", missing="available", n_boot=0).to_frame().set_index("system")
+    complete = ours.groupby("system")["task"].nunique() == 41
+    expected = board["Mean (Task)"].dropna()
+    assert set(expected.index) == set(complete[complete].index) & set(board.index)
+    np.testing.assert_allclose(mean.loc[expected.index, "score"], expected, rtol=0, atol=1e-12)
+
+
+@needs_data
+def test_provenance(ours):
+    attrs = ours.attrs
+    assert attrs["source_format"] == "mteb" and attrs["benchmark"] == "MTEB(eng, v2)"
+    assert attrs["files_read"] == 8900 and len(attrs["files"]) == 8900 and len(attrs["sha256"]) == 64
+    assert "1.18.0" in attrs["tool_version"]
+    assert attrs["aggregate_defaults"]["borda"] == {"missing": "zero"}
+
+
+@needs_data
+def test_cli_aggregate_prints_ranking_with_coverage(tmp_path):
+    out = tmp_path / "ranking.csv"
+    result = CliRunner().invoke(cli, ["aggregate", str(MTEB_RESULTS), "--from", "mteb", "-m", "mean", "-m", "borda",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    table = scorebench.read_table(out)
+    assert table.groupby("method").size().to_dict() == {"borda": 270, "mean": 270}
+    assert {"coverage", "params", "rank"} <= set(table.columns)
+    # every model has >= 20 task files; a few of those lack the counted subset (left missing)
+    assert table["coverage"].between(18 / 41, 1).all() and table["coverage"].max() == 1
+    assert set(table.loc[table["method"] == "borda", "params"]) == {"missing=zero"}
+
+
+# --- small files: both layouts, the subset rule and the errors ------------------------------------------------
+
+
+def _write(root, model, task, obj, revision="r1"):
+    folder = root / model / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{task}.json"
+    path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return path
+
+
+def _entry(subset, score, **metrics):
+    return {"hf_subset": subset, "languages": ["eng-Latn"], "main_score": score, **metrics}
+
+
+def test_new_layout_subset_rule(tmp_path):
+    _write(tmp_path, "org__a", "STS17", {"task_name": "STS17", "mteb_version": "1.18.0", "scores": {
+        "test": [_entry("en-en", 0.8), _entry("ko-ko", 0.1)], "validation": [_entry("en-en", 0.0)]}})
+    _write(tmp_path, "org__a", "AmazonCounterfactualClassification", {
+        "task_name": "AmazonCounterfactualClassification", "mteb_version": "2.3.0",
+        "scores": {"test": [_entry("en", 0.7), _entry("en-ext", 0.2), _entry("de", 0.1)]}})
+    table = _read(tmp_path)
+    assert table.set_index("task")["value"].to_dict() == {"AmazonCounterfactualClassification": 0.7, "STS17": 0.8}
+    assert set(table["system"]) == {"org/a"}
+
+
+def test_legacy_layouts_as_mteb_converts_them(tmp_path):
+    # split -> metrics, STS metrics nested under cos_sim (-> cosine_spearman, the main metric)
+    _write(tmp_path, "m__x", "BIOSSES", {"mteb_dataset_name": "BIOSSES", "mteb_version": "1.0.1",
+                                         "test": {"cos_sim": {"spearman": 0.81, "pearson": 0.8},
+                                                  "evaluation_time": 1.0}})
+    # split -> subset -> metrics, main_score present
+    _write(tmp_path, "m__x", "MassiveIntentClassification", {
+        "mteb_dataset_name": "MassiveIntentClassification", "mteb_version": "0.0.2",
+        "test": {"en": {"accuracy": 0.67, "main_score": 0.67}, "evaluation_time": 3.0}})
+    # pair classification: max: {ap} -> max_ap
+    _write(tmp_path, "m__x", "TwitterURLCorpus", {"mteb_dataset_name": "TwitterURLCorpus",
+                                                  "test": {"max": {"ap": 0.85}, "cos_sim": {"ap": 0.84}}})
+    # reranking without map_at_1000: no main score -> the cell is missing, as in mteb
+    _write(tmp_path, "m__x", "AskUbuntuDupQuestions", {"mteb_dataset_name": "AskUbuntuDupQuestions",
+                                                       "test": {"map": 0.6, "mrr": 0.7}})
+    with pytest.warns(UserWarning, match="1 .model, task. cell"):
+        table = read_results(tmp_path, metrics="all")
+    main = table[table["metric"] == "main_score"].set_index("task")["value"].to_dict()
+    assert main == {"BIOSSES": 0.81, "MassiveIntentClassification": 0.67, "TwitterURLCorpus": 0.85}
+    assert table.attrs["skipped"] == ["m__x/r1/AskUbuntuDupQuestions.json: no main score (map_at_1000) in the "
+                                      "selected subsets"]
+    biosses = table[table["task"] == "BIOSSES"].set_index("metric")["value"]
+    assert biosses["cosine_pearson"] == 0.8
+
+
+def test_model_meta_names_the_system(tmp_path):
+    path = _write(tmp_path, "folder__name", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                                        "scores": {"test": [_entry("default", 0.5)]}})
+    (path.parent / "model_meta.json").write_text(json.dumps({"name": "real/name", "revision": "r1"}))
+    assert _read(tmp_path)["system"].tolist() == ["real/name"]
+
+
+@pytest.mark.parametrize("content, field", [
+    ('{"task_name": "BIOSSES", "mteb_version": "1.18.0", "scores": {"test": [', "invalid JSON"),
+    ({"task_name": "BIOSSES", "mteb_version": "7.0.0", "scores": {"test": []}}, "field 'mteb_version'"),
+    ({"task_name": "BIOSSES", "mteb_version": "1.18.0", "scores": {"test": [{"hf_subset": "default"}]}},
+     r"field 'scores.test\[0\].main_score': missing"),
+    ({"mteb_version": "1.18.0", "scores": {}}, "field 'task_name'"),
+    ([1, 2], "expected a JSON object"),
+])
+def test_malformed_files_name_file_and_field(tmp_path, content, field):
+    path = _write(tmp_path, "o__m", "BIOSSES", content)
+    with pytest.raises(InputError, match=field) as info:
+        read_results(tmp_path, format="mteb")
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_duplicate_model_task_refused(tmp_path):
+    obj = {"task_name": "BIOSSES", "mteb_version": "1.18.0", "scores": {"test": [_entry("default", 0.5)]}}
+    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r1")
+    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r2")
+    with pytest.raises(InputError, match="duplicate result of model 'o/m' on task 'BIOSSES'"):
+        read_results(tmp_path)
+
+
+def test_unknown_benchmark_and_format(tmp_path):
+    _write(tmp_path, "o__m", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                         "scores": {"test": [_entry("default", 0.5)]}})
+    with pytest.raises(InputError, match="unknown MTEB benchmark"):
+        read_results(tmp_path, benchmark="MTEB(fra)")
+    with pytest.raises(InputError, match="unknown result format"):
+        read_results(tmp_path, format="nope")
+    (tmp_path / "plain.csv").write_text("system,value\na,1\n")
+    with pytest.raises(InputError, match="not a result file"):
+        read_results(tmp_path / "plain.csv")
+
+
+def test_cli_import_and_auto_detect(tmp_path):
+    _write(tmp_path, "o__a", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                         "scores": {"test": [_entry("default", 0.5)]}})
+    _write(tmp_path, "o__b", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                         "scores": {"test": [_entry("default", 0.7)]}})
+    runner = CliRunner()
+    out = tmp_path / "t.parquet"
+    result = runner.invoke(cli, ["import", str(tmp_path), "--from", "mteb", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    back = scorebench.read_table(out)
+    assert sorted(back["value"]) == [0.5, 0.7]
+    result = runner.invoke(cli, ["aggregate", str(tmp_path), "-m", "borda"])  # folder: detected as MTEB
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].split()[:2] == ["borda", "missing=zero"]
+    result = runner.invoke(cli, ["import", str(tmp_path), "--from", "mteb", "--from-option", "benchmark=nope"])
+    assert result.exit_code == 2 and "unknown MTEB benchmark 'nope'" in result.output
+
+
+def test_board_spec_source_from_mteb(tmp_path):
+    from scorebench.leaderboard import build_board, load_spec
+
+    for model, scores in (("o__a", (0.5, 0.9)), ("o__b", (0.7, 0.8)), ("o__c", (0.6, 0.1))):
+        for task, score in zip(("BIOSSES", "STS12"), scores):
+            _write(tmp_path / "results", model, task, {"task_name": task, "mteb_version": "1.18.0",
+                                                       "scores": {"test": [_entry("default", score)]}})
+    spec_path = tmp_path / "board.toml"
+    spec_path.write_text('name = "mteb"\ntitle = "MTEB"\nn_boot = 0\n'
+                         '[[sources]]\nname = "mteb"\npath = "results"\nfrom = "mteb"\nbenchmark = "MTEB(eng, v2)"\n'
+                         'complete_only = true\n[aggregate]\nsource = "mteb"\nmethods = ["borda"]\n')
+    spec = load_spec(spec_path)
+    assert spec.sources[0].source_format == "mteb"
+    assert spec.sources[0].read_options == (("benchmark", "MTEB(eng, v2)"),)
+    board = build_board(spec)
+    data = next(section.data for section in board.sections if "system" in section.data.columns)
+    ranked = data.sort_values("rank")["system"].tolist()
+    assert ranked == ["o/b", "o/a", "o/c"]  # Borda points 3, 2, 1
+    assert any(key == "source mteb" and "sha256" in value for key, value in board.provenance)

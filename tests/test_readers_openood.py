@@ -1,0 +1,68 @@
+"""OpenOOD reader: score pickles in OpenOOD v1.5's layout, read without running code."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn import metrics
+
+import scorebench
+from scorebench.errors import InputError
+from scorebench.io import read_results
+
+SCORES = Path(__file__).parent / "fixtures" / "openood" / "scores"
+
+
+def _openood_auroc(id_conf, ood_conf):
+    """OpenOOD's definition: ROC of the OOD indicator (gt == -1) against -conf, integrated."""
+    conf = np.concatenate([id_conf, ood_conf])
+    indicator = np.r_[np.zeros(len(id_conf)), np.ones(len(ood_conf))]
+    fpr, tpr, _ = metrics.roc_curve(indicator, -conf)
+    return metrics.auc(fpr, tpr)
+
+
+def test_auroc_per_dataset_matches_openood_definition():
+    table = read_results(SCORES.parent)
+    assert table.attrs["source_format"] == "openood" and table.attrs["trust_pickle"] is False
+    assert set(table["task"]) == {"val", "near/cifar100", "near/tin", "far/mnist"}
+    scores = scorebench.evaluate(table, ["auroc"], n_boot=0).set_index(["system", "task"])["value"]
+    for name in ("msp", "energy"):
+        with open(SCORES / f"{name}.pkl", "rb") as fh:
+            raw = pickle.load(fh)  # our own fixture: trusted here
+        id_conf = raw["id"]["test"][1]
+        for group in ("near", "far"):
+            for dataset, (_, conf, _) in raw["ood"][group].items():
+                np.testing.assert_allclose(scores[(name, f"{group}/{dataset}")], _openood_auroc(id_conf, conf),
+                                           rtol=0, atol=1e-12)
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def test_restricted_unpickler_refuses_code(tmp_path):
+    path = tmp_path / "evil.pkl"
+    path.write_bytes(pickle.dumps({"id": {"test": [np.zeros(2), np.zeros(2), np.zeros(2)]}, "ood": _Evil()}))
+    with pytest.raises(InputError, match=r"evil.pkl: refusing to load posix.system"):
+        read_results(path)
+
+
+def test_trust_pickle_and_truncated_file(tmp_path):
+    assert len(read_results(SCORES / "msp.pkl", trust_pickle=True)) == len(read_results(SCORES / "msp.pkl"))
+    path = tmp_path / "cut.pkl"
+    path.write_bytes((SCORES / "msp.pkl").read_bytes()[:700])
+    with pytest.raises(InputError, match="cut.pkl: not a readable pickle"):
+        read_results(path, format="openood")
+
+
+def test_ood_labels_checked(tmp_path):
+    zeros = [np.zeros(3, int), np.ones(3), np.zeros(3, int)]
+    path = tmp_path / "bad.pkl"
+    path.write_bytes(pickle.dumps({"id": {"test": zeros}, "ood": {"near": {"x": zeros}}}))
+    with pytest.raises(InputError, match=r"field 'ood.near.x\[2\]': OOD labels must all be -1"):
+        read_results(path)
