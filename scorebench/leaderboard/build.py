@@ -15,9 +15,11 @@ columns (units) jointly for all systems, re-ranking each round. For a set-level 
 (ECE, AUROC) the interval is the conservative CI-overlap range: a system cannot rank above
 ``1 + #{b: lo_b > hi_a}`` (systems clearly better) or below ``k - #{b: hi_b < lo_a}``.
 
-Tie bands: walking down the ranking, a system joins the current band when its rank
-interval overlaps the interval of the band's first (best) system; otherwise it opens the
-next band. Systems in one band are statistically tied with the band's leader.
+Tie bands: for a per-row metric, the tie classes of :mod:`scorebench.aggregate.ties`
+(walking down the ranking, a system joins the current band unless a Holm-corrected paired
+test over all pairs says it differs from the band's top). For a set-level metric there are
+no paired units to test, and a system joins the current band when its rank interval
+overlaps the interval of the band's top.
 """
 
 from __future__ import annotations
@@ -195,11 +197,16 @@ def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
 
 
 def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardSpec,
-                    options: dict) -> pd.DataFrame | None:
-    """Rank and paired-bootstrap rank interval of each system on a per-row metric.
+                    options: dict) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Rank, paired-bootstrap rank interval and Holm-adjusted pairwise p-values on a per-row metric.
 
     None when the kind has no unit key to pair units across systems by.
     """
+    import warnings
+
+    from ..aggregate.ties import pairwise_p_values
+    from ..aggregate.means import MixedScaleWarning
+
     import scorebench
 
     units = scorebench.evaluate(sub, [name], kind=kind, by="system", n_boot=0, per_unit=True, **options)
@@ -213,10 +220,15 @@ def _paired_ranking(sub: pd.DataFrame, name: str, kind: str | None, spec: BoardS
                          "need every unit for every system")
     wide.columns = [str(c) for c in wide.columns]
     hib = lookup_metric(name).higher_is_better
-    ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
-                                   n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
-    frame = ranking.to_frame()
-    return frame.set_index("system")[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])]
+    with warnings.catch_warnings():  # the columns are units, not tasks: their ranges may differ
+        warnings.simplefilter("ignore", MixedScaleWarning)
+        ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
+                                       n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
+    frame = ranking.to_frame().set_index("system")
+    if spec.n_boot and ranking.rank_low is None:  # too few units to resample: every rank is possible
+        frame["rank_low"], frame["rank_high"] = 1, len(frame)
+    p = pd.DataFrame(pairwise_p_values(wide.to_numpy().T), index=wide.index, columns=wide.index)
+    return frame[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])], p
 
 
 def _records(block: EvaluateSpec) -> list:
@@ -243,7 +255,9 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     main = scores[scores["metric"] == record.name].set_index("system")
     systems = main.index.tolist()
     paired = _paired_ranking(sub, rank_by, block.kind, spec, options) if record.per_row and spec.n_boot else None
+    p_adjusted = None
     if paired is not None:
+        paired, p_adjusted = paired
         ranks = paired.reindex(systems)
         rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
         how = "paired bootstrap over units"
@@ -258,7 +272,15 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
         else:
             low, high, how = rank, rank, "none (n_boot = 0)"
     order = np.lexsort((np.array(systems, dtype=object).astype(str), rank))
-    bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
+    if p_adjusted is not None:
+        from ..aggregate.ties import TIE_RULE, tie_classes
+
+        bands = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
+        band_rule = TIE_RULE.format(alpha=1.0 - spec.ci)
+    else:
+        bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
+        band_rule = ("band: a system joins the current band when its rank interval overlaps that of the band's "
+                     "top; otherwise it opens the next band")
     wide = {m: scores[scores["metric"] == lookup_metric(m).name].set_index("system") for m in block.metrics}
     names = [lookup_metric(m).name for m in block.metrics]
     columns = ("band", "rank", "system", *(_arrow(m) for m in names), "n")
@@ -285,8 +307,7 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
              else "value (no bootstrap interval: n_boot = 0)")
     note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
             "Rank: competition rank "
-            f"(rank interval: {how}). Band: systems whose rank interval overlaps that of the band's best "
-            "system are statistically tied with it.")
+            f"(rank interval: {how}). The {band_rule}.")
     data = pd.DataFrame.from_records(records)
     data["section"] = key
     return Section(key, title, note, columns, tuple(rows), data)
@@ -398,9 +419,13 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[S
     matrix = table
     what = f"{matrix.n_systems} systems on {matrix.n_columns} columns: {', '.join(matrix.columns)}"
     cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
+    resampled = {"tasks": "column resamples", "items": "resamples of the items within each task",
+                 "tasks+items": "two-level resamples (tasks, then items within each task)"}
+    intervals = (f"{spec.ci:.0%} bootstrap intervals and rank intervals from {n_boot} "
+                 f"{resampled.get(first.resample, 'resamples')}" if first.rank_low is not None else "no intervals")
+    warned = "".join(f" Warning: {w}." for w in dict.fromkeys(r.warning for r in rankings.values() if r.warning))
     note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
-            f"(higher is better) with {spec.ci:.0%} bootstrap intervals and rank intervals from "
-            f"{n_boot} column resamples. Methods: {cites}.{dropped}")
+            f"(higher is better) with {intervals}. Methods: {cites}.{dropped}{warned}")
     figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
                            _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),
