@@ -375,6 +375,9 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
             matrix = complete
         return matrix, note
     names = [lookup_metric(m).name for m in agg.metrics]
+    items = _item_scores(ctx, names)
+    if items is not None:
+        return items, ""
     long = scores[scores["metric"].isin(names)][["system", "task", "metric", "value"]]
     absent = sorted(set(names) - set(long["metric"]))
     if absent:
@@ -384,10 +387,34 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
     return as_matrix(long.reset_index(drop=True)), ""
 
 
+def _item_scores(ctx: _Context, names: list[str]) -> pd.DataFrame | None:
+    """Per-item contributions of the aggregated metrics (``evaluate(..., per_unit=True)``), so rank
+    intervals resample items within tasks; None when a metric is set-level or has no unit key."""
+    import scorebench
+
+    frames = []
+    for block in ctx.spec.evaluate:
+        records = [r for r in _records(block) if r.name in names]
+        if not records:
+            continue
+        if not all(r.per_row for r in records):
+            return None
+        for task, sub in _tasks(_filter(ctx.table(block.source), block.where)):
+            units = scorebench.evaluate(sub, records, kind=block.kind, by="system", n_boot=0, per_unit=True,
+                                        **dict(block.options))
+            frames.append(units.assign(task=task))
+    if not frames:
+        return None
+    table = pd.concat(frames, ignore_index=True)
+    from ..aggregate.items import is_item_table
+
+    return table if table["task"].notna().all() and is_item_table(table) else None
+
+
 def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[Section]:
     """Sections of the board's ``[aggregate]`` block ``agg``."""
     import scorebench
-    from ..aggregate import get_method, method_agreement
+    from ..aggregate import get_method, method_agreement, read_input
 
     spec = ctx.spec
     table, dropped = _aggregate_input(ctx, scores, agg)
@@ -416,7 +443,7 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[S
                             "rank_low": None if r.rank_low is None else float(r.rank_low[i]),
                             "rank_high": None if r.rank_high is None else float(r.rank_high[i]), "band": None})
         rows.append(tuple(cells))
-    matrix = table
+    matrix = table if not isinstance(table, pd.DataFrame) else read_input(table)
     what = f"{matrix.n_systems} systems on {matrix.n_columns} columns: {', '.join(matrix.columns)}"
     cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
     resampled = {"tasks": "column resamples", "items": "resamples of the items within each task",
