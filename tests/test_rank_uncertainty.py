@@ -125,7 +125,8 @@ def test_cli_aggregate_item_table_and_warning(tmp_path, rng):
     wpath = tmp_path / "wide.csv"
     wide.to_csv(wpath, index=False)
     res = CliRunner().invoke(cli, ["aggregate", str(wpath), "-m", "borda", "--bootstrap", "100"])
-    assert res.exit_code == 0 and "rank_low" not in res.output
+    assert res.exit_code == 0 and "rank_low" not in res.stdout
+    assert "warning: borda: only 2 task columns" in res.stderr
 
 
 def test_board_bands_follow_the_holm_rule(tmp_path, rng):

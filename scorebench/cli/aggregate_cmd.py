@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
@@ -50,7 +51,7 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
 def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
             show_methods, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table)."""
-    from ..aggregate import aggregate, get_method, list_methods
+    from ..aggregate import MixedScaleWarning, aggregate, get_method, list_methods
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
@@ -69,9 +70,13 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     frames = []
     for record in records:
         mine = {k: v for k, v in options.items() if k in record.params}
-        ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
+        with warnings.catch_warnings():  # said once below, as one line
+            warnings.simplefilter("ignore", MixedScaleWarning)
+            ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
                                 n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
                                 exclude=tuple(exclude), duplicates=duplicates, **mine)
+        if ranking.warning:
+            click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
         frame = ranking.to_frame()
         frame.insert(0, "method", record.name)
         frames.append(frame)
