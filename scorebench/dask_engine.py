@@ -306,9 +306,20 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
                          "ci": ci, "n_boot": n_boot, "nan_policy": nan_policy,
-                         "interval": "percentile bootstrap" if n_boot else "none",
+                         "interval": _interval_note(records, n_boot, proportion_interval),
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
+
+
+def _interval_note(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> str:
+    """The ``interval`` attribute: as the pandas engine writes it."""
+    if not n_boot:
+        return "none"
+    names = {"wilson": "wilson score interval", "jeffreys": "jeffreys interval"}
+    if proportion_interval not in names or not any(m.proportion for m in records):
+        return "percentile bootstrap"
+    return "; ".join(f"{m.name}: {names[proportion_interval] if m.proportion else 'percentile bootstrap'}"
+                     for m in records)
 
 
 def _compute_partials(tasks: list, progress: Any) -> dict:

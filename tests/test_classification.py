@@ -134,3 +134,13 @@ def test_cluster_bootstrap_interval_in_evaluate(rng):
     np.testing.assert_allclose(clustered["value"], plain["value"])
     with pytest.raises(InputError, match="cluster: column 'nope'"):
         scorebench.evaluate(t, "accuracy", cluster="nope")
+
+
+def test_dask_engine_gives_the_same_wilson_interval(rng):
+    dd = pytest.importorskip("dask.dataframe")
+    t = _correct_table(rng, n=50)
+    local = scorebench.evaluate(t, "accuracy")
+    spread = scorebench.evaluate(dd.from_pandas(t, npartitions=3), "accuracy")
+    np.testing.assert_allclose(spread[["value", "ci_low", "ci_high"]], local[["value", "ci_low", "ci_high"]],
+                               rtol=1e-12)
+    assert spread.attrs["interval"] == local.attrs["interval"] == "accuracy: wilson score interval"
