@@ -41,7 +41,7 @@ from .io import read_table
 from .errors import InputError
 from .registry import Metric
 from .stats import percentile_interval, poisson_weights
-from .stats_tests import PROPORTION_INTERVALS
+from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
 from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
 from .validation import check_choice
@@ -315,7 +315,7 @@ def _interval_note(records: Sequence[Metric], n_boot: int, proportion_interval: 
     """The ``interval`` attribute: as the pandas engine writes it."""
     if not n_boot:
         return "none"
-    names = {"wilson": "wilson score interval", "jeffreys": "jeffreys interval"}
+    names = INTERVAL_NAMES
     if proportion_interval not in names or not any(m.proportion for m in records):
         return "percentile bootstrap"
     return "; ".join(f"{m.name}: {names[proportion_interval] if m.proportion else 'percentile bootstrap'}"

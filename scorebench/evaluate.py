@@ -21,7 +21,7 @@ from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
 from .stats import bootstrap_means, percentile_interval, PoissonRounds, rng_for
-from .stats_tests import PROPORTION_INTERVALS, cluster_bootstrap_means
+from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind, label_text
 from .validation import check_choice, describe_rows
@@ -265,11 +265,8 @@ def cluster_labels(table: pd.DataFrame, cluster: str) -> pd.DataFrame:
     return table.assign(**{cluster: label_text(table[cluster]).astype(str)})
 
 
-_PROPORTION_METHODS = {"wilson": "wilson score interval", "jeffreys": "jeffreys interval"}
-
-
 def _interval_name(method: str) -> str:
-    if method in _PROPORTION_METHODS.values() or method == "none":
+    if method in INTERVAL_NAMES.values() or method == "none":
         return method
     return "cluster bootstrap percentile" if method.startswith("cluster") else "percentile bootstrap"
 
@@ -296,9 +293,9 @@ def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Ge
     value = float(values.mean())
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
-    if proportion in _PROPORTION_METHODS:
+    if proportion in INTERVAL_NAMES:
         low, high = proportion_interval_of(float(values.sum()), values.size, ci, proportion)
-        return value, low, high, values.size, _PROPORTION_METHODS[proportion]
+        return value, low, high, values.size, INTERVAL_NAMES[proportion]
     if clusters is not None:
         means = cluster_bootstrap_means(values, clusters, n_boot, rng)
         low, high = percentile_interval(means, ci)
