@@ -26,8 +26,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["PROPORTION_INTERVALS", "INTERVAL_NAMES", "MCNEMAR_EXACT_BELOW", "wilson_interval",
-           "jeffreys_interval",
+__all__ = ["PROPORTION_INTERVALS", "INTERVAL_NAMES", "MCNEMAR_EXACT_BELOW", "wilson_interval", "jeffreys_interval",
            "proportion_interval", "McNemar", "mcnemar", "cluster_robust_se", "cluster_t",
            "cluster_bootstrap_means", "cluster_sign_flip", "two_level_bootstrap", "minimum_detectable_effect"]
 
