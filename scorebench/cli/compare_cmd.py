@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..compare import COMPARE_TESTS, compare
+from ..comparison import COMPARE_TESTS, compare
 from ..io import read_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
