@@ -15,7 +15,8 @@ from typing import Any
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.scorebench)
 from . import metrics  # noqa: F401  (registers the built-in metric families)
 from .errors import InputError, ScorebenchError, UnknownMetricError
-from .evaluate import compare, evaluate
+from .comparison import compare
+from .evaluate import evaluate
 from .io import read_results, read_table, write_table
 from .registry import Metric, list_metrics, metric, register
 

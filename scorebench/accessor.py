@@ -30,6 +30,6 @@ class ScorebenchAccessor:
 
     def compare(self, metric: Any, **options: Any) -> pd.DataFrame:
         """Same as :func:`scorebench.compare` on this DataFrame."""
-        from .evaluate import compare
+        from .comparison import compare
 
         return compare(self._frame, metric, **options)

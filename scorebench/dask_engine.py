@@ -41,6 +41,8 @@ from .io import read_table
 from .errors import InputError
 from .registry import Metric
 from .stats import percentile_interval, poisson_weights
+from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
+from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
 from .validation import check_choice
 
@@ -238,7 +240,7 @@ def _codes(frame: pd.DataFrame, by_cols: list[str]) -> tuple[np.ndarray, list[tu
 
 def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | Sequence[str] | None = None,
                   ci: float = 0.95, n_boot: int = 1000, seed: int = 0, nan_policy: str = "raise",
-                  progress: Any = None, **kind_options: Any) -> pd.DataFrame:
+                  progress: Any = None, proportion_interval: str = "wilson", **kind_options: Any) -> pd.DataFrame:
     """:func:`scorebench.evaluate` for a ``dask.dataframe.DataFrame`` (Poisson bootstrap).
 
     Returns the same pandas ``scores`` table. Per-row metrics reduce by partial sums on
@@ -251,6 +253,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
 
     _check_options(ci, n_boot)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
     records = resolve_metrics(metrics)
     spec = _resolve(records, kind, kind_options)
     by_list = None if by is None else ([c.strip() for c in by.split(",")] if isinstance(by, str) else list(by))
@@ -287,6 +290,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                                          key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
             value, replicates = _finish(by_name[name], entry, n_boot)
             low, high = percentile_interval(replicates, ci) if replicates.size else (np.nan, np.nan)
+            if by_name[name].proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
+                low, high = proportion_interval_of(round(value * entry["n"]), entry["n"], ci, proportion_interval)
             rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,
                          "ci_high": high, "n": entry["n"]})
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
@@ -301,9 +306,20 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
                          "ci": ci, "n_boot": n_boot, "nan_policy": nan_policy,
-                         "interval": "percentile bootstrap" if n_boot else "none",
+                         "interval": _interval_note(records, n_boot, proportion_interval),
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
+
+
+def _interval_note(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> str:
+    """The ``interval`` attribute: as the pandas engine writes it."""
+    if not n_boot:
+        return "none"
+    names = INTERVAL_NAMES
+    if proportion_interval not in names or not any(m.proportion for m in records):
+        return "percentile bootstrap"
+    return "; ".join(f"{m.name}: {names[proportion_interval] if m.proportion else 'percentile bootstrap'}"
+                     for m in records)
 
 
 def _compute_partials(tasks: list, progress: Any) -> dict:

@@ -20,15 +20,15 @@ import pandas as pd
 from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
-from .stats import (benjamini_hochberg, bootstrap_means, diebold_mariano, holm, paired_bootstrap,
-                    paired_permutation, paired_t, percentile_interval, PoissonRounds, rng_for)
-from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind
+from .stats import bootstrap_means, percentile_interval, PoissonRounds, rng_for
+from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
+from .stats_tests import proportion_interval as proportion_interval_of
+from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind, label_text
 from .validation import check_choice, describe_rows
 
-__all__ = ["evaluate", "compare", "resolve_metrics", "SCORE_COLUMNS", "COMPARE_TESTS"]
+__all__ = ["evaluate", "resolve_metrics", "SCORE_COLUMNS"]
 
 SCORE_COLUMNS = ("metric", "value", "ci_low", "ci_high", "n")
-COMPARE_TESTS = ("bootstrap", "permutation", "t", "diebold_mariano")
 BOOTSTRAPS = ("auto", "poisson")
 Progress = Callable[[int, int], None]
 
@@ -126,7 +126,8 @@ def _group_label(keys: pd.DataFrame, g: int) -> tuple:
 def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind: str | None = None,
              by: str | Sequence[str] | None = None, ci: float = 0.95, n_boot: int = 1000, seed: int = 0,
              nan_policy: str = "raise", per_unit: bool = False, bootstrap: str = "auto",
-             progress: Progress | None = None, **kind_options: Any) -> pd.DataFrame:
+             progress: Progress | None = None, proportion_interval: str = "wilson", cluster: str | None = None,
+             **kind_options: Any) -> pd.DataFrame:
     """Score every group of a result table with each metric, with bootstrap intervals.
 
     Parameters
@@ -159,6 +160,14 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     progress : callable, optional
         Called as ``progress(done, total)`` after each (metric, group); on the Dask engine,
         after each partition.
+    proportion_interval : {"wilson", "jeffreys", "bootstrap"}
+        Interval of metrics whose value is a proportion of 0/1 outcomes (``accuracy``,
+        ``argmax_accuracy``, ...; ``Metric.proportion``): the Wilson score interval (default),
+        the Jeffreys interval, or the percentile bootstrap (see :mod:`scorebench.stats_tests`).
+    cluster : str, optional
+        Column with the cluster (group) of each row, for items that come in groups (several
+        questions per passage): per-row metrics then resample whole clusters (cluster
+        bootstrap), and proportions get that interval instead of Wilson's.
     **kind_options
         Options of the table kind (e.g. ``qrels=`` for ranking tables, ``atol=``).
 
@@ -183,16 +192,29 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         if per_unit:
             raise InputError("per_unit=True is not available with the Dask engine (one row per unit of a table "
                              "larger than memory); evaluate a subset with the pandas engine for per-unit values")
+        if cluster is not None:
+            raise InputError("cluster= is not available with the Dask engine; evaluate with the pandas engine")
         return evaluate_dask(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
-                             nan_policy=nan_policy, progress=progress, **kind_options)
+                             nan_policy=nan_policy, progress=progress, proportion_interval=proportion_interval,
+                             **kind_options)
     _check_options(ci, n_boot)
     check_choice(bootstrap, "bootstrap", BOOTSTRAPS)
+    check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
     records = resolve_metrics(metrics)
+    if cluster is not None:
+        table = cluster_labels(_load(table), cluster)
+        if bootstrap == "poisson":
+            raise InputError("cluster= uses the cluster bootstrap; it cannot be combined with bootstrap='poisson'")
+        set_level = [m.name for m in records if not m.per_row]
+        if set_level:
+            raise InputError(f"cluster= applies to per-row metrics; {set_level} are set-level")
     prep = _prepare(table, records, kind, by, nan_policy, kind_options)
+    clusters = None if cluster is None else prep.inputs.frame[cluster].to_numpy()
     groups = [np.flatnonzero(prep.codes == g) for g in range(len(prep.keys))]
     rows: list[dict[str, Any]] = []
     unit_rows: list[pd.DataFrame] = []
     methods: dict[str, str] = {}
+    intervals: dict[str, str] = {}
     total, done = len(records) * len(groups), 0
     hashes = prep.inputs.unit_hashes() if bootstrap == "poisson" and n_boot else None
     for record in records:
@@ -202,12 +224,15 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
             rng = rng_for(seed, record.name, label)
             weights = None if hashes is None else PoissonRounds(hashes[idx], seed, n_boot)
             if contrib is not None:
-                value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights)
+                how = proportion_interval if record.proportion and clusters is None else None
+                value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights,
+                                                             how, None if clusters is None else clusters[idx])
                 if per_unit:
                     unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
             else:
                 value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng, weights)
             methods[record.name] = method
+            intervals[record.name] = _interval_name(method)
             rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
                          "ci_low": low, "ci_high": high, "n": n, "_order": (g, len(rows))})
             done += 1
@@ -222,24 +247,59 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({
         "scorebench_version": __version__, "kind": prep.kind, "seed": seed, "ci": ci, "n_boot": n_boot,
-        "interval": "percentile bootstrap" if n_boot else "none", "nan_policy": nan_policy,
+        "interval": _interval_attr(intervals, n_boot), "nan_policy": nan_policy,
         "bootstrap": "; ".join(f"{k}: {v}" for k, v in methods.items()),
         **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int))},
     })
     return scores
 
 
+def cluster_labels(table: pd.DataFrame, cluster: str) -> pd.DataFrame:
+    """A copy of ``table`` with the cluster column as text labels (kinds keep label columns)."""
+    if cluster not in table.columns:
+        raise InputError(f"cluster: column {cluster!r} not found; the table has {[str(c) for c in table.columns]}")
+    missing = table[cluster].isna().to_numpy()
+    if missing.any():
+        raise InputError(f"column {cluster!r}: missing cluster labels in {describe_rows(missing, table.index)}; "
+                         "every row needs a cluster")
+    return table.assign(**{cluster: label_text(table[cluster]).astype(str)})
+
+
+def _interval_name(method: str) -> str:
+    if method in INTERVAL_NAMES.values() or method == "none":
+        return method
+    return "cluster bootstrap percentile" if method.startswith("cluster") else "percentile bootstrap"
+
+
+def _interval_attr(intervals: dict[str, str], n_boot: int) -> str:
+    kinds = set(intervals.values()) - {"none"}
+    if not n_boot or not kinds:
+        return "none"
+    if kinds == {"percentile bootstrap"}:
+        return "percentile bootstrap"
+    return "; ".join(f"{k}: {v}" for k, v in intervals.items())
+
+
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,
-                   nan_policy: str, weights: PoissonRounds | None) -> tuple[float, float, float, int, str]:
+                   nan_policy: str, weights: PoissonRounds | None, proportion: str | None = None,
+                   clusters: np.ndarray | None = None) -> tuple[float, float, float, int, str]:
     if nan_policy == "omit":
         keep = ~np.isnan(values)
         values = values[keep]
         weights = None if weights is None else weights.subset(keep)
+        clusters = None if clusters is None else clusters[keep]
     if values.size == 0:
         raise InputError("a group has no rows left to evaluate")
     value = float(values.mean())
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
+    if proportion in INTERVAL_NAMES:
+        low, high = proportion_interval_of(float(values.sum()), values.size, ci, proportion)
+        return value, low, high, values.size, INTERVAL_NAMES[proportion]
+    if clusters is not None:
+        means = cluster_bootstrap_means(values, clusters, n_boot, rng)
+        low, high = percentile_interval(means, ci)
+        return value, low, high, values.size, f"cluster bootstrap ({len(set(clusters.tolist()))} clusters)"
     if weights is not None:
         means, method = poisson_means(*weights.weighted_sums(values)), "poisson"
     else:
@@ -327,117 +387,3 @@ def _unit_frame(prep: _Prepared, record: Metric, idx: np.ndarray, values: np.nda
     out["ci_high"] = np.nan
     out["n"] = 1
     return out
-
-
-# --- paired comparison -----------------------------------------------------------------
-
-
-def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, kind: str | None = None,
-            tests: Sequence[str] | None = None, ci: float = 0.95, n_boot: int = 1000, n_perm: int = 10000,
-            seed: int = 0, horizon: int = 1, nan_policy: str = "raise", **kind_options: Any) -> pd.DataFrame:
-    """Paired comparison of systems scored on the same units, with multiple-testing correction.
-
-    Each pair of systems (or each system against ``baseline``) is compared on the mean
-    difference of the per-unit contributions, ``mean(S_a - S_b)``, within each task.
-    Units are matched by the kind's key (``id``, ``qid``) or, without one, by position.
-
-    Tests: ``bootstrap`` (paired bootstrap), ``permutation`` (sign-flip randomisation),
-    ``t`` (paired t), and ``diebold_mariano`` (for scoring rules: HAC variance with
-    ``horizon - 1`` lags; rows must be in time order). Within each test, p-values are
-    adjusted across all comparisons by Holm (``p_holm``) and Benjamini–Hochberg (``p_bh``).
-
-    Returns a long DataFrame: ``[task,] system_a, system_b, metric, n, mean_diff, ci_low,
-    ci_high, better, test, statistic, p_value, p_holm, p_bh``.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, scorebench
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 50)
-    >>> t = pd.DataFrame({"system": ["good"] * 50 + ["coin"] * 50, "id": list(range(50)) * 2,
-    ...                   "y": np.r_[y, y], "p": np.r_[np.where(y, 0.8, 0.2), np.full(50, 0.5)]})
-    >>> out = scorebench.compare(t, "brier_score", baseline="coin", n_boot=200, n_perm=200)
-    >>> out.loc[out.test == "permutation", ["system_a", "better", "p_value"]].to_string(index=False)
-    'system_a better  p_value\\n    good   good 0.004975'
-    """
-    _check_options(ci, n_boot)
-    record = resolve_metrics(metric)[0]
-    if not record.per_row:
-        raise InputError(f"metric {record.name!r} is set-level; paired comparison needs a per-row "
-                         "metric (one contribution per row or query)")
-    tests = list(tests) if tests is not None else [t for t in COMPARE_TESTS
-                                                  if t != "diebold_mariano" or record.proper is not None]
-    for t in tests:
-        check_choice(t, "tests", COMPARE_TESTS)
-    prep = _prepare(table, [record], kind, ["system"] + (["task"] if "task" in _columns(table) else []),
-                    nan_policy, kind_options)
-    contrib = _contributions(record, prep.inputs, nan_policy)
-    rows = []
-    tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
-    for task in tasks:
-        matrix, systems = _paired_matrix(prep, contrib, task)
-        if baseline is not None and baseline not in systems:
-            raise InputError(f"baseline {baseline!r} is not among the systems {systems}")
-        pairs = ([(s, baseline) for s in systems if s != baseline] if baseline is not None
-                 else [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]])
-        if not pairs:
-            raise InputError("compare needs at least two systems")
-        for a, b in pairs:
-            d = matrix[:, systems.index(a)] - matrix[:, systems.index(b)]
-            rows.extend(_pair_rows(record, task, a, b, d, tests, ci, n_boot, n_perm, seed, horizon))
-    out = pd.DataFrame(rows)
-    for test in tests:
-        mask = out["test"] == test
-        out.loc[mask, "p_holm"] = holm(out.loc[mask, "p_value"].to_numpy())
-        out.loc[mask, "p_bh"] = benjamini_hochberg(out.loc[mask, "p_value"].to_numpy())
-    if tasks == [None]:
-        out = out.drop(columns="task")
-    out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
-                      "n_perm": n_perm, "correction": "Holm and Benjamini-Hochberg within each test"})
-    return out
-
-
-def _columns(table: Any) -> list[str]:
-    return list(table.columns) if hasattr(table, "columns") else list(_load(table).columns)
-
-
-def _paired_matrix(prep: _Prepared, contrib: np.ndarray, task: Any) -> tuple[np.ndarray, list[str]]:
-    frame = prep.inputs.frame
-    mask = np.ones(len(frame), dtype=bool) if task is None else (frame["task"] == task).to_numpy()
-    key = prep.inputs.key
-    sub = pd.DataFrame({"system": frame["system"].to_numpy()[mask], "value": contrib[mask]})
-    if key is not None:
-        sub["unit"] = frame[key].to_numpy()[mask]
-    else:
-        sub["unit"] = sub.groupby("system", sort=False).cumcount()
-    wide = sub.pivot(index="unit", columns="system", values="value")
-    missing = wide.isna().any(axis=1) & ~np.isnan(contrib[mask]).any()
-    if missing.any():
-        units = wide.index[missing.to_numpy()][:5].tolist()
-        raise InputError(f"systems are not scored on the same units: {key or 'row position'} {units} "
-                         "missing for some systems; paired comparison needs every unit for every system")
-    systems = [str(s) for s in wide.columns]
-    wide.columns = systems
-    return wide.to_numpy(), systems
-
-
-def _pair_rows(record: Metric, task: Any, a: str, b: str, d: np.ndarray, tests: Sequence[str], ci: float,
-               n_boot: int, n_perm: int, seed: int, horizon: int) -> list[dict[str, Any]]:
-    rng = rng_for(seed, record.name, task, a, b)
-    boot_test, replicates = paired_bootstrap(d, max(n_boot, 1), rng)
-    low, high = percentile_interval(replicates, ci) if n_boot else (np.nan, np.nan)
-    mean = float(d.mean())
-    if record.higher_is_better is None or mean == 0:
-        better = ""
-    else:
-        better = a if (mean > 0) == record.higher_is_better else b
-    run = {
-        "bootstrap": lambda: boot_test,
-        "permutation": lambda: paired_permutation(d, n_perm, rng),
-        "t": lambda: paired_t(d),
-        "diebold_mariano": lambda: diebold_mariano(d, horizon=horizon),
-    }
-    base = {"task": task, "system_a": a, "system_b": b, "metric": record.name, "n": d.size,
-            "mean_diff": mean, "ci_low": low, "ci_high": high, "better": better}
-    return [{**base, "test": t, "statistic": r.statistic, "p_value": r.p_value, "detail": r.detail}
-            for t in tests for r in [run[t]()]]

@@ -77,6 +77,10 @@ class Metric:
         that add across partitions — shape ``(S,)``, or ``(B, S)`` with a ``(B, n)``
         weight matrix — and ``finalize(stats, **params)`` turns (batched) statistics into
         values. The Dask engine uses them instead of collecting rows.
+    proportion : bool
+        True when the per-row contributions are right/wrong (0/1) outcomes, so the value is
+        a proportion: :func:`scorebench.evaluate` then gives a Wilson (or Jeffreys) interval
+        instead of a percentile bootstrap, and McNemar's test applies.
     """
 
     name: str
@@ -96,6 +100,7 @@ class Metric:
     table_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     partial: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     finalize: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    proportion: bool = False
 
     @property
     def mergeable(self) -> bool:
@@ -190,7 +195,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
              needs_torch: bool = False, differentiable: bool = False, citation: str = "",
              table_fn: Callable[..., Any] | None = None, partial: Callable[..., Any] | None = None,
-             finalize: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+             finalize: Callable[..., Any] | None = None,
+             proportion: bool = False) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -215,7 +221,7 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
-            table_fn=table_fn, partial=partial, finalize=finalize,
+            table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion,
         )
         return fn
 

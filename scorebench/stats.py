@@ -248,6 +248,9 @@ def diebold_mariano(d: np.ndarray, *, horizon: int = 1) -> PairedTest:
     if not isinstance(horizon, (int, np.integer)) or horizon < 1:
         raise InputError(f"horizon: expected an integer >= 1, got {horizon!r}")
     n = d.size
+    if horizon >= n:  # the HAC variance needs more observations than lags (h - 1 < n - 1)
+        raise InputError(f"horizon {horizon} must be smaller than the number of paired rows ({n}); the HAC "
+                         f"variance with {horizon - 1} lags cannot be estimated from {n} rows")
     if np.ptp(d) == 0:
         p = 1.0 if d[0] == 0 else 0.0
         return PairedTest("diebold_mariano", float("inf") if d[0] else 0.0, p, "constant differential")

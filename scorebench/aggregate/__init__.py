@@ -38,6 +38,8 @@ from ..validation import check_positive_int
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
+from .items import MIN_TASKS, ItemScores, bootstrap_items, is_item_table, item_scores
+from .means import MixedScaleWarning, scale_warning
 from .multiwinner import Committee, select_committee
 from .pairwise import Intransitivity, intransitivity
 from .possible_winners import possible_winners
@@ -50,8 +52,10 @@ __all__ = [
     "battles_from_matrix", "Method", "MethodResult", "register_method", "register_bootstrap", "get_method",
     "all_methods", "list_methods", "possible_winners", "select_committee", "Committee", "intransitivity",
     "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
-    "competition_ranks",
+    "competition_ranks", "ItemScores", "item_scores", "MIN_TASKS", "MixedScaleWarning",
 ]
+
+ITEM_RESAMPLE = ("items", "tasks+items")
 
 
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
@@ -64,8 +68,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     ----------
     table : DataFrame, ScoreMatrix or Battles
         A long ``scores`` table (``system``, ``task``/``metric``, ``value``), a wide
-        systems x tasks table (index = systems), or a ``battles`` table (``a``, ``b``,
-        ``winner``).
+        systems x tasks table (index = systems), a ``battles`` table (``a``, ``b``,
+        ``winner``), or per-item scores (``evaluate(..., per_unit=True)``; see
+        :mod:`scorebench.aggregate.items`), whose rank intervals resample items within tasks.
     method : str
         Registered method name (see :func:`list_methods`).
     weights, higher_is_better
@@ -73,15 +78,20 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         by default directions come from the metric registry for long tables.
     n_boot : int
         Bootstrap rounds for score and rank intervals (0 to skip). Tasks are resampled
-        for score tables, battles for battles tables (see ``resample``). Methods that read
-        an item-level table (``irt``, ``difficulty``) are not bootstrapped here: the result
-        has no interval columns and ``details["bootstrap"]`` says so.
+        for score tables, battles for battles tables, items within tasks for per-item
+        scores (see ``resample``). A score table with fewer than :data:`MIN_TASKS` columns
+        gets no intervals (a column bootstrap of so few tasks cannot estimate rank
+        uncertainty) and ``Ranking.warning`` says so. Methods that read an item-level table
+        (``irt``, ``difficulty``) are not bootstrapped here: the result has no interval
+        columns and ``details["bootstrap"]`` says so.
     seed : int
         Seed of the bootstrap (streams are derived from the seed and the method name).
     ci : float
         Level of the percentile intervals.
-    resample : {"tasks", "battles"}, optional
-        What the bootstrap resamples (default: tasks for score tables, battles otherwise).
+    resample : {"tasks", "battles", "items", "tasks+items"}, optional
+        What the bootstrap resamples (default: tasks for score tables, battles for battles;
+        for per-item scores ``"tasks+items"`` with at least :data:`MIN_TASKS` tasks, else
+        ``"items"``).
     duplicates, system_column, exclude
         How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`).
     **params
@@ -100,14 +110,22 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"])
     >>> scorebench.aggregate(t, "copeland", n_boot=0).to_frame()[["system", "score", "rank"]].values.tolist()
     [['a', 2.0, 1], ['b', 0.0, 2], ['c', -2.0, 3]]
-    >>> scorebench.aggregate(t, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
+    >>> r = scorebench.aggregate(t, "borda", n_boot=200, seed=1)  # 3 tasks: too few for intervals
+    >>> r.rank_low is None, r.warning[:22]
+    (True, 'only 3 task columns an')
+    >>> wide = pd.concat([t, t.add_suffix("'")], axis=1)  # 6 tasks
+    >>> scorebench.aggregate(wide, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
     record = get_method(method)
     record.check_params(params)
     n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
+    items = None
     if record.accepts == ("table",):
         data = table
+    elif is_item_table(table):
+        items = item_scores(table, weights=weights, higher_is_better=higher_is_better)
+        data = items.matrix
     else:
         data = read_input(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
                           system_column=system_column, exclude=exclude)
@@ -116,6 +134,32 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     details = dict(result.details)
     boot: dict[str, Any] = {}
     used = None
+    warnings_: list[str] = []
+    if record.name in ("mean", "median") and params.get("normalize") is None and isinstance(data, ScoreMatrix):
+        text = scale_warning(data)
+        if text:
+            import warnings
+
+            warnings.warn(text, MixedScaleWarning, stacklevel=2)
+            warnings_.append(text)
+    if items is not None and n_boot > 0:
+        used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
+        if used not in ITEM_RESAMPLE:
+            raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+        rng = rng_for(seed, "aggregate", method)
+        replicates, failed = bootstrap_items(items, lambda m: record.fn(prepare(record, m), **params).scores,
+                                             n_boot, rng, used)
+        details["n_boot_failed"] = failed
+        return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
+                       resample=used, warning="; ".join(warnings_) or None, **summarize_bootstrap(replicates, ci))
+    if (n_boot > 0 and isinstance(data, ScoreMatrix) and resample in (None, "tasks")
+            and 2 <= data.n_columns < MIN_TASKS):
+        text = (f"only {data.n_columns} task columns and no per-item data: a bootstrap over so few columns cannot "
+                "estimate rank uncertainty, so no intervals are given; pass per-item scores "
+                f"(evaluate(..., per_unit=True)) or at least {MIN_TASKS} tasks")
+        details["bootstrap"] = text
+        warnings_.append(text)
+        n_boot = 0
     if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
         # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
         # in ``details`` instead; there is nothing to resample at this level.
@@ -129,7 +173,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         details["n_boot_failed"] = failed
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
-                   resample=used, **boot)
+                   resample=used, warning="; ".join(warnings_) or None, **boot)
 
 
 def _systems_of(data: Any, result: MethodResult) -> tuple[str, ...]:

@@ -185,6 +185,10 @@ def read_input(table: Any, *, weights: Any = None, higher_is_better: Any = None,
         return table
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame (scores, wide or battles table), got {type(table).__name__}")
+    from .items import is_item_table, item_scores  # items builds on this module
+
+    if is_item_table(table):  # per-item scores: the matrix of their means
+        return item_scores(table, weights=weights, higher_is_better=higher_is_better).matrix
     if _is_battles(table):
         if weights is not None or higher_is_better is not None:
             raise InputError("weights and higher_is_better do not apply to a battles table")

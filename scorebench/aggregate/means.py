@@ -13,7 +13,10 @@ from ..validation import check_choice
 from .input import ScoreMatrix
 from .registry import MethodResult, register_method
 
-__all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "median", "win_rate"]
+__all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "median", "win_rate",
+           "SCALE_FACTOR", "MixedScaleWarning", "scale_warning"]
+
+SCALE_FACTOR = 100.0  # column ranges differing by more than this make an unnormalised mean meaningless
 
 NORMALIZATIONS = (None, "minmax", "zscore", "reference")
 MISSING = ("refuse", "available")
@@ -53,6 +56,40 @@ def normalize_columns(m: ScoreMatrix, how: str | None, reference: str | None = N
             return np.where(span > 0, (x - lo) / np.where(span > 0, span, 1.0), 0.0 * x)
         mu, sd = np.nanmean(x, axis=0), np.nanstd(x, axis=0)
         return np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1.0), 0.0 * x)
+
+
+class MixedScaleWarning(UserWarning):
+    """Columns on very different scales are averaged without normalisation."""
+
+
+def scale_warning(m: ScoreMatrix) -> str | None:
+    """A warning when the columns' ranges (max - min over systems) differ by more than :data:`SCALE_FACTOR`.
+
+    An unnormalised mean of accuracy (range ~0.1) and latency in ms (range ~100) is the
+    latency ranking; ``normalize="minmax"`` or ``"zscore"`` puts columns on one scale.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.aggregate.input import as_matrix
+    >>> m = as_matrix(pd.DataFrame({"acc": [0.8, 0.7], "latency_ms": [300.0, 120.0]}, index=["a", "b"]),
+    ...               higher_is_better={"latency_ms": False})
+    >>> scale_warning(m)[:57]
+    'columns on different scales: range of latency_ms is 180, '
+    """
+    used = m.weights > 0
+    present = ~np.isnan(m.values) & used[None, :]
+    spread = (np.where(present, m.values, -np.inf).max(axis=0, initial=-np.inf)
+              - np.where(present, m.values, np.inf).min(axis=0, initial=np.inf))
+    ok = np.isfinite(spread) & (spread > 0)
+    if ok.sum() < 2:
+        return None
+    hi, lo = int(np.argmax(np.where(ok, spread, -np.inf))), int(np.argmin(np.where(ok, spread, np.inf)))
+    if spread[hi] <= SCALE_FACTOR * spread[lo]:
+        return None
+    return (f"columns on different scales: range of {m.columns[hi]} is {spread[hi]:.3g}, of {m.columns[lo]} "
+            f"{spread[lo]:.3g} (more than {SCALE_FACTOR:g}x); an unnormalised mean is dominated by the widest "
+            "column — pass normalize='minmax' or 'zscore'")
 
 
 def _weighted_mean(x: np.ndarray, m: ScoreMatrix, missing: str, method: str) -> np.ndarray:

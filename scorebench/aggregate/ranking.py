@@ -73,6 +73,10 @@ class Ranking:
     rank_ub : ndarray or None
         Chatbot-Arena style rank: 1 + number of systems whose ``ci_low`` exceeds this
         system's ``ci_high`` (statistically separable from above).
+    warning : str or None
+        What a reader must know before trusting the ranking or its intervals (too few tasks
+        for a column bootstrap, columns on different scales averaged without normalising);
+        boards print it above the table.
     """
 
     systems: tuple[str, ...]
@@ -88,6 +92,7 @@ class Ranking:
     score_median: np.ndarray | None = field(default=None, repr=False)
     rank_low: np.ndarray | None = field(default=None, repr=False)
     rank_high: np.ndarray | None = field(default=None, repr=False)
+    warning: str | None = None
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -144,13 +149,16 @@ class Ranking:
         frame = frame.iloc[order].reset_index(drop=True)
         frame.attrs.update(method=self.method, params=_plain(self.params), n_boot=self.n_boot,
                            seed=self.seed, resample=self.resample)
+        if self.warning:
+            frame.attrs["warning"] = self.warning
         return frame
 
     def __str__(self) -> str:
         head = f"Ranking(method={self.method!r}"
         if self.params:
             head += ", " + ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return head + ")\n" + self.to_frame().to_string(index=False)
+        head += ")\n" + (f"warning: {self.warning}\n" if self.warning else "")
+        return head + self.to_frame().to_string(index=False)
 
 
 def _plain(params: Mapping[str, Any]) -> dict[str, Any]:

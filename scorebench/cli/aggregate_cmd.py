@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
@@ -58,7 +59,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     missing tasks worth 0 points) apply unless --param overrides them, and a coverage
     column gives the fraction of columns each system is scored on.
     """
-    from ..aggregate import aggregate, get_method, list_methods, read_input
+    from ..aggregate import MixedScaleWarning, aggregate, get_method, list_methods, read_input
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
@@ -76,18 +77,27 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     hib = {c: False for c in lower} or None
     conventions = table.attrs.get("aggregate_defaults", {})
     data = None
-    if any(r.accepts != ("table",) for r in records):  # read once; the methods share it
+    from ..aggregate.items import is_item_table
+
+    # read once, the methods share it (per-item tables stay whole: their rank intervals resample items)
+    if any(r.accepts != ("table",) for r in records) and not is_item_table(table):
         data = read_input(table, weights=_weights(weights), higher_is_better=hib, duplicates=duplicates,
                           system_column=system_column, exclude=tuple(exclude))
     frames = []
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
-        if record.accepts == ("table",):
-            ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
-                                n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
-                                exclude=tuple(exclude), duplicates=duplicates, **mine)
-        else:
-            ranking = aggregate(data, record.name, n_boot=n_boot, seed=seed, ci=ci, **mine)
+        with warnings.catch_warnings():  # said once below, as one line
+            warnings.simplefilter("ignore", MixedScaleWarning)
+            if record.accepts == ("table",):
+                ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
+                                    n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
+                                    exclude=tuple(exclude), duplicates=duplicates, **mine)
+            else:
+                ranking = aggregate(table if data is None else data, record.name, n_boot=n_boot, seed=seed, ci=ci,
+                                    weights=None if data is not None else _weights(weights),
+                                    higher_is_better=None if data is not None else hib, **mine)
+        if ranking.warning:
+            click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
         frame = ranking.to_frame()
         frame.insert(0, "method", record.name)
         if conventions:  # say which parameters the format's conventions set

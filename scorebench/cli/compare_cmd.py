@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..evaluate import COMPARE_TESTS, compare
+from ..comparison import COMPARE_TESTS, compare
 from ..io import read_table
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
@@ -24,18 +24,25 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--permutations", "n_perm", default=10000, show_default=True, type=int)
 @click.option("--horizon", default=1, show_default=True, type=int, help="Forecast horizon (Diebold–Mariano lags = h-1).")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--alpha", default=0.05, show_default=True, type=float,
+              help="Level for 'better' (Holm-corrected p below alpha) and the minimum detectable effect.")
+@click.option("--power", "power_", default=0.8, show_default=True, type=float,
+              help="Power at which the minimum detectable effect (column mde) is computed.")
+@click.option("--cluster", default=None, help="Column of item clusters (cluster bootstrap, CR1 t, cluster sign flips).")
+@click.option("--repeats", default=None, help="Column numbering several samples per id (two-level bootstrap).")
 @click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 @click.option("--option", "-O", "options", multiple=True, help="Kind option as key=value.")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, qrels, options,
-            source_format, source_options, output, fmt) -> None:
+def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
+            repeats, qrels, options, source_format, source_options, output, fmt) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected."""
     kind_options = parse_options(options)
     if qrels is not None:
         kind_options["qrels"] = read_table(qrels)
-    result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind, tests=list(tests) or None,
-                     ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon, **kind_options)
+    result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind,
+                     tests=list(tests) or None, ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon,
+                     alpha=alpha, power=power_, cluster=cluster, repeats=repeats, **kind_options)
     emit(result, output, fmt)

@@ -51,11 +51,14 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
+@click.option("--cluster", default=None, help="Column of item clusters: per-row metrics get a cluster bootstrap.")
+@click.option("--proportion-interval", type=click.Choice(["wilson", "jeffreys", "bootstrap"]), default="wilson",
+              show_default=True, help="Interval of proportions such as accuracy.")
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
             per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
-            reference, device, source_format, source_options, output, fmt) -> None:
+            reference, device, cluster, proportion_interval, source_format, source_options, output, fmt) -> None:
     """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system.
 
     Or, with --model, run a feature extractor over --reference and each --data set and
@@ -86,7 +89,7 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
         show = progress if progress is not None else (click.get_text_stream("stderr").isatty() and n_boot > 0)
         scores = evaluate(data, list(metrics), kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
                           nan_policy=nan_policy, per_unit=per_unit, progress=_ProgressBar() if show else None,
-                          **kind_options)
+                          cluster=cluster, proportion_interval=proportion_interval, **kind_options)
     emit(scores, output, fmt)
 
 

@@ -15,9 +15,11 @@ columns (units) jointly for all systems, re-ranking each round. For a set-level 
 (ECE, AUROC) the interval is the conservative CI-overlap range: a system cannot rank above
 ``1 + #{b: lo_b > hi_a}`` (systems clearly better) or below ``k - #{b: hi_b < lo_a}``.
 
-Tie bands: walking down the ranking, a system joins the current band when its rank
-interval overlaps the interval of the band's first (best) system; otherwise it opens the
-next band. Systems in one band are statistically tied with the band's leader.
+Tie bands: for a per-row metric, the tie classes of :mod:`scorebench.aggregate.ties`
+(walking down the ranking, a system joins the current band unless a Holm-corrected paired
+test over all pairs says it differs from the band's top). For a set-level metric there are
+no paired units to test, and a system joins the current band when its rank interval
+overlaps the interval of the band's top.
 """
 
 from __future__ import annotations
@@ -204,11 +206,16 @@ def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
 
 
 def _paired_ranking(sub: pd.DataFrame, record: Any, kind: str | None, spec: BoardSpec,
-                    options: dict) -> pd.DataFrame | None:
-    """Rank and paired-bootstrap rank interval of each system on a per-row metric.
+                    options: dict) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Rank, paired-bootstrap rank interval and Holm-adjusted pairwise p-values on a per-row metric.
 
     None when the kind has no unit key to pair units across systems by.
     """
+    import warnings
+
+    from ..aggregate.ties import pairwise_p_values
+    from ..aggregate.means import MixedScaleWarning
+
     import scorebench
 
     name = record.name
@@ -223,10 +230,15 @@ def _paired_ranking(sub: pd.DataFrame, record: Any, kind: str | None, spec: Boar
                          "need every unit for every system")
     wide.columns = [str(c) for c in wide.columns]
     hib = record.higher_is_better
-    ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
-                                   n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
-    frame = ranking.to_frame()
-    return frame.set_index("system")[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])]
+    with warnings.catch_warnings():  # the columns are units, not tasks: their ranges may differ
+        warnings.simplefilter("ignore", MixedScaleWarning)
+        ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
+                                       n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
+    frame = ranking.to_frame().set_index("system")
+    if spec.n_boot and ranking.rank_low is None:  # too few units to resample: every rank is possible
+        frame["rank_low"], frame["rank_high"] = 1, len(frame)
+    p = pd.DataFrame(pairwise_p_values(wide.to_numpy().T), index=wide.index, columns=wide.index)
+    return frame[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])], p
 
 
 def _records(block: EvaluateSpec) -> list:
@@ -274,7 +286,9 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     main = wide[record.name]
     systems = main.index.tolist()
     paired = _paired_ranking(sub, record, block.kind, spec, options) if record.per_row and spec.n_boot else None
+    p_adjusted = None
     if paired is not None:
+        paired, p_adjusted = paired
         ranks = paired.reindex(systems)
         rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
         how = "paired bootstrap over units"
@@ -290,7 +304,15 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
             low, high, how = rank, rank, "none (n_boot = 0)"
     order = np.lexsort((np.array(systems, dtype=object).astype(str), rank))
     intervals = bool(spec.n_boot)
-    bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
+    if p_adjusted is not None:
+        from ..aggregate.ties import TIE_RULE, tie_classes
+
+        bands = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
+        band_rule = TIE_RULE.format(alpha=1.0 - spec.ci)
+    else:
+        bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
+        band_rule = ("band: a system joins the current band when its rank interval overlaps that of the band's "
+                     "top; otherwise it opens the next band")
     # Without intervals there is no evidence of separation: no rank interval, no bands.
     columns = (*(("band",) if intervals else ()), "rank", "system", *(_arrow(m) for m in names), "n")
     rows, records = [], []
@@ -316,8 +338,7 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     cells = (f"value [{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]" if spec.n_boot
              else "value (no bootstrap interval: n_boot = 0)")
     note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
-            + (f"Rank: competition rank (rank interval: {how}). Band: systems whose rank interval overlaps that "
-               "of the band's best system are statistically tied with it." if intervals else
+            + (f"Rank: competition rank (rank interval: {how}). The {band_rule}." if intervals else
                "Rank: competition rank of the point values; without intervals no difference is shown to be "
                "significant."))
     data = pd.DataFrame.from_records(records)
@@ -388,6 +409,9 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
         return matrix, note
     names = {m: ctx.evaluated_names.get(m) or {lookup_metric(m).name} for m in agg.metrics}
     wanted = set().union(*names.values())
+    items = _item_scores(ctx, wanted)
+    if items is not None:
+        return items, ""
     long = scores[scores["metric"].isin(wanted)][["system", "task", "metric", "value"]]
     absent = sorted(m for m, found in names.items() if not found & set(long["metric"]))
     if absent:
@@ -398,10 +422,34 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
     return as_matrix(long.reset_index(drop=True)), ""
 
 
+def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
+    """Per-item contributions of the aggregated metrics (``evaluate(..., per_unit=True)``), so rank
+    intervals resample items within tasks; None when a metric is set-level or has no unit key."""
+    import scorebench
+
+    frames = []
+    for block in ctx.spec.evaluate:
+        records = [r for r in _records(block) if r.name in names]
+        if not records:
+            continue
+        if not all(r.per_row for r in records):
+            return None
+        for task, sub in _tasks(_filter(ctx.table(block.source), block.where)):
+            units = scorebench.evaluate(sub, records, kind=block.kind, by="system", n_boot=0, per_unit=True,
+                                        **dict(block.options))
+            frames.append(units.assign(task=task))
+    if not frames:
+        return None
+    table = pd.concat(frames, ignore_index=True)
+    from ..aggregate.items import is_item_table
+
+    return table if table["task"].notna().all() and is_item_table(table) else None
+
+
 def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[Section]:
     """Sections of the board's ``[aggregate]`` block ``agg``."""
     import scorebench
-    from ..aggregate import get_method, method_agreement
+    from ..aggregate import get_method, method_agreement, read_input
 
     spec = ctx.spec
     table, dropped = _aggregate_input(ctx, scores, agg)
@@ -430,12 +478,16 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[S
                             "rank_low": None if r.rank_low is None else float(r.rank_low[i]),
                             "rank_high": None if r.rank_high is None else float(r.rank_high[i]), "band": None})
         rows.append(tuple(cells))
-    matrix = table
+    matrix = table if not isinstance(table, pd.DataFrame) else read_input(table)
     what = f"{matrix.n_systems} systems on {matrix.n_columns} columns: {', '.join(matrix.columns)}"
     cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
+    resampled = {"tasks": "column resamples", "items": "resamples of the items within each task",
+                 "tasks+items": "two-level resamples (tasks, then items within each task)"}
+    intervals = (f"{spec.ci:.0%} bootstrap intervals and rank intervals from {n_boot} "
+                 f"{resampled.get(first.resample, 'resamples')}" if first.rank_low is not None else "no intervals")
+    warned = "".join(f" Warning: {w}." for w in dict.fromkeys(r.warning for r in rankings.values() if r.warning))
     note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
-            f"(higher is better) with {spec.ci:.0%} bootstrap intervals and rank intervals from "
-            f"{n_boot} column resamples. Methods: {cites}.{dropped}")
+            f"(higher is better) with {intervals}. Methods: {cites}.{dropped}{warned}")
     figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
                            _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),

@@ -387,7 +387,7 @@ def _compare(data: Any, where: str) -> CompareSpec:
                        kind=r.get("kind", str, None), test=r.get("test", str, "bootstrap"),
                        horizon=r.get("horizon", int, 1), where=r.table("where"))
     r.done()
-    from ..evaluate import COMPARE_TESTS
+    from ..comparison import COMPARE_TESTS
 
     if spec.test not in COMPARE_TESTS:
         raise InputError(f"{where}: test {spec.test!r} is not one of {list(COMPARE_TESTS)}")

@@ -15,6 +15,7 @@ _FAMILIES = (
     "embedding_retrieval",
     "losses_registry",
     "calibration",
+    "classification",
     "agreement",
     "ood",
     "generative",

@@ -1,0 +1,159 @@
+"""Item-level scores behind a score matrix, and the rank bootstrap that resamples them.
+
+A systems x tasks score matrix hides how many items each number came from. When the
+per-item contributions are known — the output of ``scorebench.evaluate(..., per_unit=True)``
+for per-row metrics: one row per (system, task, metric, unit) plus the ``"all"`` rows — rank
+intervals resample *items within tasks* (paired: the same items for every system), and the
+tasks themselves too when there are enough of them (:data:`MIN_TASKS`):
+
+* ``"tasks+items"`` (two-level, at least :data:`MIN_TASKS` tasks): draw tasks with
+  replacement, then items with replacement within each drawn task;
+* ``"items"`` (fewer tasks): the tasks are held fixed — the ranking is about these tasks —
+  and only their items are resampled.
+
+With only a wide (or long, aggregated) table and fewer than :data:`MIN_TASKS` task columns,
+a bootstrap over columns has at most ``C(2m - 1, m)`` distinct resamples (3 for two columns)
+and cannot estimate how much the ranking would move; :func:`scorebench.aggregate` then gives
+no intervals and says so in ``Ranking.warning``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, ScorebenchError
+from .input import ScoreMatrix, as_matrix
+
+__all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items"]
+
+MIN_TASKS = 5  # fewest task columns for a column (task) bootstrap
+_SCORE_COLUMNS = {"system", "task", "metric", "value", "ci_low", "ci_high", "n"}
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """A score matrix with the per-item contributions of each column.
+
+    Attributes
+    ----------
+    matrix : ScoreMatrix
+        Means of the item contributions (the point values), directions and weights.
+    tasks : tuple of str
+        The tasks; items are shared by the columns (metrics) of one task.
+    items : tuple of ndarray
+        Per task, contributions of shape ``(n_items, n_columns_of_task, n_systems)``.
+    columns_of_task : tuple of ndarray
+        Per task, the positions of its columns in ``matrix``.
+    """
+
+    matrix: ScoreMatrix
+    tasks: tuple[str, ...]
+    items: tuple[np.ndarray, ...]
+    columns_of_task: tuple[np.ndarray, ...]
+
+    @property
+    def n_items(self) -> tuple[int, ...]:
+        return tuple(a.shape[0] for a in self.items)
+
+
+def _unit_column(table: pd.DataFrame) -> str | None:
+    extra = [c for c in table.columns if str(c) not in _SCORE_COLUMNS]
+    if len(extra) != 1 or "system" not in table.columns or "value" not in table.columns:
+        return None
+    col = extra[0]
+    return col if (table[col].astype(str) == ALL).any() and (table[col].astype(str) != ALL).any() else None
+
+
+def is_item_table(table: Any) -> bool:
+    """Whether ``table`` is an ``evaluate(..., per_unit=True)`` output (unit rows and ``"all"`` rows)."""
+    return isinstance(table, pd.DataFrame) and _unit_column(table) is not None
+
+
+def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None) -> ItemScores:
+    """Read per-item scores (``evaluate(..., per_unit=True)`` output) into :class:`ItemScores`.
+
+    Every system must be scored on the same items of a task (the resampling is paired).
+
+    Examples
+    --------
+    >>> import pandas as pd, scorebench
+    >>> t = pd.DataFrame({"system": list("aabb") * 2, "task": ["x"] * 4 + ["y"] * 4, "id": [1, 2] * 4,
+    ...                   "y": [1, 0] * 4, "p": [0.9, 0.2, 0.6, 0.5, 0.7, 0.1, 0.5, 0.5]})
+    >>> units = scorebench.evaluate(t, "brier_score", n_boot=0, per_unit=True)
+    >>> data = item_scores(units)
+    >>> data.matrix.columns, data.n_items
+    (('x', 'y'), (2, 2))
+    """
+    unit = _unit_column(table)
+    if unit is None:
+        raise InputError("expected per-item scores: the output of scorebench.evaluate(..., per_unit=True), with one "
+                         "unit column (id, qid, item) holding 'all' on the group rows")
+    rows = table[table[unit].astype(str) != ALL]
+    keys = [c for c in ("task", "metric") if c in rows.columns]
+    if not keys:
+        raise InputError("per-item scores need a task and/or metric column")
+    rows = rows.assign(**{c: rows[c].astype(str) for c in ["system", *keys]}, _unit=rows[unit].astype(str))
+    means = rows.groupby(["system", *keys], sort=False)["value"].mean().reset_index()
+    matrix = as_matrix(means, weights=weights, higher_is_better=higher_is_better)
+    task = rows["task"] if "task" in keys else pd.Series(ALL, index=rows.index)
+    if len(keys) == 2:
+        split = (rows.groupby("task")["metric"].nunique() > 1).any()
+        label = rows["task"] + "/" + rows["metric"] if split else rows["task"]
+    else:
+        label = rows[keys[0]]
+    rows = rows.assign(_task=task.to_numpy(), _label=label.to_numpy())
+    tasks = list(dict.fromkeys(rows["_task"]))
+    items, positions = [], []
+    for t in tasks:
+        sub = rows[rows["_task"] == t]
+        units = sorted(sub["_unit"].unique())
+        labels = list(dict.fromkeys(sub["_label"]))
+        block = np.empty((len(units), len(labels), matrix.n_systems))
+        for j, lab in enumerate(labels):
+            wide = sub[sub["_label"] == lab].pivot(index="_unit", columns="system", values="value")
+            wide = wide.reindex(index=units, columns=list(matrix.systems))
+            if wide.isna().any().any():
+                raise InputError(f"per-item scores, column {lab!r}: not every system is scored on every item; "
+                                 "item-level rank intervals resample items jointly for all systems")
+            block[:, j, :] = wide.to_numpy()
+        items.append(block)
+        positions.append(np.array([matrix.columns.index(lab) for lab in labels], dtype=np.int64))
+    return ItemScores(matrix, tuple(tasks), tuple(items), tuple(positions))
+
+
+def bootstrap_items(data: ItemScores, run: Any, n_boot: int, rng: np.random.Generator,
+                    resample: str) -> tuple[np.ndarray, int]:
+    """Replicates of ``run(matrix) -> scores`` over item (and task) resamples, and the failures.
+
+    ``resample="tasks+items"`` draws tasks with replacement, then items within each drawn
+    task; ``"items"`` keeps the tasks and draws items only. The same items are drawn for
+    every system and every column of a task (paired).
+    """
+    m = data.matrix
+    n_tasks = len(data.tasks)
+    out, failed = [], 0
+    for _ in range(n_boot):
+        drawn = rng.integers(n_tasks, size=n_tasks) if resample == "tasks+items" else np.arange(n_tasks)
+        blocks, cols = [], []
+        for t in drawn:
+            block = data.items[t]
+            n = block.shape[0]
+            w = np.bincount(rng.integers(n, size=n), minlength=n) / n
+            blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
+            cols.append(data.columns_of_task[t])
+        index = np.concatenate(cols)
+        values = np.concatenate(blocks, axis=0).T
+        names = tuple(f"{m.columns[i]}#{k}" for k, i in enumerate(index))
+        replicate = ScoreMatrix(values, m.systems, names, m.higher_is_better[index], m.weights[index])
+        try:
+            out.append(run(replicate))
+        except ScorebenchError:
+            failed += 1
+    if not out:
+        raise InputError("the method failed on every bootstrap replicate")
+    return np.array(out), failed

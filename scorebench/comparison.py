@@ -1,0 +1,298 @@
+"""Paired comparison of systems scored on the same units, with multiple-testing correction.
+
+Each pair of systems (or each system against a baseline) is compared on the mean
+difference of per-unit contributions, ``mean(S_a - S_b)``, within each task. The unit of
+resampling follows the design of the evaluation:
+
+* independent items (default): paired bootstrap, sign-flip permutation, paired t,
+  Diebold–Mariano for time-ordered forecasts, McNemar for right/wrong outcomes;
+* ``cluster=COL`` (items in groups, e.g. several questions per passage): the cluster is
+  the unit — cluster bootstrap, cluster sign flips, cluster-robust (CR1) t with G - 1 df;
+* ``repeats=COL`` (several samples per item): per-item means are compared; the bootstrap
+  is two-level (items, then samples within items).
+
+``better`` names a system only when the Holm-corrected p-value of that test is below
+``alpha``; ``mde`` is the minimum detectable effect of the comparison at ``alpha`` and
+``power`` (see :func:`scorebench.stats_tests.minimum_detectable_effect`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .errors import InputError
+from .evaluate import _check_options, _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from .registry import Metric
+from .stats import (PairedTest, benjamini_hochberg, diebold_mariano, holm, paired_bootstrap,
+                    paired_permutation, paired_t, percentile_interval, rng_for)
+from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
+                          minimum_detectable_effect, two_level_bootstrap)
+from .validation import check_choice, check_level
+
+__all__ = ["compare", "COMPARE_TESTS"]
+
+COMPARE_TESTS = ("bootstrap", "permutation", "t", "diebold_mariano", "mcnemar")
+_ITEM = "__item__"  # column holding the item of a row when repeats= is given
+
+
+def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, kind: str | None = None,
+            tests: Sequence[str] | None = None, ci: float = 0.95, n_boot: int = 1000, n_perm: int = 10000,
+            seed: int = 0, horizon: int = 1, nan_policy: str = "raise", alpha: float = 0.05,
+            power: float = 0.8, cluster: str | None = None, repeats: str | None = None,
+            **kind_options: Any) -> pd.DataFrame:
+    """Paired comparison of systems scored on the same units, with multiple-testing correction.
+
+    Parameters
+    ----------
+    table : DataFrame or path
+        A result table of the metric's kind; units are matched by the kind's key (``id``,
+        ``qid``) or, without one, by position.
+    metric : str or Metric
+        A per-row metric (one contribution per row or query).
+    baseline : str, optional
+        Compare every system against this one (default: all pairs).
+    tests : list of str, optional
+        ``bootstrap``, ``permutation``, ``t``, ``diebold_mariano`` (scoring rules; rows in time
+        order; HAC variance with ``horizon - 1`` lags, ``horizon`` < n), ``mcnemar`` (0/1
+        contributions such as ``accuracy``; exact binomial below 25 discordant pairs,
+        continuity-corrected chi-square above). Default: all that apply.
+    alpha : float
+        Significance level for ``better`` (Holm-corrected p-value below ``alpha``) and ``mde``.
+    power : float
+        Power at which ``mde`` (minimum detectable effect) is computed.
+    cluster : str, optional
+        Column with the cluster (group) of each unit; tests and intervals then treat whole
+        clusters as the sampling unit (cluster bootstrap, cluster sign flips, CR1 t with
+        G - 1 df). McNemar and Diebold–Mariano do not apply.
+    repeats : str, optional
+        Column numbering several samples of the same ``id``; per-item means are compared and
+        the bootstrap resamples items, then samples within items.
+
+    Returns
+    -------
+    DataFrame
+        ``[task,] system_a, system_b, metric, n, mean_diff, ci_low, ci_high, mde, better, test,
+        statistic, p_value, detail, p_holm, p_bh`` (``n``: items, or clusters with ``cluster=``
+        in ``n_clusters``). Within each test, p-values are adjusted across all comparisons by
+        Holm (``p_holm``) and Benjamini–Hochberg (``p_bh``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, scorebench
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 50)
+    >>> t = pd.DataFrame({"system": ["good"] * 50 + ["coin"] * 50, "id": list(range(50)) * 2,
+    ...                   "y": np.r_[y, y], "p": np.r_[np.where(y, 0.8, 0.2), np.full(50, 0.5)]})
+    >>> out = scorebench.compare(t, "brier_score", baseline="coin", n_boot=200, n_perm=200)
+    >>> out.loc[out.test == "permutation", ["system_a", "better", "p_value"]].to_string(index=False)
+    'system_a better  p_value\\n    good   good 0.004975'
+    """
+    _check_options(ci, n_boot)
+    check_level(alpha, "alpha")
+    check_level(power, "power")
+    record = resolve_metrics(metric)[0]
+    if not record.per_row:
+        raise InputError(f"metric {record.name!r} is set-level; paired comparison needs a per-row "
+                         "metric (one contribution per row or query)")
+    if cluster is not None and repeats is not None:
+        raise InputError("cluster= and repeats= cannot be combined; pass one of them")
+    frame = _load(table)
+    design_cols = [c for c in (cluster, repeats) if c is not None]
+    missing = [c for c in design_cols if c not in frame.columns]
+    if missing:
+        raise InputError(f"column(s) {missing} not found (cluster/repeats); the table has {list(frame.columns)}")
+    if design_cols:
+        frame = _with_design_columns(frame, cluster, repeats)
+    by = ["system"] + (["task"] if "task" in frame.columns else [])
+    prep = _prepare(frame, [record], kind, by, nan_policy, kind_options)
+    if design_cols and prep.inputs.key != "id":
+        raise InputError(f"cluster=/repeats= need a table keyed by 'id' (kind {prep.kind!r} has key "
+                         f"{prep.inputs.key!r})")
+    contrib = _contributions(record, prep.inputs, nan_policy)
+    binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
+    tests = _choose_tests(record, tests, binary, cluster, repeats)
+    rows = []
+    tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
+    for task in tasks:
+        design = _design(prep, contrib, task, cluster, repeats)
+        systems = design.systems
+        if baseline is not None and baseline not in systems:
+            raise InputError(f"baseline {baseline!r} is not among the systems {systems}")
+        pairs = ([(s, baseline) for s in systems if s != baseline] if baseline is not None
+                 else [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]])
+        if not pairs:
+            raise InputError("compare needs at least two systems")
+        for a, b in pairs:
+            rng = rng_for(seed, record.name, task, a, b)
+            rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
+                                   alpha, power))
+    out = pd.DataFrame(rows)
+    for test in tests:
+        mask = out["test"] == test
+        out.loc[mask, "p_holm"] = holm(out.loc[mask, "p_value"].to_numpy())
+        out.loc[mask, "p_bh"] = benjamini_hochberg(out.loc[mask, "p_value"].to_numpy())
+    significant = out["p_holm"] < alpha
+    out["better"] = np.where(significant, out["better"], "")
+    if tasks == [None]:
+        out = out.drop(columns="task")
+    out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
+                      "n_perm": n_perm, "alpha": alpha, "power": power,
+                      "correction": "Holm and Benjamini-Hochberg within each test",
+                      "better": f"the better system when the Holm-corrected p-value is below {alpha:g}, else empty",
+                      "design": ("clusters of " + cluster if cluster else "repeats " + repeats if repeats
+                                 else "independent units")})
+    return out
+
+
+def _with_design_columns(frame: pd.DataFrame, cluster: str | None, repeats: str | None) -> pd.DataFrame:
+    """Cluster labels as text (so the kind keeps them as labels); repeats folded into the id."""
+    frame = frame.copy() if cluster is None else cluster_labels(frame, cluster)
+    if repeats is not None:
+        if "id" not in frame.columns:
+            raise InputError("repeats= needs an 'id' column naming the item each sample belongs to")
+        frame[_ITEM] = frame["id"].astype(str)
+        frame["id"] = frame[_ITEM] + "\x1f" + frame[repeats].astype(str)
+    return frame
+
+
+def _choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, cluster: str | None,
+                  repeats: str | None) -> list[str]:
+    plain = cluster is None and repeats is None
+    if tests is None:
+        return [t for t in COMPARE_TESTS
+                if (t != "diebold_mariano" or (record.proper is not None and plain))
+                and (t != "mcnemar" or (binary and plain))]
+    tests = list(tests)
+    for t in tests:
+        check_choice(t, "tests", COMPARE_TESTS)
+    if "mcnemar" in tests and not binary:
+        raise InputError(f"test 'mcnemar' needs right/wrong (0/1) contributions; metric {record.name!r} gives "
+                         "other values (use accuracy on a 'correct' table, or argmax_accuracy)")
+    for t in ("mcnemar", "diebold_mariano"):
+        if t in tests and not plain:
+            raise InputError(f"test {t!r} assumes one independent row per unit; with cluster=/repeats= use "
+                             "bootstrap, permutation or t")
+    return tests
+
+
+class _Design:
+    """Per-unit values of each system for one task, with the clusters or items of the units."""
+
+    def __init__(self, matrix: np.ndarray, systems: list[str], clusters: np.ndarray | None = None,
+                 samples: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+        self.matrix = matrix  # units x systems (item means with repeats)
+        self.systems = systems
+        self.clusters = clusters
+        self.samples = samples  # system -> (values, item code) with repeats
+
+    def column(self, system: str) -> np.ndarray:
+        return self.matrix[:, self.systems.index(system)]
+
+
+def _design(prep: Any, contrib: np.ndarray, task: Any, cluster: str | None, repeats: str | None) -> _Design:
+    frame = prep.inputs.frame
+    mask = np.ones(len(frame), dtype=bool) if task is None else (frame["task"] == task).to_numpy()
+    key = prep.inputs.key
+    sub = pd.DataFrame({"system": frame["system"].to_numpy()[mask], "value": contrib[mask]})
+    if key is not None:
+        sub["unit"] = frame[_ITEM if repeats else key].to_numpy()[mask]
+    else:
+        sub["unit"] = sub.groupby("system", sort=False).cumcount()
+    if repeats is not None:
+        if np.isnan(sub["value"]).any():
+            raise InputError("repeats=: undefined contributions; drop them first (nan_policy='omit')")
+        wide = sub.groupby(["unit", "system"], sort=True)["value"].mean().unstack("system")
+    else:
+        wide = sub.pivot(index="unit", columns="system", values="value")
+    missing = wide.isna().any(axis=1) & ~np.isnan(contrib[mask]).any()
+    if missing.any():
+        units = wide.index[missing.to_numpy()][:5].tolist()
+        raise InputError(f"systems are not scored on the same units: {key or 'row position'} {units} "
+                         "missing for some systems; paired comparison needs every unit for every system")
+    systems = [str(s) for s in wide.columns]
+    wide.columns = systems
+    clusters = samples = None
+    if cluster is not None:
+        labels = pd.DataFrame({"unit": sub["unit"], "cluster": frame[cluster].to_numpy()[mask]})
+        per_unit = labels.groupby("unit", sort=True)["cluster"].nunique(dropna=False)
+        if (per_unit > 1).any():
+            bad = per_unit.index[(per_unit > 1).to_numpy()][:5].tolist()
+            raise InputError(f"column {cluster!r}: unit(s) {bad} carry different clusters in different systems; "
+                             "expected one cluster per unit")
+        first = labels.drop_duplicates("unit").set_index("unit")["cluster"].reindex(wide.index)
+        if first.isna().any():
+            raise InputError(f"column {cluster!r}: missing cluster labels; every unit needs a cluster")
+        clusters = first.to_numpy()
+    if repeats is not None:
+        items = {u: i for i, u in enumerate(wide.index)}
+        codes = sub["unit"].map(items).to_numpy()
+        samples = {}
+        for s in systems:
+            own = (sub["system"].astype(str) == s).to_numpy()
+            samples[s] = (sub["value"].to_numpy()[own], codes[own])
+    return _Design(wide.to_numpy(), systems, clusters, samples)
+
+
+def _pair_rows(record: Metric, task: Any, a: str, b: str, design: _Design, tests: Sequence[str], ci: float,
+               n_boot: int, n_perm: int, rng: np.random.Generator, horizon: int, alpha: float,
+               power: float) -> list[dict[str, Any]]:
+    d = design.column(a) - design.column(b)
+    mean = float(d.mean())
+    clusters = design.clusters
+    if clusters is not None:
+        se, n_clusters = cluster_robust_se(d, clusters)
+        replicates = cluster_bootstrap_means(d, clusters, max(n_boot, 1), rng)
+        observed = float(d.mean())
+        extreme = np.count_nonzero(np.abs(replicates - observed) >= abs(observed))
+        boot = PairedTest("bootstrap", observed, float((1 + extreme) / (replicates.size + 1)), "cluster bootstrap")
+        mde = minimum_detectable_effect(se, alpha=alpha, power=power, df=n_clusters - 1)
+    elif design.samples is not None:
+        arms = [design.samples[a], design.samples[b]]
+        replicates = two_level_bootstrap(arms, d.size, max(n_boot, 1), rng, signs=(1.0, -1.0))
+        extreme = np.count_nonzero(np.abs(replicates - mean) >= abs(mean))
+        boot = PairedTest("bootstrap", mean, float((1 + extreme) / (replicates.size + 1)),
+                          "two-level bootstrap (items, then samples within items)")
+        mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
+                                        df=d.size - 1)
+    else:
+        boot, replicates = paired_bootstrap(d, max(n_boot, 1), rng)
+        mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
+                                        df=d.size - 1)
+    low, high = percentile_interval(replicates, ci) if n_boot else (np.nan, np.nan)
+    if record.higher_is_better is None or mean == 0:
+        better = ""
+    else:
+        better = a if (mean > 0) == record.higher_is_better else b
+    run = {
+        "bootstrap": lambda: boot,
+        "permutation": lambda: (_cluster_permutation(d, clusters, n_perm, rng) if clusters is not None
+                                else paired_permutation(d, n_perm, rng)),
+        "t": lambda: _cluster_t_test(d, clusters) if clusters is not None else paired_t(d),
+        "diebold_mariano": lambda: diebold_mariano(d, horizon=horizon),
+        "mcnemar": lambda: _mcnemar_test(design.column(a), design.column(b)),
+    }
+    base = {"task": task, "system_a": a, "system_b": b, "metric": record.name, "n": d.size,
+            **({"n_clusters": int(len(set(clusters.tolist())))} if clusters is not None else {}),
+            "mean_diff": mean, "ci_low": low, "ci_high": high, "mde": mde, "better": better}
+    return [{**base, "test": t, "statistic": r.statistic, "p_value": r.p_value, "detail": r.detail}
+            for t in tests for r in [run[t]()]]
+
+
+def _mcnemar_test(a: np.ndarray, b: np.ndarray) -> PairedTest:
+    r = mcnemar(a, b)
+    return PairedTest("mcnemar", r.statistic, r.p_value, f"{r.method}; discordant {r.b} vs {r.c}")
+
+
+def _cluster_t_test(d: np.ndarray, clusters: np.ndarray) -> PairedTest:
+    t, p, se, g = cluster_t(d, clusters)
+    return PairedTest("t", t, p, f"cluster-robust CR1 SE {se:.4g}, df={g - 1}")
+
+
+def _cluster_permutation(d: np.ndarray, clusters: np.ndarray, n_perm: int, rng: np.random.Generator) -> PairedTest:
+    p, detail = cluster_sign_flip(d, clusters, n_perm, rng)
+    return PairedTest("permutation", float(d.mean()), p, detail)
