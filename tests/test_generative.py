@@ -20,7 +20,7 @@ import scorebench
 from scorebench.errors import InputError
 from scorebench.metrics.generative import (
     FeatureStats, coverage, density, fid, fid_details, frechet_distance, great_score, inception_score,
-    inception_score_details, kid, kid_details, manifold_metrics, memorization_distance, mifid,
+    inception_score_details, kid, kid_details, knn_radii, manifold_metrics, memorization_distance, mifid,
     mmd2_unbiased, precision, recall, sfid, vendi_from_eigenvalues, vendi_score,
 )
 
@@ -309,6 +309,40 @@ def test_prdc_chunking_and_defaults():
         precision(real[:3], fake, k=3)
     part = manifold_metrics(real, fake, which=("recall",))
     assert math.isnan(part.precision) and not math.isnan(part.recall)
+
+
+@pytest.mark.parametrize("dim", [16, 256])
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_prdc_exact_duplicates_are_exact_and_chunk_independent(dim, offset):
+    # 150 points, 6 exact copies each, k = 5: every real radius is 0, every generated
+    # sample sits on 6 real points, so precision = recall = coverage = 1 and density = 6/5.
+    # The GEMM distance gave ~1e-15 for duplicates: recall 0.9889 / density 1.19978 with
+    # chunk_size=7, and different numbers for every chunk size.
+    rng = np.random.default_rng(1)
+    real = np.repeat(rng.normal(size=(150, dim)) * 3 + offset, 6, axis=0)
+    fake = rng.permutation(real)
+    for chunk in (1, 7, 64, 1024):
+        r = manifold_metrics(real, fake, k=5, chunk_size=chunk)
+        assert (r.precision, r.recall, r.density, r.coverage) == (1.0, 1.0, 1.2, 1.0), chunk
+    np.testing.assert_array_equal(knn_radii(real, 5, chunk_size=7), 0.0)
+    # prdc's balls are open (d < radius), so with radius 0 its precision and density are 0;
+    # scorebench follows Kynkaanniemi et al.'s closed balls (the module docstring).
+    prdc = pytest.importorskip("prdc")
+    ref = prdc.compute_prdc(real_features=real[:120], fake_features=fake[:60], nearest_k=5)
+    assert ref["precision"] == 0.0 and ref["density"] == 0.0
+
+
+def test_prdc_results_do_not_move_with_a_common_offset_or_chunk_size():
+    prdc = pytest.importorskip("prdc")
+    rng = np.random.default_rng(17)
+    real, fake = rng.normal(size=(300, 8)), rng.normal(0.3, 1.2, size=(250, 8))
+    ref = prdc.compute_prdc(real_features=real, fake_features=fake, nearest_k=4)  # no ties: prdc is right
+    for offset in (0.0, 1e6, -3e7):
+        for chunk in (7, 1024):
+            r = manifold_metrics(real + offset, fake + offset, k=4, chunk_size=chunk)
+            for name in ("precision", "recall", "density", "coverage"):
+                assert getattr(r, name) == pytest.approx(ref[name], abs=1e-12), (offset, chunk, name)
+    np.testing.assert_allclose(knn_radii(real + 1e6, 4), knn_radii(real, 4), rtol=1e-7)
 
 
 # --- GREAT ---------------------------------------------------------------------------------
