@@ -78,8 +78,9 @@ class _Rows:
     def sq_dist(self, start: int, stop: int, other: _Rows) -> np.ndarray:
         d = self.left[start:stop] @ other.right.T
         # Rounding bound of the GEMM form (a generous multiple of (dim + 2) ulps of the norms).
-        tol = (4.0 * (self.x.shape[1] + 2) * np.finfo(np.float64).eps) * (self.sq[start:stop, None] + other.sq)
-        rows, cols = np.nonzero(d <= tol)
+        # One bound per row (with the other set's largest norm) keeps this to a boolean pass.
+        tol = (4.0 * (self.x.shape[1] + 2) * np.finfo(np.float64).eps) * (self.sq[start:stop] + other.sq.max())
+        rows, cols = np.nonzero(d <= tol[:, None])
         step = max(1, 2 ** 20 // max(1, self.x.shape[1]))  # bounded memory for many duplicates
         for i in range(0, rows.size, step):
             r, c = rows[i:i + step], cols[i:i + step]
