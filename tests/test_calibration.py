@@ -91,6 +91,65 @@ def test_brier_decomposition_brier_matches_sklearn():
     assert math.isclose(d.brier, brier_score_loss(y, p), rel_tol=1e-12)
 
 
+# --- issue 13 item 6: equal-mass bins put a forecast on a quantile in the bin below ----------
+
+
+def _equal_mass_ids(p, n_bins):
+    """Bin of each distinct forecast from its rank r: the k with h_(k-1) < r <= h_k, h_k = k(n-1)/B."""
+    ranks = np.argsort(np.argsort(p, kind="stable"), kind="stable")
+    # smallest k with r * B <= k * (n - 1): ceil(r B / (n - 1)), rank 0 in bin 1
+    k = -(-(ranks * n_bins) // (len(p) - 1))
+    return np.maximum(k, 1) - 1
+
+
+@pytest.mark.parametrize("n, n_bins", [(16, 15), (11, 10), (101, 10), (31, 15), (50, 7)])
+def test_equal_mass_bins_are_equal_when_forecasts_sit_on_the_quantiles(n, n_bins):
+    p = np.linspace(0.0, 1.0, n)
+    y = (np.arange(n) % 3 == 0).astype(float)
+    ids = _equal_mass_ids(p, n_bins)
+    d = reliability_diagram(y, p, n_bins=n_bins, binning="quantile")
+    np.testing.assert_array_equal(d.count, np.bincount(ids, minlength=n_bins))
+    # equal mass: (n - 1) / B per bin, rounded, plus the minimum in the first bin
+    inner = d.count.copy()
+    inner[0] -= 1
+    assert inner.max() - inner.min() <= 1 and (d.count > 0).all()
+    gaps = np.array([abs(y[ids == k].mean() - p[ids == k].mean()) for k in range(n_bins)])
+    sizes = np.bincount(ids, minlength=n_bins)
+    assert math.isclose(ece(y, p, n_bins=n_bins, binning="quantile"), np.sum(sizes / n * gaps), rel_tol=1e-12)
+    assert math.isclose(mce(y, p, n_bins=n_bins, binning="equal_mass"), gaps.max(), rel_tol=1e-12)
+    dec = brier_decomposition(y, p, n_bins=n_bins, binning="quantile")
+    assert dec.n_bins == n_bins
+    rel = np.sum(sizes * np.array([(p[ids == k].mean() - y[ids == k].mean()) ** 2 for k in range(n_bins)])) / n
+    assert math.isclose(dec.reliability, rel, rel_tol=1e-12)
+
+
+def test_equal_mass_issue_example_and_the_scikit_learn_difference():
+    p = np.linspace(0.0, 1.0, 16)
+    y = (np.arange(16) % 2).astype(float)
+    d = reliability_diagram(y, p, n_bins=15, binning="quantile")
+    assert d.count.tolist() == [2] + [1] * 14      # was [2,1,1,1,0,2,0,2,1,0,2,1,1,0,2]
+    # the edges are the forecasts themselves (numpy.percentile lands an ulp below some)
+    np.testing.assert_array_equal(d.upper[:-1], p[1:-1])
+    # scikit-learn's calibration_curve(strategy="quantile") uses numpy.percentile at
+    # linspace(0, 1, B + 1) * 100 and has the defect: four bins come out empty, so it
+    # returns 11 points where scorebench has 15 non-empty equal-mass bins.
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=15, strategy="quantile")
+    assert len(prob_true) == 11 and (d.count > 0).sum() == 15
+    np.testing.assert_allclose(d.mean_predicted[1:], p[2:], rtol=1e-15)
+    assert not np.allclose(np.sort(prob_pred), np.sort(d.mean_predicted)[:11])
+
+
+def test_equal_mass_edges_equal_numpy_percentile_up_to_an_ulp():
+    from scorebench.metrics.calibration._common import equal_mass_edges
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 5, 16, 1001):
+        for n_bins in (1, 3, 15, 40):
+            p = rng.uniform(size=n)
+            p[::3] = np.round(p[::3], 1)           # ties
+            np.testing.assert_allclose(equal_mass_edges(p, n_bins),
+                                       np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100), rtol=0, atol=1e-15)
+
+
 # --- exact toy values -----------------------------------------------------------------
 
 

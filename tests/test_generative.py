@@ -20,7 +20,7 @@ import scorebench
 from scorebench.errors import InputError
 from scorebench.metrics.generative import (
     FeatureStats, coverage, density, fid, fid_details, frechet_distance, great_score, inception_score,
-    inception_score_details, kid, kid_details, manifold_metrics, memorization_distance, mifid,
+    inception_score_details, kid, kid_details, knn_radii, manifold_metrics, memorization_distance, mifid,
     mmd2_unbiased, precision, recall, sfid, vendi_from_eigenvalues, vendi_score,
 )
 
@@ -252,6 +252,25 @@ def test_mmd2_unbiased_matches_explicit_sums():
     assert kid(x, y, n_subsets=3, subset_size=6) == pytest.approx(xx + yy - 2 * xy, rel=1e-12)
 
 
+@pytest.mark.parametrize("m, n", [(100, 50), (7, 12), (2, 3)])
+def test_mmd2_unbiased_unequal_sizes_is_the_u_statistic(m, n):
+    # Gretton et al. (2012) eq. 3 by a direct double loop; 100 vs 50 rows gave 0.425
+    # (both within sums divided by m(m-1)) where the U-statistic is about -0.09.
+    rng = np.random.default_rng(21)
+    x, y = rng.normal(size=(m, 3)), rng.normal(size=(n, 3))
+
+    def k(a, b):
+        return (a @ b / 3 + 1) ** 3
+
+    xx = sum(k(x[i], x[j]) for i in range(m) for j in range(m) if i != j) / (m * (m - 1))
+    yy = sum(k(y[i], y[j]) for i in range(n) for j in range(n) if i != j) / (n * (n - 1))
+    xy = sum(k(x[i], y[j]) for i in range(m) for j in range(n)) / (m * n)
+    assert mmd2_unbiased(x, y) == pytest.approx(xx + yy - 2 * xy, rel=1e-12, abs=1e-13)
+    assert mmd2_unbiased(y, x) == pytest.approx(xx + yy - 2 * xy, rel=1e-12, abs=1e-13)
+    with pytest.raises(InputError):
+        mmd2_unbiased(x, y[:, :2])
+
+
 def test_kid_same_distribution_near_zero_and_seeded():
     rng = np.random.default_rng(13)
     a, b = rng.normal(size=(300, 16)), rng.normal(size=(300, 16))
@@ -273,12 +292,33 @@ def test_inception_score_values():
     rng = np.random.default_rng(14)
     probs = rng.dirichlet(np.ones(10) * 0.3, size=200)
     r = inception_score_details(probs, n_splits=4, seed=None)
-    parts = np.array_split(probs, 4)
+    parts = np.split(probs, 4)
     expected = [math.exp(np.mean(np.sum(s * (np.log(s) - np.log(s.mean(0))), axis=1))) for s in parts]
     assert r.mean == pytest.approx(np.mean(expected), rel=1e-12)
     assert r.std == pytest.approx(np.std(expected), rel=1e-10)
     with pytest.raises(InputError, match="sum"):
         inception_score(probs * 0.5)
+
+
+def _is_salimans(probs, splits):
+    """Inception Score as Salimans et al.'s code: part = preds[i*N//splits:(i+1)*N//splits]."""
+    n, scores = probs.shape[0], []
+    for i in range(splits):
+        part = probs[i * n // splits:(i + 1) * n // splits]
+        py = part.mean(axis=0)
+        scores.append(math.exp(np.mean([np.sum(pyx * (np.log(pyx) - np.log(py))) for pyx in part])))
+    return np.mean(scores), np.std(scores)
+
+
+@pytest.mark.parametrize("n, splits", [(1003, 10), (57, 10), (200, 4)])
+def test_inception_score_unshuffled_uses_the_original_split_boundaries(n, splits):
+    # np.array_split put the remainder into the first splits: N=1003 gave 5.5503 vs 5.5444.
+    rng = np.random.default_rng(22)
+    probs = rng.dirichlet(np.ones(10) * 0.3, size=n)
+    mean, std = _is_salimans(probs, splits)
+    r = inception_score_details(probs, n_splits=splits, seed=None)
+    assert r.mean == pytest.approx(mean, rel=1e-12)
+    assert r.std == pytest.approx(std, rel=1e-9)
 
 
 # --- precision / recall / density / coverage ------------------------------------------------
@@ -309,6 +349,40 @@ def test_prdc_chunking_and_defaults():
         precision(real[:3], fake, k=3)
     part = manifold_metrics(real, fake, which=("recall",))
     assert math.isnan(part.precision) and not math.isnan(part.recall)
+
+
+@pytest.mark.parametrize("dim", [16, 256])
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_prdc_exact_duplicates_are_exact_and_chunk_independent(dim, offset):
+    # 150 points, 6 exact copies each, k = 5: every real radius is 0, every generated
+    # sample sits on 6 real points, so precision = recall = coverage = 1 and density = 6/5.
+    # The GEMM distance gave ~1e-15 for duplicates: recall 0.9889 / density 1.19978 with
+    # chunk_size=7, and different numbers for every chunk size.
+    rng = np.random.default_rng(1)
+    real = np.repeat(rng.normal(size=(150, dim)) * 3 + offset, 6, axis=0)
+    fake = rng.permutation(real)
+    for chunk in (1, 7, 64, 1024):
+        r = manifold_metrics(real, fake, k=5, chunk_size=chunk)
+        assert (r.precision, r.recall, r.density, r.coverage) == (1.0, 1.0, 1.2, 1.0), chunk
+    np.testing.assert_array_equal(knn_radii(real, 5, chunk_size=7), 0.0)
+    # prdc's balls are open (d < radius), so with radius 0 its precision and density are 0;
+    # scorebench follows Kynkaanniemi et al.'s closed balls (the module docstring).
+    prdc = pytest.importorskip("prdc")
+    ref = prdc.compute_prdc(real_features=real[:120], fake_features=fake[:60], nearest_k=5)
+    assert ref["precision"] == 0.0 and ref["density"] == 0.0
+
+
+def test_prdc_results_do_not_move_with_a_common_offset_or_chunk_size():
+    prdc = pytest.importorskip("prdc")
+    rng = np.random.default_rng(17)
+    real, fake = rng.normal(size=(300, 8)), rng.normal(0.3, 1.2, size=(250, 8))
+    ref = prdc.compute_prdc(real_features=real, fake_features=fake, nearest_k=4)  # no ties: prdc is right
+    for offset in (0.0, 1e6, -3e7):
+        for chunk in (7, 1024):
+            r = manifold_metrics(real + offset, fake + offset, k=4, chunk_size=chunk)
+            for name in ("precision", "recall", "density", "coverage"):
+                assert getattr(r, name) == pytest.approx(ref[name], abs=1e-12), (offset, chunk, name)
+    np.testing.assert_allclose(knn_radii(real + 1e6, 4), knn_radii(real, 4), rtol=1e-7)
 
 
 # --- GREAT ---------------------------------------------------------------------------------

@@ -130,3 +130,53 @@ def test_ipw_score_is_the_generator_form_with_matched_curvature():
     d1 = (S.ipw_score(np.ones(1), q + h) - S.ipw_score(np.ones(1), q - h)) / (2 * h)
     weight = 2 / q**2 + 2 / (1 - q) ** 2 + 2 / q**3 + 2 / (1 - q) ** 3
     np.testing.assert_allclose(d1, -(1 - q) * weight, rtol=1e-5)
+
+
+# --- issue 13 item 5: large log-scale and large gamma shape keep every digit -----------------
+
+def _lognormal_crps_mpmath(y, mulog, sigmalog):
+    """int (F(x) - 1{x >= y})^2 dx at 40 digits, substituting x = exp(mu + s t) (dx = s x dt)."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(40):
+        m, s, w = mp.mpf(mulog), mp.mpf(sigmalog), (mp.log(y) - mulog) / mp.mpf(sigmalog)
+        jac = lambda t: s * mp.exp(m + s * t)  # noqa: E731
+        below = mp.quad(lambda t: mp.ncdf(t) ** 2 * jac(t), [-mp.inf, min(w, 0), w])
+        # (1 - Phi(t))^2 e^{s t} peaks near t = s/2: split there for the quadrature.
+        cuts = [w, *sorted(c for c in {s / 2, s / 2 + 8} if c > w), mp.inf]
+        above = mp.quad(lambda t: mp.ncdf(-t) ** 2 * jac(t), cuts)
+        return float(below + above)
+
+
+@pytest.mark.parametrize("sigmalog", [0.5, 2.0, 5.0, 8.0, 12.0, 16.0, 20.0])
+@pytest.mark.parametrize("y", [1e-3, 1.0, 50.0])
+def test_crps_lognormal_matches_high_precision_integration_for_large_sigmalog(y, sigmalog):
+    expected = _lognormal_crps_mpmath(y, 0.3, sigmalog)
+    # quadrature at 40 digits; the closed form loses only a few ulps to exp/log_ndtr
+    np.testing.assert_allclose(S.crps_lognormal(y, 0.3, sigmalog), expected, rtol=1e-12)
+
+
+def test_crps_lognormal_issue_value_and_huge_sigmalog_do_not_collapse():
+    # The sum form Phi(w - s) + Phi(s/sqrt2) - 1 returned exactly 0.0 here.
+    np.testing.assert_allclose(S.crps_lognormal(1.0, 0.0, 12.0), 3.99981265934753e14, rtol=1e-13)
+    # exp(mu + s^2/2) alone overflows at s = 40; the score itself is finite.
+    assert np.isfinite(S.crps_lognormal(1.0, 0.0, 40.0))
+    assert float(S.crps_lognormal(1.0, 0.0, 40.0)) > float(S.crps_lognormal(1.0, 0.0, 20.0))
+    # y <= 0 keeps the closed form: CRPS = E|X - y| - E|X - X'|/2 = mean - y - mean (2 Phi(s/sqrt2) - 1)
+    mean = np.exp(0.5 * 0.7 ** 2)
+    from scipy.special import ndtr
+    np.testing.assert_allclose(S.crps_lognormal(-2.0, 0.0, 0.7),
+                               mean + 2.0 - mean * (2 * ndtr(0.7 / np.sqrt(2)) - 1), rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [3.0, 250.0, 1e6])
+def test_crps_gamma_large_shape_matches_high_precision(shape):
+    # special.beta(0.5, 1e6) is 1e-9 off, which the score inherited (2.3e-9 relative error).
+    mp = pytest.importorskip("mpmath")
+    rate = shape  # mean 1, sd 1/sqrt(shape)
+    y = 1.0 + 0.5 / np.sqrt(shape)
+    with mp.workdps(40):
+        a, b, yy = mp.mpf(shape), mp.mpf(rate), mp.mpf(y)
+        F = lambda k: mp.gammainc(k, 0, b * yy, regularized=True)  # noqa: E731
+        expected = float(yy * (2 * F(a) - 1) - a / b * (2 * F(a + 1) - 1)
+                         - mp.gamma(a + mp.mpf(1) / 2) / (mp.sqrt(mp.pi) * mp.gamma(a)) / b)
+    np.testing.assert_allclose(S.crps_gamma(y, shape, rate), expected, rtol=1e-11)

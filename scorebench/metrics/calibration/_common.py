@@ -10,11 +10,26 @@ Bins
 ----
 ``binning="uniform"`` (alias ``"equal_width"``) uses the edges
 :math:`e_k = k / B`; ``binning="quantile"`` (alias ``"equal_mass"``) uses the empirical
-quantiles of the forecasts at levels :math:`k / B` (``numpy.percentile``, linear
-interpolation), so each bin holds about :math:`n / B` forecasts while tied forecasts
-always share a bin. A forecast on an interior edge belongs to the bin *below* it
-(bins are :math:`[e_0, e_1], (e_1, e_2], \\dots`), exactly as
-:func:`sklearn.calibration.calibration_curve` assigns them.
+quantiles of the forecasts at levels :math:`k / B` (linear interpolation, the default of
+``numpy.percentile``): with the sorted forecasts :math:`p_{(0)} \\le \\dots \\le p_{(n-1)}`
+and :math:`h_k = k(n-1)/B`,
+
+.. math:: e_k = p_{(\\lfloor h_k \\rfloor)} + (h_k - \\lfloor h_k \\rfloor)
+          \\bigl(p_{(\\lfloor h_k \\rfloor + 1)} - p_{(\\lfloor h_k \\rfloor)}\\bigr).
+
+A forecast on an interior edge belongs to the bin *below* it (bins are
+:math:`[e_0, e_1], (e_1, e_2], \\dots`, as :func:`sklearn.calibration.calibration_curve`
+assigns them), so with distinct forecasts bin :math:`k` holds the ranks in
+:math:`(h_{k-1}, h_k]` (the first also rank 0): every bin holds
+:math:`\\lfloor h_k \\rfloor - \\lfloor h_{k-1} \\rfloor` forecasts, i.e. :math:`(n-1)/B`
+rounded down or up, plus the minimum in the first bin (16 distinct forecasts in 15 bins:
+2, 1, 1, ..., 1); tied forecasts always share a bin. The position :math:`h_k` is computed
+in integers, so an edge whose :math:`h_k` is whole *is* the forecast :math:`p_{(h_k)}`.
+``numpy.percentile(p, np.linspace(0, 1, B + 1) * 100)`` -- and scikit-learn's
+``calibration_curve(strategy="quantile")``, which uses it -- rounds those levels just below
+:math:`k/B`, so the edge lands an ulp below the forecast, the forecast moves to the bin
+above and "equal-mass" bins come out empty (``[2, 1, 1, 1, 0, 2, 0, 2, ...]`` in the example
+above); scorebench deliberately differs from scikit-learn there.
 """
 
 from __future__ import annotations
@@ -29,7 +44,7 @@ from ...validation import (as_class_index, as_float_array, check_binary, check_f
                            check_probability, check_same_length, check_simplex)
 
 __all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "resolve_binning",
-           "bin_edges", "bin_ids", "bin_stats", "top_label"]
+           "bin_edges", "equal_mass_edges", "bin_ids", "bin_stats", "top_label"]
 
 # Accepted spellings of the two binning schemes, mapped to their canonical name.
 BINNINGS = {"uniform": "uniform", "equal_width": "uniform", "quantile": "quantile", "equal_mass": "quantile"}
@@ -123,7 +138,23 @@ def bin_edges(p: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
     """Bin edges, shape ``(n_bins + 1,)``, for equal-width or equal-mass binning."""
     if resolve_binning(binning) == "uniform":
         return np.linspace(0.0, 1.0, n_bins + 1)
-    return np.percentile(p, np.linspace(0.0, 1.0, n_bins + 1) * 100)
+    return equal_mass_edges(p, n_bins)
+
+
+def equal_mass_edges(p: np.ndarray, n_bins: int) -> np.ndarray:
+    """Quantiles of ``p`` at levels ``k / n_bins`` (linear interpolation) with exact positions.
+
+    The same numbers as ``numpy.percentile(p, 100 * k / n_bins)`` except that the position
+    ``k (n - 1) / n_bins`` is split into whole and fractional parts in integer arithmetic,
+    so an edge at a whole position is exactly that forecast (see the module docstring).
+    """
+    s = np.sort(p)
+    num = np.arange(n_bins + 1) * (len(s) - 1)
+    lo, rem = num // n_bins, num % n_bins
+    hi = np.minimum(lo + 1, len(s) - 1)
+    frac = rem / n_bins
+    # min(): the interpolated edge may not round past the next forecast.
+    return np.where(rem == 0, s[lo], np.minimum(s[lo] + frac * (s[hi] - s[lo]), s[hi]))
 
 
 def bin_ids(p: np.ndarray, edges: np.ndarray) -> np.ndarray:

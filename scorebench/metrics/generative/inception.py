@@ -38,7 +38,11 @@ class ISResult:
 
 def _split_scores(probs: np.ndarray, n_splits: int) -> np.ndarray:
     scores = np.empty(n_splits)
-    for s, part in enumerate(np.array_split(probs, n_splits)):
+    # Split boundaries i*N // n_splits as Salimans et al.'s code and torch-fidelity
+    # (np.array_split puts the remainder in the first splits instead).
+    n = probs.shape[0]
+    bounds = [i * n // n_splits for i in range(n_splits + 1)]
+    for s, part in enumerate(probs[a:b] for a, b in zip(bounds[:-1], bounds[1:])):
         marginal = part.mean(axis=0, keepdims=True)
         kl = (xlogy(part, part) - xlogy(part, marginal)).sum(axis=1)
         scores[s] = math.exp(kl.mean())

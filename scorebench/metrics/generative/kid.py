@@ -40,9 +40,17 @@ class KIDResult:
 
 def mmd2_unbiased(x: np.ndarray, y: np.ndarray, *, degree: int = 3, gamma: float | None = None,
                   coef0: float = 1.0) -> float:
-    r"""Unbiased MMD² between two equal-size samples with a polynomial kernel.
+    r"""Unbiased MMD² between two samples (sizes :math:`m`, :math:`n`) with a polynomial kernel.
+
+    The U-statistic of Gretton et al. (2012), JMLR 13:723-773, eq. 3:
+
+    .. math:: \widehat{\mathrm{MMD}}^2_u = \frac{1}{m(m-1)}\sum_{i \ne j} k(x_i, x_j)
+              + \frac{1}{n(n-1)}\sum_{i \ne j} k(y_i, y_j) - \frac{2}{mn}\sum_{i,j} k(x_i, y_j),
 
     .. math:: k(x, y) = (\gamma\, x^\top y + c_0)^{\text{degree}},\ \gamma = 1/d \text{ by default.}
+
+    Unequal sizes are fine (each within-sample sum has its own normaliser; the earlier
+    version divided both by :math:`m(m-1)`, biased when :math:`m \ne n`).
 
     Examples
     --------
@@ -52,13 +60,16 @@ def mmd2_unbiased(x: np.ndarray, y: np.ndarray, *, degree: int = 3, gamma: float
     >>> abs(mmd2_unbiased(x, y)) < 0.05
     True
     """
-    m = x.shape[0]
+    x = as_features(x, "x", min_rows=2)
+    y = as_features(y, "y", min_rows=2)
+    check_same_dim(x, y, ("x", "y"))
+    m, n = x.shape[0], y.shape[0]
     g = 1.0 / x.shape[1] if gamma is None else gamma
     kxx = (x @ x.T * g + coef0) ** degree
     kyy = (y @ y.T * g + coef0) ** degree
     kxy = (x @ y.T * g + coef0) ** degree
-    off = (kxx.sum() - np.trace(kxx) + kyy.sum() - np.trace(kyy)) / (m * (m - 1))
-    return float(off - 2.0 * kxy.sum() / (m * m))
+    within = (kxx.sum() - np.trace(kxx)) / (m * (m - 1)) + (kyy.sum() - np.trace(kyy)) / (n * (n - 1))
+    return float(within - 2.0 * kxy.sum() / (m * n))
 
 
 def kid_details(real_features: Any, fake_features: Any, *, n_subsets: int = 100,

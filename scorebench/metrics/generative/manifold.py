@@ -14,7 +14,10 @@ One engine, :func:`manifold_metrics`, computes what is asked for in one streamin
 row blocks of the distance matrices (squared distances, float64), so memory stays at
 ``chunk_size x max(n, m)`` numbers instead of three full ``n x m`` matrices. Balls are
 closed (``<=``) as in Kynkäänniemi et al.'s code; the ``prdc`` package uses ``<``, which
-differs only on exact ties.
+differs only on exact ties -- e.g. a point with more than ``k`` exact copies has radius 0,
+and its copies lie in its closed ball but not in ``prdc``'s open one. Distances of exact
+(and near-) duplicates are computed exactly, so the results do not depend on
+``chunk_size`` or on a common offset of the data (see :class:`_Rows`).
 """
 
 from __future__ import annotations
@@ -51,22 +54,39 @@ class PRDC:
 class _Rows:
     """Rows augmented so one GEMM yields squared distances: ``[x, |x|^2, 1] . [-2y, 1, |y|^2]``.
 
-    Folding the norms into the product saves three passes over every distance block; the
-    result can be a rounding error below 0 for (near-)duplicates, which no comparison with
-    a non-negative squared radius can misread.
+    Folding the norms into the product saves three passes over every distance block, but
+    it rounds: :math:`|x|^2 + |y|^2 - 2x\\cdot y` is off by about
+    :math:`\\epsilon(|x|^2 + |y|^2)`, so an exact duplicate can come out :math:`10^{-15}` instead
+    of 0 (and that error grows with an offset of the data and depends on the BLAS blocking,
+    hence on ``chunk_size``). So the rows are centred first (at ``center``, shared by both
+    sets) and every entry within the rounding bound of 0 is recomputed as
+    :math:`\\sum_l (x_l - y_l)^2` directly: duplicates are exactly 0 and a radius of 0 (more
+    than ``k`` copies of a point) is a closed ball holding its copies.
     """
 
-    def __init__(self, x: np.ndarray) -> None:
-        sq = np.einsum("ij,ij->i", x, x)[:, None]
-        ones = np.ones_like(sq)
-        self.left = np.hstack([x, sq, ones])
-        self.right = np.hstack([-2.0 * x, ones, sq])
+    def __init__(self, x: np.ndarray, center: np.ndarray) -> None:
+        self.x = x - center
+        self.sq = np.einsum("ij,ij->i", self.x, self.x)
+        col = self.sq[:, None]
+        ones = np.ones_like(col)
+        self.left = np.hstack([self.x, col, ones])
+        self.right = np.hstack([-2.0 * self.x, ones, col])
 
     def __len__(self) -> int:
         return self.left.shape[0]
 
     def sq_dist(self, start: int, stop: int, other: _Rows) -> np.ndarray:
-        return self.left[start:stop] @ other.right.T
+        d = self.left[start:stop] @ other.right.T
+        # Rounding bound of the GEMM form (a generous multiple of (dim + 2) ulps of the norms).
+        # One bound per row (with the other set's largest norm) keeps this to a boolean pass.
+        tol = (4.0 * (self.x.shape[1] + 2) * np.finfo(np.float64).eps) * (self.sq[start:stop] + other.sq.max())
+        rows, cols = np.nonzero(d <= tol[:, None])
+        step = max(1, 2 ** 20 // max(1, self.x.shape[1]))  # bounded memory for many duplicates
+        for i in range(0, rows.size, step):
+            r, c = rows[i:i + step], cols[i:i + step]
+            diff = self.x[start + r] - other.x[c]
+            d[r, c] = np.einsum("ij,ij->i", diff, diff)
+        return d
 
 
 def knn_radii(x: np.ndarray, k: int, *, chunk_size: int = _CHUNK) -> np.ndarray:
@@ -78,7 +98,8 @@ def knn_radii(x: np.ndarray, k: int, *, chunk_size: int = _CHUNK) -> np.ndarray:
     >>> knn_radii(np.array([[0.0], [1.0], [3.0]]), 1).tolist()
     [1.0, 1.0, 4.0]
     """
-    return _radii(_Rows(np.asarray(x, dtype=np.float64)), k, chunk_size)
+    x = np.asarray(x, dtype=np.float64)
+    return _radii(_Rows(x, np.median(x, axis=0)), k, chunk_size)
 
 
 def _radii(rows: _Rows, k: int, chunk_size: int) -> np.ndarray:
@@ -134,7 +155,10 @@ def manifold_metrics(real_features: Any, fake_features: Any, *, k: int = 5,
     if unknown or not which:
         raise InputError(f"which: expected a non-empty subset of {_WHAT}, got {which!r}")
     want = set(which)
-    real_rows, fake_rows = _Rows(real), _Rows(fake)
+    # Distances are translation invariant; centring keeps the norms (and the GEMM error) small.
+    # The coordinate-wise median is a data value for odd n, so integer-valued data stay exact.
+    center = np.median(real, axis=0)
+    real_rows, fake_rows = _Rows(real, center), _Rows(fake, center)
     real_r = _radii(real_rows, k, chunk_size) if want & {"precision", "density", "coverage"} else None
     fake_r = _radii(fake_rows, k, chunk_size) if "recall" in want else None
     n, m = real.shape[0], fake.shape[0]

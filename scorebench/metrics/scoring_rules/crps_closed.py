@@ -172,7 +172,22 @@ def crps_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
     x = rate * np.maximum(obs, 0.0)
     f0 = special.gammainc(shape, x)
     f1 = special.gammainc(shape + 1.0, x)
-    return obs * (2.0 * f0 - 1.0) - shape / rate * (2.0 * f1 - 1.0) - 1.0 / (rate * special.beta(0.5, shape))
+    inv_beta = _gamma_ratio_half(shape) / _SQRT_PI  # 1 / B(1/2, shape)
+    return obs * (2.0 * f0 - 1.0) - shape / rate * (2.0 * f1 - 1.0) - inv_beta / rate
+
+
+def _gamma_ratio_half(a: np.ndarray) -> np.ndarray:
+    """``Gamma(a + 1/2) / Gamma(a)``, accurate for every ``a > 0``.
+
+    ``special.beta(0.5, a)`` loses up to 9 digits near ``a = 1e6``; below 100 the gamma
+    functions are exact enough, above it the asymptotic series of the log ratio is.
+    """
+    a = np.asarray(a, dtype=float)
+    small = np.minimum(a, 100.0)
+    direct = special.gamma(small + 0.5) / special.gamma(small)
+    big = np.maximum(a, 100.0)
+    series = np.sqrt(big) * np.exp(-1.0 / (8.0 * big) + 1.0 / (192.0 * big ** 3) - 1.0 / (640.0 * big ** 5))
+    return np.where(a < 100.0, direct, series)
 
 
 @_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL)
@@ -180,22 +195,44 @@ def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""CRPS of the log-normal distribution (:math:`\log X \sim N(\mu, \sigma^2)`).
 
     .. math:: \mathrm{CRPS} = y\,(2\Phi(w) - 1) - 2 e^{\mu + \sigma^2/2}
-              \Bigl[\Phi(w - \sigma) + \Phi\bigl(\tfrac{\sigma}{\sqrt 2}\bigr) - 1\Bigr],
+              \Bigl[\Phi(w - \sigma) - \Phi\bigl(-\tfrac{\sigma}{\sqrt 2}\bigr)\Bigr],
               \qquad w = \frac{\log y - \mu}{\sigma},
 
-    with :math:`\Phi(w) = \Phi(w - \sigma) = 0` for :math:`y \le 0`.
+    with :math:`\Phi(w) = \Phi(w - \sigma) = 0` for :math:`y \le 0`. The bracket is the
+    published :math:`\Phi(w - \sigma) + \Phi(\sigma/\sqrt 2) - 1`, evaluated as a difference
+    of normal CDFs in logs, so large ``sigmalog`` keeps full precision (the sum form returns
+    0 for ``crps_lognormal(1, 0, 12)``, whose value is about :math:`4.0 \cdot 10^{14}`).
 
     Examples
     --------
     >>> round(float(crps_lognormal(1.0, 0.0, 1.0)), 6)
     0.267405
+    >>> float(crps_lognormal(1.0, 0.0, 12.0))  # doctest: +ELLIPSIS
+    399981265934...
     """
     obs, mulog, sigmalog = _prep(obs, mulog=mulog, sigmalog=sigmalog, positive=("sigmalog",))
     positive = obs > 0
     w = np.where(positive, (np.log(np.where(positive, obs, 1.0)) - mulog) / sigmalog, -np.inf)
-    mean = np.exp(mulog + 0.5 * sigmalog ** 2)
-    return (obs * (2.0 * special.ndtr(w) - 1.0)
-            - 2.0 * mean * (special.ndtr(w - sigmalog) + special.ndtr(sigmalog / math.sqrt(2.0)) - 1.0))
+    # Phi(w - s) + Phi(s/sqrt2) - 1 written as Phi(w - s) - Phi(-s/sqrt2): the sum cancels to
+    # nothing once s is large (Phi(s/sqrt2) rounds to 1); the difference, taken in logs, keeps
+    # every digit and lets exp(mu + s^2/2) and the tiny difference meet without overflow.
+    sign, log_diff = _log_ndtr_diff(w - sigmalog, -sigmalog / math.sqrt(2.0))
+    with np.errstate(over="ignore"):
+        second = sign * np.exp(mulog + 0.5 * sigmalog ** 2 + log_diff)
+    return obs * (2.0 * special.ndtr(w) - 1.0) - 2.0 * second
+
+
+def _log_ndtr_diff(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sign, log|Phi(a) - Phi(b)|)`` without cancellation, also far in either tail."""
+    sign = np.where(a >= b, 1.0, -1.0)
+    hi, lo = np.maximum(a, b), np.minimum(a, b)
+    # Both in the upper tail: Phi(hi) - Phi(lo) = Phi(-lo) - Phi(-hi), both small and exact.
+    upper = lo > 0
+    hi, lo = np.where(upper, -lo, hi), np.where(upper, -hi, lo)
+    log_hi, log_lo = special.log_ndtr(hi), special.log_ndtr(lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_diff = log_hi + np.log1p(-np.exp(log_lo - log_hi))
+    return sign, np.where(hi == lo, -np.inf, log_diff)
 
 
 @_parametric("crps_uniform", ("low", "high"), JKL)
