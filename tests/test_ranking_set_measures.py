@@ -53,7 +53,8 @@ def test_hand_computed_values():
     # of which 1 retrieved: U(2, -1, -3, 0.5) = 4 - 2 - 3 + 0.5
     np.testing.assert_allclose(utility([[1, 0, 1, nan]], [[1, 1, 1, 0, 0]], a=2, b=-1, c=-3, d=0.5), [-0.5])
     np.testing.assert_allclose(unjudged([[1, nan, -1, 0]], [[1, 0]], k=5), [0.4])
-    np.testing.assert_allclose(judged([[1, nan, -1, 0]], [[1, 0]], k=5), [0.6])
+    np.testing.assert_allclose(judged([[1, nan, -1, 0]], [[1, 0]], k=5), [0.5])  # ir_measures: / min(k, 4)
+    np.testing.assert_allclose(judged([[1, nan, -1, 0, 0]], [[1, 0]], k=5), [0.6])  # = 1 - unj@5 here
 
 
 def test_bad_parameters_are_refused():
@@ -71,4 +72,25 @@ def test_bad_parameters_are_refused():
 def test_listed_in_the_ranking_family():
     names = set(scorebench.list_metrics(family="ranking")["name"])
     assert {"set_f", "set_map", "set_relative_p", "relative_p@k", "rprec_mult@m", "utility", "unj@k",
-            "judged@k"} <= names
+            "judged@k", "rr@k"} <= names
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_random_runs_match_ir_measures(seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    run, qrels = _random_case(seed, ties=False)  # ir_measures' providers break score ties differently
+    qrels = qrels[qrels["relevance"] >= 0]
+    q = [ir_measures.Qrel(a, b, int(c)) for a, b, c in qrels.itertuples(index=False)]
+    r = [ir_measures.ScoredDoc(a, b, float(c)) for a, b, c in run.itertuples(index=False)]
+    inputs = extract_ranking(run, qrels=qrels)
+    qids = inputs.frame["qid"].tolist()
+    cases = {"RR@5": ("rr@5", ir_measures.RR @ 5), "RR@10": ("rr@10", ir_measures.RR @ 10),
+             "Judged@10": ("judged@10", ir_measures.Judged @ 10), "SetF": ("set_f", ir_measures.SetF)}
+    for label, (name, measure) in cases.items():
+        theirs = {m.query_id: m.value for m in ir_measures.iter_calc([measure], q, r)}
+        ours = scorebench.metric(name).compute(inputs.merged())
+        # ir_measures leaves out queries without a relevant document; scorebench scores them
+        kept = [i for i, qid in enumerate(qids) if qid in theirs]
+        assert len(kept) >= len(qids) - 3
+        np.testing.assert_allclose(ours[kept], [theirs[qids[i]] for i in kept], rtol=1e-12, atol=1e-12,
+                                   err_msg=label)

@@ -5,7 +5,7 @@ Importing this package registers the ``ranking`` table kind (:mod:`.kind`) and t
 ``rprec``, ``bpref``, ``success@k``, ``err@k``, ``rbp``, ``iprec_at_recall@r``,
 ``11pt_avg``, ``num_ret``, ``num_rel``, ``num_rel_ret``, and (:mod:`.set_measures`) ``set_f``,
 ``set_map``, ``set_relative_p``, ``relative_p@k``, ``rprec_mult@m``, ``utility``, ``unj@k``,
-``judged@k``. All metrics share one engine
+``judged@k``, ``rr@k``. All metrics share one engine
 (:mod:`._lists`): each query's retrieved documents are sorted once, and every metric is a
 few vectorised segment operations on the resulting relevance lists.
 

@@ -2,7 +2,7 @@ r"""Set-based and cut-off trec_eval measures beyond the core set, on the shared 
 
 ``set_f`` (trec_eval ``set_F``), ``set_map``, ``set_relative_p`` (``set_relative_P``),
 ``relative_p@k`` (``relative_P``), ``rprec_mult@m`` (``Rprec_mult``), ``utility`` and
-``unj@k`` / ``judged@k``. Every one is a few segment counts on
+``unj@k`` / ``judged@k``, ``rr@k``. Every one is a few segment counts on
 :class:`~scorebench.metrics.ranking._lists.RankedLists` (the engine of :mod:`.measures`),
 with trec_eval's conventions: relevant means relevance >= ``relevance_level``; a query
 without relevant documents scores 0; "retrieved" is the whole run list for the query.
@@ -23,10 +23,10 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ._lists import RankedLists, segment_sum
-from .measures import _TREC, _check_k, _lists, _ratio, _table_fn
+from .measures import _TREC, _check_k, _lists, _ratio, _rr_core, _table_fn
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
-           "unjudged", "judged"]
+           "unjudged", "judged", "reciprocal_rank_at"]
 
 _FAMILY = "ranking"
 _KIND = "ranking"
@@ -80,9 +80,16 @@ def _unj_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     return segment_sum(unjudged & (lists.pos < k), lists.seg, lists.n) / float(k)
 
 
+def _rr_at_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+    k = _check_k(k, "rr@k", required=True)
+    rr = _rr_core(lists)
+    return np.where(rr * k >= 1.0, rr, 0.0)  # first relevant document below rank k scores 0
+
+
 def _judged_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     k = _check_k(k, "judged@k", required=True)
-    return 1.0 - _unj_core(lists, k=k)
+    known = segment_sum((lists.rel >= 0) & (lists.pos < k), lists.seg, lists.n)
+    return _ratio(known, np.minimum(lists.n_ret, k).astype(np.float64))
 
 
 @register("set_f", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
@@ -203,13 +210,31 @@ def unjudged(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) ->
 
 @register("judged@k", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, 1.0),
           params={"k": None}, table_fn=_table_fn(_judged_core),
-          citation=_TREC + " unj (complement)")
+          citation="MacAvaney, Macdonald & Ounis (2022), ECIR, ir-measures (Judged@k)")
 def judged(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
-    r"""Judged fraction of the top k, :math:`1 - \mathrm{unj@k}` (the denominator stays k, as in ``unj``).
+    r"""Judged fraction of the top k as ir_measures ``Judged@k`` defines it:
+    :math:`|\{i \le k : d_i \in \mathrm{qrels}\}| / \min(k, |\mathrm{Ret}|)` (0 with nothing
+    retrieved). The denominator differs from trec_eval's ``unj`` (always k), so
+    ``judged@k`` equals ``1 - unj@k`` only when at least k documents are retrieved.
 
     Examples
     --------
-    >>> judged([[1, float("nan"), 0]], [[1, 0]], k=3).round(4)
+    >>> judged([[1, float("nan"), 0]], [[1, 0]], k=5).round(4)
     array([0.6667])
     """
     return _judged_core(_lists(ranked, judged, relevance_level), k=k)
+
+
+@register("rr@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
+          params={"k": None}, table_fn=_table_fn(_rr_at_core),
+          citation="Voorhees (1999), TREC-8 QA track; ir_measures RR@k (MRR@10 of MS MARCO)")
+def reciprocal_rank_at(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
+    r"""Reciprocal rank with a cut-off: :math:`1 / r_1` when the first relevant document sits
+    at rank :math:`r_1 \le k`, else 0 (``mrr`` is the uncut version; MS MARCO reports MRR@10).
+
+    Examples
+    --------
+    >>> reciprocal_rank_at([[0, 0, 1], [0, 1]], [[1], [1]], k=2)
+    array([0. , 0.5])
+    """
+    return _rr_at_core(_lists(ranked, judged, relevance_level), k=k)
