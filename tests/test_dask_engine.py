@@ -330,7 +330,7 @@ def _mergeable(kind):
     listing = scorebench.list_metrics()
     names = []
     for name in listing.loc[listing.family != "test", "name"]:  # not metrics other tests registered
-        record = scorebench.metric(name.replace("@k", "@10").replace("@r", "@0.5"))
+        record = scorebench.metric(name.replace("@k", "@10").replace("@r", "@0.5").replace("@m", "@0.5"))
         if record.kind == kind.split("_")[0] and record.mergeable and not record.needs_torch:
             names.append(record.name)
     return names

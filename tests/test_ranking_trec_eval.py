@@ -27,6 +27,8 @@ _SIMPLE = {
     "map": ("map", {}), "Rprec": ("rprec", {}), "bpref": ("bpref", {}), "recip_rank": ("mrr", {}),
     "ndcg": ("ndcg", {}), "11pt_avg": ("11pt_avg", {}), "rbp": ("rbp", {"p": 0.9}),
     "set_P": ("p", {}), "set_recall": ("r", {}),
+    "set_F": ("set_f", {}), "set_map": ("set_map", {}), "set_relative_P": ("set_relative_p", {}),
+    "utility": ("utility", {}),
 }
 _PATTERNS = [
     (re.compile(r"^P_(\d+)$"), lambda m: ("p@k", {"k": int(m[1])})),
@@ -37,6 +39,11 @@ _PATTERNS = [
     (re.compile(r"^iprec_at_recall_([\d.]+)$"), lambda m: ("iprec_at_recall@r", {"r": float(m[1])})),
     (re.compile(r"^11pt_avg_([\d.,]+)$"),
      lambda m: ("11pt_avg", {"levels": tuple(float(x) for x in m[1].split(","))})),
+    (re.compile(r"^relative_P_(\d+)$"), lambda m: ("relative_p@k", {"k": int(m[1])})),
+    (re.compile(r"^Rprec_mult_([\d.]+)$"), lambda m: ("rprec_mult@m", {"m": float(m[1])})),
+    (re.compile(r"^unj_(\d+)$"), lambda m: ("unj@k", {"k": int(m[1])})),
+    (re.compile(r"^utility_([-\d.,]+)$"),
+     lambda m: ("utility", dict(zip("abcd", (float(x) for x in m[1].split(",")))))),
     (re.compile(r"^ndcg_((?:\d+=[\d.]+,?)+)$"),
      lambda m: ("ndcg", {"gain": {int(a): float(b) for a, b in (p.split("=") for p in m[1].split(","))}})),
 ]
@@ -121,9 +128,10 @@ def test_every_implemented_measure_is_covered():
     names = set(scorebench.list_metrics(family="ranking")["name"])
     bases = {n.split("@")[0] for n in names}
     covered = {v[0].split("@")[0] for v in _SIMPLE.values()} | {"p", "r", "ndcg", "map", "success",
-                                                                    "iprec_at_recall", "11pt_avg"}
+                                                                    "iprec_at_recall", "11pt_avg", "relative_p",
+                                                                    "rprec_mult", "unj"}
     # dcg, err (not in trec_eval) are checked against independent definitions elsewhere
-    assert bases - covered <= {"dcg", "err"}
+    assert bases - covered <= {"dcg", "err", "judged", "rr"}  # judged@k, rr@k: ir_measures in test_ranking_set_measures
 
 
 def test_missing_query_policy_is_recorded(tables):

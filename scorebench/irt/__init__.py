@@ -6,6 +6,8 @@
 * :meth:`IRTFit.score` — abilities of new systems against fixed item parameters (EAP/MAP/ML).
 * :func:`fit_by_topic` — one model per topic with topic-wise ability profiles (MedIRT).
 * :func:`fit_mirt` — multidimensional 2PL with a few factors.
+* :func:`lz` — person fit (standardised log-likelihood of each system's answer pattern).
+* :func:`empirical_reliability` — reliability of the ability estimates (mirt `empirical_rxx`).
 * :func:`select` — benchmark compression: a small informative item subset that reconstructs
   full-benchmark scores, with cross-validated size and held-out RMSE.
 
@@ -24,7 +26,7 @@ _EXPORTS = {
     "IRTFit": "result", "IRTWarning": "result", "Priors": "em",
     "MODELS": "models", "item_information": "models", "prob": "models",
     "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",
-    "fit_mirt": "mirt", "MIRTFit": "mirt",
+    "fit_mirt": "mirt", "MIRTFit": "mirt", "lz": "personfit", "empirical_reliability": "reliability",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -118,7 +118,9 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
         defaults: none on ``a``/``d``, Beta(5, 17) on ``c``, Beta(2, 20) on ``1 - u``.
     max_iter, tol : int, float
         Iteration limit and convergence tolerance (largest change of any item parameter;
-        default 1e-5 for EM, 1e-4 for JML).
+        default 1e-5 for EM, 1e-4 for JML). EM also requires the gradient of the marginal
+        log-posterior, projected on the bounds of ``c``/``u``, below 1e-4 per system, so
+        ``converged`` means the optimum was reached, not that EM stalled.
     spacing : float, optional
         Fixed grid spacing (default: adapted to the narrowest posterior).
     device : {"cpu", "cuda"}, optional

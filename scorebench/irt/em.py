@@ -33,7 +33,7 @@ import numpy as np
 from .models import PARAMS, ModelSpec, derivatives, log_prob
 from .quadrature import Grid, Posterior, ResponseOps, choose_grid, estep
 
-__all__ = ["Priors", "EMResult", "fit_em", "start_values", "mstep"]
+__all__ = ["Priors", "EMResult", "fit_em", "start_values", "mstep", "projected_gradient"]
 
 _EPS = 1e-12
 _DIVERGE_A = 20.0
@@ -146,13 +146,16 @@ def mstep(params: np.ndarray, r: np.ndarray, n: np.ndarray, theta: np.ndarray, s
         gp, hp = priors.grad_info(params)
         k = len(idx)
         if k:
-            grad = np.stack([(w * D[i]).sum(axis=1) + gp[:, i] for i in idx], axis=1)
+            grad = _grad(w, D, gp, idx)
             info = np.empty((params.shape[0], k, k))
             for x, i in enumerate(idx):
                 for y, l in enumerate(idx[x:], start=x):
                     info[:, x, y] = info[:, y, x] = (v * D[i] * D[l]).sum(axis=1)
                 info[:, x, x] += hp[:, i] + 1e-10
-            fmask = free[:, idx]
+            # Active set: an asymptote sitting on its bound with the gradient pushing outwards
+            # is held for this step; a joint Newton step that includes it would be clipped
+            # back and drag the slope and intercept to a point short of the optimum.
+            fmask = free[:, idx] & ~_at_bound(params, grad, idx)
             grad = np.where(fmask, grad, 0.0)
             eye = np.eye(k)[None]
             keep = fmask[:, :, None] & fmask[:, None, :]
@@ -164,6 +167,50 @@ def mstep(params: np.ndarray, r: np.ndarray, n: np.ndarray, theta: np.ndarray, s
         if spec.common_slope:
             params = _common_slope_step(params, r, n, theta, priors)
     return params
+
+
+def _grad(w: np.ndarray, D: np.ndarray, gp: np.ndarray, idx: list[int]) -> np.ndarray:
+    """Gradient of each item's expected log-posterior over the parameters ``idx``, (J, len(idx))."""
+    return np.stack([(w * D[i]).sum(axis=1) + gp[:, i] for i in idx], axis=1)
+
+
+def projected_gradient(params: np.ndarray, r: np.ndarray, n: np.ndarray, theta: np.ndarray,
+                       spec: ModelSpec, free: np.ndarray, priors: Priors) -> float:
+    r"""Largest component of the gradient of the marginal log-posterior, projected on the bounds.
+
+    By Fisher's identity the gradient of the marginal log-likelihood at :math:`\eta` equals the
+    gradient of the expected complete-data log-likelihood with the posteriors taken at
+    :math:`\eta`, so ``r`` and ``n`` from an E-step at ``params`` give it exactly. Components of
+    asymptotes on a bound whose ascent direction points outside are dropped (the KKT conditions).
+    """
+    idx = [k for k in range(4) if free[:, k].any()]
+    P, D = derivatives(params, theta, which=tuple(idx) + ((0,) if spec.common_slope else ()))
+    P = np.clip(P, _EPS, 1.0 - _EPS)
+    w = r / P - (n - r) / (1.0 - P)
+    gp, _ = priors.grad_info(params)
+    out = 0.0
+    if idx:
+        grad = _grad(w, D, gp, idx)
+        grad = np.where(free[:, idx] & ~_at_bound(params, grad, idx), grad, 0.0)
+        out = float(np.abs(grad).max())
+    if spec.common_slope:
+        g = float((w * D[0]).sum())
+        if priors.a is not None:
+            g -= (params[0, 0] - priors.a[0]) / priors.a[1] ** 2
+        out = max(out, abs(g))
+    return out
+
+
+def _at_bound(params: np.ndarray, grad: np.ndarray, idx: list[int]) -> np.ndarray:
+    """(J, len(idx)) mask of parameters on a bound of :func:`_clip` with the ascent direction outside."""
+    out = np.zeros(grad.shape, dtype=bool)
+    for x, k in enumerate(idx):
+        if k == 2:
+            out[:, x] = ((params[:, 2] <= 0.0) & (grad[:, x] < 0)) | ((params[:, 2] >= 0.95) & (grad[:, x] > 0))
+        elif k == 3:
+            out[:, x] = ((params[:, 3] >= 1.0) & (grad[:, x] > 0)) | (
+                (params[:, 3] <= np.maximum(params[:, 2] + 0.05, 0.05)) & (grad[:, x] < 0))
+    return out
 
 
 def _halving(params, step, idx, r, n, theta, priors, free):
@@ -247,8 +294,10 @@ def start_values(ops: ResponseOps, spec: ModelSpec, fixed: np.ndarray | None = N
 def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarray | None = None,
            init: np.ndarray | None = None, estimate_latent: bool = False, max_iter: int = 500,
            tol: float = 1e-5, spacing: float | None = None, max_nodes: int = 1201,
-           regrid: tuple[int, ...] = (3, 12), mstep_iters: int = 1, px: bool = True) -> EMResult:
-    """Run EM to convergence (largest parameter change below ``tol``).
+           regrid: tuple[int, ...] = (3, 12), mstep_iters: int = 1, px: bool = True,
+           gtol: float = 1e-4) -> EMResult:
+    """Run EM to convergence: largest parameter change below ``tol`` and the projected gradient
+    of the marginal log-posterior (:func:`projected_gradient`) below ``gtol`` per system.
 
     ``fixed`` (J, 4) marks parameters held at their ``init`` values (anchor items); with
     ``estimate_latent`` the mean and standard deviation of the ability distribution are
@@ -262,7 +311,7 @@ def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarr
     grid = choose_grid(params, t, ops, spacing=spacing, max_nodes=max_nodes)
     history: list[float] = []
     converged = False
-    change = np.inf
+    change = pgrad = np.inf
     it = 0
     for it in range(1, max_iter + 1):
         post = estep(ops, params, grid)
@@ -289,16 +338,25 @@ def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarr
             new[:, 0] *= sd
         diff = np.abs(new - params)[:, list(PARAMS).index("a"):]
         change = float(np.nanmax(np.where(free | spec.common_slope, diff, 0.0))) if diff.size else 0.0
-        params = new
         if change < tol:
-            converged = True
-            break
+            # A small step alone can be a stall (an asymptote pinned on its bound); converged
+            # also requires the projected gradient of the marginal log-posterior to vanish.
+            pgrad = projected_gradient(params, post.r, post.n, grid.theta, spec, free, priors)
+            if pgrad < gtol * ops.shape[0]:
+                params = new
+                converged = True
+                break
+            # With priors on the slopes or intercepts the PX-EM map's fixed point is not the
+            # posterior mode (the prior is not invariant under the rescaling): finish with EM.
+            px = False
+        params = new
         if it >= 50 and _diverging(params).any():
             break  # the maximum likelihood estimate does not exist; say so instead of iterating on
     final = estep(ops, params, grid)
     diverging = _diverging(params)
     if converged:
-        message = f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g})"
+        message = (f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g}, "
+                   f"projected gradient {pgrad:.2e} < {gtol:g} x {ops.shape[0]} systems)")
     elif diverging.any():
         message = (f"EM did not converge: {int(diverging.sum())} item(s) diverge (|a| > {_DIVERGE_A:g} or "
                    f"|d| > {_DIVERGE_D:g} after {it} iterations; typically every system above some ability "
@@ -307,6 +365,6 @@ def fit_em(ops: ResponseOps, spec: ModelSpec, *, priors: Priors, fixed: np.ndarr
                       if priors.a is not None else
                       "Add a prior on the slopes (priors={'a': (1.0, 1.5)}) or drop those items"))
     else:
-        message = (f"EM did not converge in {max_iter} iterations (largest parameter change {change:.2e} "
-                   f">= tol {tol:g})")
+        message = (f"EM did not converge in {max_iter} iterations (largest parameter change {change:.2e}, "
+                   f"tol {tol:g}; projected gradient {pgrad:.2e}, needed < {gtol:g} x {ops.shape[0]} systems)")
     return EMResult(params, grid, final, it, converged, change, history, message)

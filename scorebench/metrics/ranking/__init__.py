@@ -3,7 +3,9 @@
 Importing this package registers the ``ranking`` table kind (:mod:`.kind`) and the metrics
 (:mod:`.measures`): ``ndcg@k``, ``dcg@k``, ``map@k`` (``map``), ``mrr``, ``p@k``, ``r@k``,
 ``rprec``, ``bpref``, ``success@k``, ``err@k``, ``rbp``, ``iprec_at_recall@r``,
-``11pt_avg``, ``num_ret``, ``num_rel``, ``num_rel_ret``. All metrics share one engine
+``11pt_avg``, ``num_ret``, ``num_rel``, ``num_rel_ret``, and (:mod:`.set_measures`) ``set_f``,
+``set_map``, ``set_relative_p``, ``relative_p@k``, ``rprec_mult@m``, ``utility``, ``unj@k``,
+``judged@k``, ``rr@k``. All metrics share one engine
 (:mod:`._lists`): each query's retrieved documents are sorted once, and every metric is a
 few vectorised segment operations on the resulting relevance lists.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from ._lists import RankedLists
 from .kind import extract_ranking, load_qrels
+from . import set_measures  # noqa: F401  (registers the set / cut-off measures)
 from .measures import (
     average_precision, bpref, dcg, eleven_point_average, err, iprec_at_recall, ndcg, num_rel,
     num_rel_ret, num_ret, precision, r_precision, rbp, recall, reciprocal_rank, success,
