@@ -23,6 +23,13 @@ and its table options are bucketed by a hash of those columns and moved with
 metrics without sufficient statistics (AUROC, FID, Kendall's tau, ...) are collected to the
 client and evaluated in memory; the output's attrs name them and say how many rows and
 bytes that was.
+
+Intervals follow each metric's declared rule (``Metric.interval_method``, see
+:data:`scorebench.stats.INTERVAL_METHODS`), as in memory: per-row means take the percentile
+of the Poisson replicates; mergeable set-level metrics (binned calibration errors) the
+re-centred percentile of theirs (Poisson(1) weights approximate the multinomial bootstrap,
+so the rule stays valid); collected metrics go through the in-memory engine with the
+hash-based schemes (half-samples from the unit hashes for ``half_sampling`` metrics).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from . import __version__
 from .io import read_table
 from .errors import InputError
 from .registry import Metric
-from .stats import percentile_interval, poisson_weights
+from .stats import interval_bounds, poisson_weights
 from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
 from .validation import check_choice
 
@@ -247,7 +254,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     import dask
     from dask import delayed
 
-    from .evaluate import SCORE_COLUMNS, _check_options, evaluate, resolve_metrics
+    from .evaluate import SCORE_COLUMNS, _check_options, evaluate, interval_attr, resolve_metrics
 
     _check_options(ci, n_boot)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
@@ -286,7 +293,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
                                          key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
             value, replicates = _finish(by_name[name], entry, n_boot)
-            low, high = percentile_interval(replicates, ci) if replicates.size else (np.nan, np.nan)
+            low, high = (interval_bounds(value, replicates, ci, by_name[name].interval_method) if replicates.size
+                         else (np.nan, np.nan))
             rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,
                          "ci_high": high, "n": entry["n"]})
     scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
@@ -301,7 +309,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
                          "ci": ci, "n_boot": n_boot, "nan_policy": nan_policy,
-                         "interval": "percentile bootstrap" if n_boot else "none",
+                         "interval": interval_attr(records, n_boot),
+                         "interval_methods": {m.name: (m.interval_method if n_boot else "none") for m in records},
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
 

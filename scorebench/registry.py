@@ -77,6 +77,17 @@ class Metric:
         that add across partitions — shape ``(S,)``, or ``(B, S)`` with a ``(B, n)``
         weight matrix — and ``finalize(stats, **params)`` turns (batched) statistics into
         values. The Dask engine uses them instead of collecting rows.
+    interval : str or None
+        The interval rule (a name in :data:`scorebench.stats.INTERVAL_METHODS`) that every
+        engine applies to this metric's bootstrap replicates; ``None`` means the default
+        of :attr:`interval_method`.
+    bootstrap_stats : callable or None
+        Optional fast multinomial bootstrap of the sufficient statistics for large tables,
+        ``bootstrap_stats(arrays, n_boot, rng, **params)`` -> ``(n_boot, S)`` (binned
+        calibration errors: exact cell counts, normal sums within cells).
+    note : callable or None
+        Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
+        attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
     """
 
     name: str
@@ -96,6 +107,19 @@ class Metric:
     table_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     partial: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     finalize: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    interval: str | None = None
+    bootstrap_stats: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def interval_method(self) -> str:
+        """The interval rule: declared, else ``percentile`` for means of per-row
+        contributions and ``centered_percentile`` for set-level metrics (a plug-in
+        set-level estimator is in general biased at finite n, and a percentile bootstrap
+        adds that bias a second time)."""
+        if self.interval is not None:
+            return self.interval
+        return "percentile" if self.per_row else "centered_percentile"
 
     @property
     def mergeable(self) -> bool:
@@ -190,7 +214,9 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
              needs_torch: bool = False, differentiable: bool = False, citation: str = "",
              table_fn: Callable[..., Any] | None = None, partial: Callable[..., Any] | None = None,
-             finalize: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+             finalize: Callable[..., Any] | None = None, interval: str | None = None,
+             bootstrap_stats: Callable[..., Any] | None = None,
+             note: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -198,6 +224,10 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
     """
     if proper not in _PROPER:
         raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
+    from .stats import INTERVAL_METHODS
+
+    if interval is not None and interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {sorted(INTERVAL_METHODS)}, got {interval!r}")
     base, _, at_param = name.partition("@")
     at_param = at_param or None
     params = dict(params or {})
@@ -215,7 +245,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
-            table_fn=table_fn, partial=partial, finalize=finalize,
+            table_fn=table_fn, partial=partial, finalize=finalize, interval=interval,
+            bootstrap_stats=bootstrap_stats, note=note,
         )
         return fn
 
@@ -327,6 +358,7 @@ def list_metrics(family: str | None = None):
             "name": m.name, "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
+            "interval": m.interval_method,
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,
