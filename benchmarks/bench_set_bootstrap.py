@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--dask-rows", type=int, default=1_000_000)
     parser.add_argument("--n-boot", type=int, default=200)
     args = parser.parse_args()
-    print(f"| rows | brier_score s | ece s | ece / brier | ECE method |")
+    print("| rows | brier_score s | ece s | ece / brier | ECE method |")
     print("| ---: | ---: | ---: | ---: | --- |")
     for rows in args.rows:
         table = binary(1, rows)
