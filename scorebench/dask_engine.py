@@ -23,6 +23,13 @@ and its table options are bucketed by a hash of those columns and moved with
 metrics without sufficient statistics (AUROC, FID, Kendall's tau, ...) are collected to the
 client and evaluated in memory; the output's attrs name them and say how many rows and
 bytes that was.
+
+Intervals follow each metric's declared rule (``Metric.interval_method``, see
+:data:`scorebench.stats.INTERVAL_METHODS`), as in memory: per-row means take the percentile
+of the Poisson replicates; mergeable set-level metrics (binned calibration errors) the
+re-centred percentile of theirs (Poisson(1) weights approximate the multinomial bootstrap,
+so the rule stays valid); collected metrics go through the in-memory engine with the
+hash-based schemes (half-samples from the unit hashes for ``half_sampling`` metrics).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from . import __version__
 from .io import read_table
 from .errors import InputError
 from .registry import Metric
-from .stats import percentile_interval, poisson_weights
+from .stats import interval_bounds, poisson_weights
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
 from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
@@ -249,7 +256,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     import dask
     from dask import delayed
 
-    from .evaluate import SCORE_COLUMNS, _check_options, evaluate, resolve_metrics
+    from .evaluate import SCORE_COLUMNS, _check_options, evaluate, interval_attr, resolve_metrics
 
     _check_options(ci, n_boot)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
@@ -289,7 +296,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
                                          key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
             value, replicates = _finish(by_name[name], entry, n_boot)
-            low, high = percentile_interval(replicates, ci) if replicates.size else (np.nan, np.nan)
+            low, high = (interval_bounds(value, replicates, ci, by_name[name].interval_method) if replicates.size
+                         else (np.nan, np.nan))
             if by_name[name].proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
                 low, high = proportion_interval_of(round(value * entry["n"]), entry["n"], ci, proportion_interval)
             rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,
@@ -304,22 +312,18 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                          nan_policy=nan_policy, bootstrap="poisson", **collected_options)
         scores = extra if scores is None else pd.concat([scores, extra], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
+    rules = _interval_rules(records, n_boot, proportion_interval)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
                          "ci": ci, "n_boot": n_boot, "nan_policy": nan_policy,
-                         "interval": _interval_note(records, n_boot, proportion_interval),
+                         "interval": interval_attr(rules, n_boot), "interval_methods": rules,
                          "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
     return scores
 
 
-def _interval_note(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> str:
-    """The ``interval`` attribute: as the pandas engine writes it."""
-    if not n_boot:
-        return "none"
-    names = INTERVAL_NAMES
-    if proportion_interval not in names or not any(m.proportion for m in records):
-        return "percentile bootstrap"
-    return "; ".join(f"{m.name}: {names[proportion_interval] if m.proportion else 'percentile bootstrap'}"
-                     for m in records)
+def _interval_rules(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> dict[str, str]:
+    """Each metric's interval rule, named as the pandas engine names it."""
+    return {m.name: "none" if not n_boot else INTERVAL_NAMES[proportion_interval]
+            if m.proportion and proportion_interval in INTERVAL_NAMES else m.interval_method for m in records}
 
 
 def _compute_partials(tasks: list, progress: Any) -> dict:

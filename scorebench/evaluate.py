@@ -20,7 +20,9 @@ import pandas as pd
 from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
-from .stats import bootstrap_means, percentile_interval, PoissonRounds, rng_for
+from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, benjamini_hochberg, bootstrap_means, diebold_mariano,
+                    half_sample, half_sample_masks, holm, interval_bounds, paired_bootstrap, paired_permutation,
+                    paired_t, percentile_interval, PoissonRounds, rng_for)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind, label_text
@@ -50,6 +52,10 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
 def _check_options(ci: float, n_boot: int) -> None:
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
         raise InputError(f"n_boot: expected a non-negative integer, got {n_boot!r}")
+    if 0 < n_boot < MIN_BOOT:
+        raise InputError(f"n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the 2.5% and "
+                         f"97.5% quantiles of so few replicates are the extremes); use at least {MIN_BOOT} "
+                         "(1000 recommended), or 0 for no interval")
     if not isinstance(ci, (int, float)) or not 0.0 < ci < 1.0:
         raise InputError(f"ci: expected a confidence level strictly between 0 and 1, got {ci!r}")
 
@@ -215,6 +221,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     unit_rows: list[pd.DataFrame] = []
     methods: dict[str, str] = {}
     intervals: dict[str, str] = {}
+    counts: dict[str, dict[str, float]] = {}
     total, done = len(records) * len(groups), 0
     hashes = prep.inputs.unit_hashes() if bootstrap == "poisson" and n_boot else None
     for record in records:
@@ -226,13 +233,17 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
             if contrib is not None:
                 how = proportion_interval if record.proportion and clusters is None else None
                 value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights,
-                                                             how, None if clusters is None else clusters[idx])
+                                                             how, None if clusters is None else clusters[idx],
+                                                             record.interval_method)
                 if per_unit:
                     unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
             else:
-                value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng, weights)
+                value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng,
+                                                         None if hashes is None else hashes[idx], seed)
+            if record.note is not None:
+                _record_note(record, prep.inputs.take(idx), label, counts)
             methods[record.name] = method
-            intervals[record.name] = _interval_name(method)
+            intervals[record.name] = _interval_rule(method, record.interval_method)
             rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
                          "ci_low": low, "ci_high": high, "n": n, "_order": (g, len(rows))})
             done += 1
@@ -247,8 +258,9 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     scores["n"] = scores["n"].astype(np.int64)
     scores.attrs.update({
         "scorebench_version": __version__, "kind": prep.kind, "seed": seed, "ci": ci, "n_boot": n_boot,
-        "interval": _interval_attr(intervals, n_boot), "nan_policy": nan_policy,
-        "bootstrap": "; ".join(f"{k}: {v}" for k, v in methods.items()),
+        "interval": interval_attr(intervals, n_boot), "nan_policy": nan_policy,
+        "interval_methods": {m.name: intervals[m.name] if n_boot else "none" for m in records},
+        "bootstrap": "; ".join(f"{k}: {v}" for k, v in methods.items()), **counts,
         **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int))},
     })
     return scores
@@ -265,24 +277,44 @@ def cluster_labels(table: pd.DataFrame, cluster: str) -> pd.DataFrame:
     return table.assign(**{cluster: label_text(table[cluster]).astype(str)})
 
 
-def _interval_name(method: str) -> str:
+def _interval_rule(method: str, rule: str) -> str:
+    """The rule a metric's interval came from: a proportion interval, the cluster bootstrap,
+    or the metric's declared bootstrap rule (``stats.INTERVAL_METHODS``)."""
     if method in INTERVAL_NAMES.values() or method == "none":
         return method
-    return "cluster bootstrap percentile" if method.startswith("cluster") else "percentile bootstrap"
+    return "cluster bootstrap percentile" if method.startswith("cluster") else rule
 
 
-def _interval_attr(intervals: dict[str, str], n_boot: int) -> str:
+def interval_attr(intervals: dict[str, str], n_boot: int) -> str:
+    """The ``interval`` attr: one phrase when every metric used the percentile bootstrap, else
+    each metric's rule."""
     kinds = set(intervals.values()) - {"none"}
     if not n_boot or not kinds:
         return "none"
-    if kinds == {"percentile bootstrap"}:
+    if kinds == {"percentile"}:
         return "percentile bootstrap"
-    return "; ".join(f"{k}: {v}" for k, v in intervals.items())
+    bootstrap_rules = {"percentile", "centered_percentile", "half_sampling"}
+    return "; ".join(f"{k}: {v} bootstrap" if v in bootstrap_rules else f"{k}: {v}" for k, v in intervals.items())
+
+
+def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: dict[str, dict[str, float]]) -> None:
+    """Add a metric's counts (e.g. clipped rows) to the attrs and warn with its message."""
+    import warnings
+
+    note = dict(record.note(arrays, **record._call_params()) or {})
+    message = note.pop("message", None)
+    for key, count in note.items():
+        per_metric = counts.setdefault(key, {})
+        per_metric[record.name] = per_metric.get(record.name, 0) + count
+    if message:
+        where = f" ({', '.join(map(str, label))})" if label else ""
+        warnings.warn(f"{record.name}{where}: {message}", UserWarning, stacklevel=3)
 
 
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,
                    nan_policy: str, weights: PoissonRounds | None, proportion: str | None = None,
-                   clusters: np.ndarray | None = None) -> tuple[float, float, float, int, str]:
+                   clusters: np.ndarray | None = None,
+                   rule: str = "percentile") -> tuple[float, float, float, int, str]:
     if nan_policy == "omit":
         keep = ~np.isnan(values)
         values = values[keep]
@@ -293,6 +325,8 @@ def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Ge
     value = float(values.mean())
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
+    if np.isinf(value):  # e.g. log_score(clip=none) with a forecast of probability 0 that happened
+        return value, value, value, values.size, "none (infinite mean)"
     if proportion in INTERVAL_NAMES:
         low, high = proportion_interval_of(float(values.sum()), values.size, ci, proportion)
         return value, low, high, values.size, INTERVAL_NAMES[proportion]
@@ -305,7 +339,7 @@ def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Ge
     else:
         boot = bootstrap_means(values, n_boot, rng)
         means, method = boot.means, boot.method
-    low, high = percentile_interval(means, ci)
+    low, high = interval_bounds(value, means, ci, rule)
     return value, low, high, values.size, method
 
 
@@ -316,42 +350,80 @@ def poisson_means(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci: float,
-               rng: np.random.Generator, weights: PoissonRounds | None) -> tuple[float, float, float, int, str]:
+               rng: np.random.Generator, hashes: np.ndarray | None,
+               seed: int) -> tuple[float, float, float, int, str]:
+    """Value and interval of a set-level metric, by the metric's declared interval rule.
+
+    ``hashes`` (the units' content hashes) selects the partition-independent scheme of the
+    Dask engine: Poisson weights, or half-samples drawn from the hashes.
+    """
     value = float(record.compute(inputs.take(idx)))
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
-    if record.partial is not None and record.finalize is not None:
-        replicates = _weighted_replicates(record, inputs, idx, n_boot, rng, weights)
-        method = "row resampling (sufficient statistics)" if weights is None else "poisson row weights"
+    rule = record.interval_method
+    if rule == "half_sampling":
+        masks = None if hashes is None else half_sample_masks(hashes, seed, n_boot)
+        samples = (idx[m] for m in masks) if masks is not None else \
+            (idx[half_sample(idx.size, rng)] for _ in range(n_boot))
+        replicates = _replicates(record, inputs, samples, n_boot, rng, halve_consts=True)
+        method = "half-sampling" + (" (hash-based)" if hashes is not None else "")
+    elif record.partial is not None and record.finalize is not None:
+        weights = None if hashes is None else PoissonRounds(hashes, seed, n_boot)
+        replicates, method = _weighted_replicates(record, inputs, idx, n_boot, rng, weights)
     else:
-        replicates = np.empty(n_boot)
-        for b, sample in enumerate(_resamples(idx, n_boot, rng, weights)):
-            try:
-                replicates[b] = record.compute(inputs.take(sample))
-            except InputError:  # e.g. a resample without any positive: undefined, counted below
-                replicates[b] = np.nan
+        weights = None if hashes is None else PoissonRounds(hashes, seed, n_boot)
+        replicates = _replicates(record, inputs, _resamples(idx, n_boot, rng, weights), n_boot, rng)
         method = "row resampling" if weights is None else "poisson row weights"
     finite = replicates[np.isfinite(replicates)]
     if finite.size < n_boot:
         raise InputError(f"metric {record.name!r}: {n_boot - finite.size} of {n_boot} bootstrap resamples "
                          "were undefined (e.g. a resample with a single class); the group is too small "
                          "for a bootstrap interval — pass n_boot=0")
-    low, high = percentile_interval(replicates, ci)
+    low, high = interval_bounds(value, replicates, ci, rule)
     return value, low, high, idx.size, method
 
 
+def _replicates(record: Metric, inputs: Inputs, samples: Iterable[np.ndarray], n_boot: int,
+                rng: np.random.Generator, halve_consts: bool = False) -> np.ndarray:
+    """The metric on each resample of rows (NaN where a resample leaves it undefined).
+
+    With ``halve_consts``, sample sets held as constants of the kind (the reference rows of
+    generative metrics, listed in ``consts["_sample_sets"]``) are half-sampled as well, so
+    the interval reflects both samples' variability.
+    """
+    replicates = np.empty(n_boot)
+    sets = inputs.consts.get("_sample_sets", ()) if halve_consts else ()
+    for b, sample in enumerate(samples):
+        arrays = inputs.take(sample)
+        if sets:
+            arrays["_stats_cache"] = {}
+            for name in sets:
+                if arrays.get(name) is not None:
+                    arrays[name] = [x[half_sample(len(x), rng)] for x in arrays[name]]
+        try:
+            replicates[b] = record.compute(arrays)
+        except InputError:  # e.g. a resample without any positive: undefined, counted by the caller
+            replicates[b] = np.nan
+    return replicates
+
+
 def _weighted_replicates(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int,
-                         rng: np.random.Generator, weights: PoissonRounds | None) -> np.ndarray:
+                         rng: np.random.Generator, weights: PoissonRounds | None) -> tuple[np.ndarray, str]:
     """Bootstrap a set-level metric through its sufficient statistics, rounds in blocks.
 
     A multinomial resample is the weight vector of how often each row was drawn, so the
-    metric's ``partial(arrays, weights)`` gives every round's statistics in one pass.
+    metric's ``partial(arrays, weights)`` gives every round's statistics in one pass. Above
+    ``EXACT_BOOTSTRAP_LIMIT`` draws a metric's ``bootstrap_stats`` (when it has one) draws
+    the statistics without a weight per row, as the stratified bootstrap of means does.
     """
     arrays = inputs.take(idx)
+    if weights is None and record.bootstrap_stats is not None and idx.size * n_boot > EXACT_BOOTSTRAP_LIMIT:
+        stats = record.bootstrap_stats(arrays, n_boot, rng, **record._call_params())
+        return np.asarray(record.finalize_stats(stats), dtype=np.float64), "stratified cells (sufficient statistics)"
     out = np.empty(n_boot)
     for start, block in (_multinomial_blocks(idx.size, n_boot, rng) if weights is None else weights.blocks()):
         out[start:start + block.shape[0]] = record.finalize_stats(record.partial_stats(arrays, block))
-    return out
+    return out, ("row resampling (sufficient statistics)" if weights is None else "poisson row weights")
 
 
 def _multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator):

@@ -81,6 +81,17 @@ class Metric:
         True when the per-row contributions are right/wrong (0/1) outcomes, so the value is
         a proportion: :func:`scorebench.evaluate` then gives a Wilson (or Jeffreys) interval
         instead of a percentile bootstrap, and McNemar's test applies.
+    interval : str or None
+        The interval rule (a name in :data:`scorebench.stats.INTERVAL_METHODS`) that every
+        engine applies to this metric's bootstrap replicates; ``None`` means the default
+        of :attr:`interval_method`.
+    bootstrap_stats : callable or None
+        Optional fast multinomial bootstrap of the sufficient statistics for large tables,
+        ``bootstrap_stats(arrays, n_boot, rng, **params)`` -> ``(n_boot, S)`` (binned
+        calibration errors: exact cell counts, normal sums within cells).
+    note : callable or None
+        Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
+        attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
     """
 
     name: str
@@ -101,6 +112,19 @@ class Metric:
     partial: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     finalize: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     proportion: bool = False
+    interval: str | None = None
+    bootstrap_stats: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def interval_method(self) -> str:
+        """The interval rule: declared, else ``percentile`` for means of per-row
+        contributions and ``centered_percentile`` for set-level metrics (a plug-in
+        set-level estimator is in general biased at finite n, and a percentile bootstrap
+        adds that bias a second time)."""
+        if self.interval is not None:
+            return self.interval
+        return "percentile" if self.per_row else "centered_percentile"
 
     @property
     def mergeable(self) -> bool:
@@ -196,7 +220,9 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              needs_torch: bool = False, differentiable: bool = False, citation: str = "",
              table_fn: Callable[..., Any] | None = None, partial: Callable[..., Any] | None = None,
              finalize: Callable[..., Any] | None = None,
-             proportion: bool = False) -> Callable[[Callable], Callable]:
+             proportion: bool = False, interval: str | None = None,
+             bootstrap_stats: Callable[..., Any] | None = None,
+             note: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -204,6 +230,10 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
     """
     if proper not in _PROPER:
         raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
+    from .stats import INTERVAL_METHODS
+
+    if interval is not None and interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {sorted(INTERVAL_METHODS)}, got {interval!r}")
     base, _, at_param = name.partition("@")
     at_param = at_param or None
     params = dict(params or {})
@@ -221,7 +251,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
-            table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion,
+            table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
+            bootstrap_stats=bootstrap_stats, note=note,
         )
         return fn
 
@@ -333,6 +364,7 @@ def list_metrics(family: str | None = None):
             "name": m.name, "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
+            "interval": m.interval_method,
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,

@@ -475,7 +475,7 @@ def test_cli_evaluate_calibration_tables(tmp_path):
     binary.to_csv(tmp_path / "binary.csv", index=False)
     runner = CliRunner()
     result = runner.invoke(cli, ["evaluate", str(tmp_path / "binary.csv"), "-m", "ece", "-m", "smooth_ece",
-                                 "-m", "balance_score", "--bootstrap", "5", "--output", str(tmp_path / "s.csv")])
+                                 "-m", "balance_score", "--bootstrap", "20", "--output", str(tmp_path / "s.csv")])
     assert result.exit_code == 0, result.output
     scores = pd.read_csv(tmp_path / "s.csv", comment="#").set_index(["system", "metric"])["value"]
     part = binary[binary.system == "b"]

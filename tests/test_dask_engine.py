@@ -85,8 +85,8 @@ def test_mergeable_set_level_metric_reduces_on_workers(client):
 
 def test_other_set_level_metric_is_collected_and_reported(client):
     table = _binary(n=600)
-    got = scorebench.evaluate(dd.from_pandas(table, npartitions=3), ["adaptive_ece"], n_boot=10)
-    expected = scorebench.evaluate(table, ["adaptive_ece"], n_boot=10, bootstrap="poisson")
+    got = scorebench.evaluate(dd.from_pandas(table, npartitions=3), ["adaptive_ece"], n_boot=20)
+    expected = scorebench.evaluate(table, ["adaptive_ece"], n_boot=20, bootstrap="poisson")
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
     assert got.attrs["collected_rows"] == len(table)
     assert got.attrs["collected_metrics"] == "adaptive_ece" and got.attrs["collected_bytes"] > 0
@@ -97,9 +97,9 @@ def test_a_mix_of_reduced_and_collected_metrics(client):
     table = pd.DataFrame({"system": np.repeat(["judge1", "judge2"], 200), "y_true": rng.integers(1, 6, 400),
                           "y_pred": rng.integers(1, 6, 400)})
     metrics = ["mae", "rmse", "kendall_tau"]
-    expected = scorebench.evaluate(table, metrics, n_boot=15, bootstrap="poisson")
+    expected = scorebench.evaluate(table, metrics, n_boot=20, bootstrap="poisson")
     got = scorebench.evaluate(dd.from_pandas(table.sample(frac=1.0, random_state=0), npartitions=4), metrics,
-                              n_boot=15)
+                              n_boot=20)
     key = ["system", "metric"]
     expected, got = (f.sort_values(key).reset_index(drop=True) for f in (expected, got))
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
@@ -111,7 +111,7 @@ def test_errors_surface_from_workers(client):
     table = _binary(n=100)
     table.loc[5, "p"] = 1.5
     with pytest.raises(scorebench.InputError, match=r"partition 0 \(rows numbered within it\): .*outside"):
-        scorebench.evaluate(dd.from_pandas(table, npartitions=3), "brier_score", n_boot=10)
+        scorebench.evaluate(dd.from_pandas(table, npartitions=3), "brier_score", n_boot=20)
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])
@@ -360,9 +360,9 @@ def test_listwise_losses_partition_by_query(client):
     table = pd.DataFrame({"system": "net", "qid": qid, "score": rng.normal(size=qid.size),
                           "label": rng.integers(0, 3, qid.size)})
     metrics = ["listnet_loss", "neural_ndcg@5", "ranknet_loss"]
-    expected = scorebench.evaluate(table, metrics, n_boot=10, bootstrap="poisson")
+    expected = scorebench.evaluate(table, metrics, n_boot=20, bootstrap="poisson")
     got = scorebench.evaluate(dd.from_pandas(table.sample(frac=1.0, random_state=2), npartitions=4), metrics,
-                              n_boot=10)
+                              n_boot=20)
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-9)
     assert (got.n == expected.n).all()
 

@@ -134,14 +134,14 @@ def test_embedding_column_form_equals_feature_columns():
     y, X = data(6, n=40)
     wide = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
     vectors = pd.DataFrame({"label": y, "embedding": list(X)})
-    a = scorebench.evaluate(wide, ["map_at_r"], n_boot=10)["value"].item()
-    b = scorebench.evaluate(vectors, ["map_at_r"], n_boot=10)["value"].item()
+    a = scorebench.evaluate(wide, ["map_at_r"], n_boot=20)["value"].item()
+    b = scorebench.evaluate(vectors, ["map_at_r"], n_boot=20)["value"].item()
     assert a == b == pytest.approx(map_at_r(y, X))
     ragged = pd.DataFrame({"label": [0, 0, 1], "embedding": [[1.0, 0.0], [0.0, 1.0], [1.0]]})
     with pytest.raises(InputError, match="length"):
-        scorebench.evaluate(ragged, ["map_at_r"], n_boot=10)
+        scorebench.evaluate(ragged, ["map_at_r"], n_boot=20)
     with pytest.raises(InputError, match="f0, f1"):
-        scorebench.evaluate(pd.DataFrame({"label": [0, 0]}), ["map_at_r"], kind="embeddings", n_boot=10)
+        scorebench.evaluate(pd.DataFrame({"label": [0, 0]}), ["map_at_r"], kind="embeddings", n_boot=20)
 
 
 def test_retrieval_scores_one_pass_equals_the_single_metrics():

@@ -191,8 +191,8 @@ def test_accessor_and_path_input(rng, tmp_path):
     t = _binary(rng)
     path = tmp_path / "t.parquet"
     scorebench.write_table(t, path)
-    a = t.scorebench.evaluate("brier_score", n_boot=10)
-    b = scorebench.evaluate(str(path), "brier_score", n_boot=10)
+    a = t.scorebench.evaluate("brier_score", n_boot=20)
+    b = scorebench.evaluate(str(path), "brier_score", n_boot=20)
     pd.testing.assert_frame_equal(a, b)
 
 

@@ -147,7 +147,7 @@ def _check_reader_and_engine(path) -> None:
     except InputError:
         return
     try:
-        scores = scorebench.evaluate(table, ["brier_score", "log_score"], n_boot=5)
+        scores = scorebench.evaluate(table, ["brier_score", "log_score"], n_boot=20)
     except InputError:
         return
     assert np.isfinite(scores["value"]).all()

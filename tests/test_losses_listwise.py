@@ -242,4 +242,4 @@ def test_evaluate_listwise_table_matches_direct_calls():
 def test_listwise_kind_refuses_negative_labels():
     df = pd.DataFrame({"qid": [1, 1], "score": [0.1, 0.2], "label": [1, -1]})
     with pytest.raises(InputError, match="label"):
-        scorebench.evaluate(df, ["listnet_loss"], n_boot=10)
+        scorebench.evaluate(df, ["listnet_loss"], n_boot=20)

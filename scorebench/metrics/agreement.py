@@ -206,7 +206,7 @@ def pearson(y_true: Any, y_pred: Any, /) -> float:
 
 
 @register("spearman", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
-          bounds=(-1.0, 1.0), per_row=False,
+          bounds=(-1.0, 1.0), per_row=False, interval="half_sampling",
           citation="Spearman (1904), Am. J. Psychol. 15(1)")
 def spearman(y_true: Any, y_pred: Any, /) -> float:
     r"""Spearman's rank correlation (SRCC): Pearson's r of average ranks.
@@ -225,7 +225,7 @@ def spearman(y_true: Any, y_pred: Any, /) -> float:
 
 
 @register("kendall_tau", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
-          bounds=(-1.0, 1.0), per_row=False,
+          bounds=(-1.0, 1.0), per_row=False, interval="half_sampling",
           citation="Kendall (1945), Biometrika 33(3) (tau-b)")
 def kendall_tau(y_true: Any, y_pred: Any, /) -> float:
     r"""Kendall's tau-b rank correlation, corrected for ties.

@@ -146,7 +146,7 @@ def _average_precision(curve: RocCurve) -> float:
 
 
 @register("auroc", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, citation=_CITE_HG)
+          bounds=(0.0, 1.0), per_row=False, interval="percentile", citation=_CITE_HG)
 def auroc(is_ood: Any, score: Any, /) -> float:
     r"""Area under the ROC curve for detecting OOD examples (positive class: OOD).
 

@@ -16,7 +16,6 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
-from ...stats import weighted_sums
 from ...validation import check_level, check_positive_int
 from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
@@ -59,13 +58,62 @@ def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binn
     if weights is None:
         return np.concatenate([np.bincount(ids, minlength=n_bins), np.bincount(ids, weights=p, minlength=n_bins),
                                np.bincount(ids, weights=y, minlength=n_bins)]).astype(np.float64)
-    # One (n, 3 * n_bins) design matrix: [indicator, p, y] in each row's bin.
-    design = np.zeros((len(p), 3 * n_bins))
-    rows = np.arange(len(p))
-    design[rows, ids] = 1.0
-    design[rows, n_bins + ids] = p
-    design[rows, 2 * n_bins + ids] = y
-    return weighted_sums(weights, design)
+    # Rows sorted by bin once; each round's per-bin sums are then contiguous-segment sums
+    # (linear in rounds x rows, never an (n, 3 * n_bins) design matrix).
+    weights = np.asarray(weights, dtype=np.float64)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    present = np.flatnonzero(np.bincount(sorted_ids, minlength=n_bins))
+    starts = np.searchsorted(sorted_ids, present)
+    out = np.zeros((weights.shape[0], 3 * n_bins))
+    if present.size:
+        w = weights[:, order]
+        for j, feature in enumerate((None, p[order], y[order])):
+            out[:, j * n_bins + present] = np.add.reduceat(w if feature is None else w * feature, starts, axis=1)
+    return out
+
+
+def binned_bootstrap(y: np.ndarray, p: np.ndarray, n_boot: int, rng: np.random.Generator, n_bins: int,
+                     binning: str = "uniform", name: str = "ece") -> np.ndarray:
+    """Multinomial bootstrap of the per-bin [count, sum p, sum y], shape ``(n_boot, 3 * n_bins)``.
+
+    Without a weight per row (for tables where ``n * n_boot`` is large): the rows fall into
+    cells (bin, outcome); a resample's cell counts :math:`W_c` are drawn exactly from
+    Multinomial(n, n_c / n), which fixes every bin's count and outcome sum; the sum of p
+    over the :math:`W_c` draws inside a cell is replaced by its normal limit
+    :math:`W_c \\bar p_c + \\sqrt{W_c s_c^2}\\,z` (the stratified bootstrap of
+    :mod:`scorebench.stats`; within a bin of width 1/B, :math:`s_c^2 \\le 1/(4B^2)`).
+    Cost O(n) once plus O(n_boot x cells).
+    """
+    _uniform_only(binning, name)
+    n_bins = check_positive_int(n_bins, "n_bins")
+    y = np.asarray(y, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    ids = bin_ids(p, bin_edges(p, n_bins, "uniform"))
+    levels, y_code = np.unique(y, return_inverse=True)
+    cell = ids * levels.size + y_code
+    n_cells = n_bins * levels.size
+    size = np.bincount(cell, minlength=n_cells).astype(np.float64)
+    mean = np.bincount(cell, weights=p, minlength=n_cells) / np.maximum(size, 1.0)
+    var = np.bincount(cell, weights=(p - mean[cell]) ** 2, minlength=n_cells) / np.maximum(size, 1.0)
+    counts = rng.multinomial(p.size, size / p.size, size=n_boot).astype(np.float64)
+    sum_p = counts * mean + np.sqrt(counts * var) * rng.standard_normal(counts.shape)
+    shape = (n_boot, n_bins, levels.size)
+    return np.concatenate([counts.reshape(shape).sum(axis=2), sum_p.reshape(shape).sum(axis=2),
+                           (counts.reshape(shape) * levels).sum(axis=2)], axis=1)
+
+
+def _binned_bootstrap_stats(name: str):
+    """A registry ``bootstrap_stats`` hook for the binary binned metrics."""
+
+    def hook(arrays: Any, n_boot: int, rng: np.random.Generator, n_bins: int, binning: str = "uniform",
+             **_: Any) -> np.ndarray:
+        if "P" in arrays:  # top-label: the correctness of the top class at its confidence
+            correct, confidence = top_label(np.asarray(arrays["y"]), np.asarray(arrays["P"], dtype=np.float64))
+            return binned_bootstrap(correct, confidence, n_boot, rng, n_bins, binning, name)
+        return binned_bootstrap(arrays["y"], arrays["p"], n_boot, rng, n_bins, binning, name)
+
+    return hook
 
 
 def _split(stats: Any, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -115,7 +163,8 @@ def _classwise_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np
 
 @register("ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
-          citation=f"{_NAEINI}; {_GUO}", partial=_ece_partial, finalize=_ece_finalize)
+          citation=f"{_NAEINI}; {_GUO}", partial=_ece_partial, finalize=_ece_finalize,
+          bootstrap_stats=_binned_bootstrap_stats("ece"))
 def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Expected calibration error of binary probability forecasts (binned estimator).
 
@@ -167,7 +216,7 @@ def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
 
 @register("mce", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI,
-          partial=_mce_partial, finalize=_mce_finalize)
+          partial=_mce_partial, finalize=_mce_finalize, bootstrap_stats=_binned_bootstrap_stats("mce"))
 def mce(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Maximum calibration error: the largest gap between forecast and frequency over bins.
 
@@ -211,7 +260,8 @@ def _l2_ce_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "unifo
           higher_is_better=False, bounds=(0.0, 1.0), per_row=False,
           params={"n_bins": 15, "binning": "uniform", "debias": True},
           citation="Kumar, Liang & Ma (2019), Verified Uncertainty Calibration, NeurIPS",
-          partial=_l2_ce_partial, finalize=_l2_ce_finalize)
+          partial=_l2_ce_partial, finalize=_l2_ce_finalize,
+          bootstrap_stats=_binned_bootstrap_stats("l2_calibration_error"))
 def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform",
                          debias: bool = True) -> float:
     r"""Binned l2 calibration error, debiased by default (Kumar, Liang & Ma, 2019).
@@ -292,7 +342,8 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
 
 @register("ece_top_label", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO,
-          partial=_top_label_partial, finalize=_ece_finalize)
+          partial=_top_label_partial, finalize=_ece_finalize,
+          bootstrap_stats=_binned_bootstrap_stats("ece_top_label"))
 def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Top-label (confidence) ECE of multiclass forecasts.
 

@@ -188,7 +188,7 @@ def fid_details(real_features: Any, fake_features: Any) -> FIDResult:
 
 
 @register("fid", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=False, bounds=(0.0, math.inf), per_row=False, citation=_CITATION_FID,
+          higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", citation=_CITATION_FID,
           table_fn=two_sample(lambda real, fake: fid(real, fake), stats=True))
 def fid(real_features: Any, fake_features: Any) -> float:
     r"""Fréchet Inception Distance between real and generated feature sets (lower is better).
@@ -228,7 +228,7 @@ def fid(real_features: Any, fake_features: Any) -> float:
 
 
 @register("sfid", family="generative", kind="features", inputs=("real_spatial", "fake_spatial"),
-          higher_is_better=False, bounds=(0.0, math.inf), per_row=False,
+          higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling",
           citation="Nash, Menick, Dieleman & Battaglia (2021), Generating images with sparse "
                    "representations, ICML",
           table_fn=two_sample(lambda real, fake: sfid(real, fake), "real_spatial", "fake_spatial", stats=True))
@@ -283,7 +283,7 @@ def memorization_distance(real_features: Any, fake_features: Any, *, chunk_size:
 
 
 @register("mifid", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=False, bounds=(0.0, math.inf), per_row=False, params={"eps": 0.1},
+          higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", params={"eps": 0.1},
           citation="Bai et al. (2021), On training sample memorization: lessons from benchmarking "
                    "generative modeling with a large-scale competition, KDD",
           table_fn=two_sample(lambda real, fake, **p: mifid(real, fake, **p)))

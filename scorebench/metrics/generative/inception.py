@@ -76,7 +76,7 @@ def inception_score_details(probs: Any, *, n_splits: int = 10,
 
 
 @register("inception_score", family="generative", kind="features", inputs=("probs",),
-          higher_is_better=True, bounds=(1.0, math.inf), per_row=False,
+          higher_is_better=True, bounds=(1.0, math.inf), per_row=False, interval="half_sampling",
           params={"n_splits": 10, "seed": 0},
           citation="Salimans et al. (2016), Improved techniques for training GANs, NeurIPS")
 def inception_score(probs: Any, *, n_splits: int = 10, seed: int | np.random.Generator | None = 0) -> float:

@@ -18,8 +18,10 @@ Columns
     Fingerprint of the feature extractor (written by ``scorebench run``); a table mixing
     extractors is refused, so features from different networks are never compared.
 
-The evaluated units are the non-reference rows; a bootstrap resamples them while the
-reference set stays fixed.
+The evaluated units are the non-reference rows. The interval rule of the two-sample metrics
+(``half_sampling``) draws half of the evaluated rows and, independently, half of the
+reference rows in each round, without replacement (duplicated rows would inflate FID and
+KID and shrink k-NN balls).
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: 
     df = drop_nan_rows(df, used, nan_policy)
     if len(df) == 0:
         raise InputError("kind 'features': the table has no rows to evaluate")
-    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {}}
+    # _sample_sets: the reference samples, half-sampled together with the evaluated rows by
+    # the half_sampling interval rule (both samples vary in a fresh draw).
+    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {},
+                              "_sample_sets": ("real_features", "real_spatial")}
     nan_ok = nan_policy == "propagate"
     is_ref = np.zeros(len(df), dtype=bool)
     if reference is not None and "system" in df.columns:

@@ -15,9 +15,12 @@ which is zero for a perfect deterministic forecast and strictly proper (Savage 1
 Gneiting & Raftery 2007, Thm. 2). :func:`bregman_score` exposes the family for any
 generator; Brier, log and the class-aware quadratic score are instances.
 
-Log-score clipping rule: probabilities are clipped to ``[1e-15, 1 - 1e-15]`` in float64
-before the logarithm, whatever dtype the input had, so a forecast of 0 for the outcome
-that happened scores :math:`-\log(10^{-15}) \approx 34.54` instead of infinity.
+Log-score clipping rule: by default (``clip=1e-15``) probabilities are clipped to
+``[clip, 1 - clip]`` in float64 before the logarithm, whatever dtype the input had, so a
+forecast of 0 for the outcome that happened scores :math:`-\log(10^{-15}) \approx 34.54`
+instead of infinity. :func:`scorebench.evaluate` counts the rows whose score was capped
+(``attrs["clipped_rows"]``) and warns; ``clip=None`` (``log_score(clip=none)`` on the
+command line) keeps the strictly proper rule: an infinite score.
 """
 
 from __future__ import annotations
@@ -89,16 +92,56 @@ def brier_score(y: Any, p: Any) -> np.ndarray:
     return (p - y) ** 2
 
 
+def _clip_level(clip: Any) -> float | None:
+    """``clip`` as a float in (0, 0.5), or None for no clipping (also spelled "none")."""
+    if clip is None or (isinstance(clip, str) and clip.strip().lower() == "none"):
+        return None
+    if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0.0 < float(clip) < 0.5:
+        raise InputError(f"clip: expected a probability in (0, 0.5) or None (no clipping), got {clip!r}")
+    return float(clip)
+
+
+def _neg_log(q: np.ndarray, clip: Any) -> np.ndarray:
+    """-log of the probability of the outcome, clipped to [clip, 1 - clip] unless clip is None."""
+    level = _clip_level(clip)
+    if level is None:
+        with np.errstate(divide="ignore"):
+            return -np.log(q)
+    return -np.log(np.clip(q, level, 1.0 - level))
+
+
+def _clip_note(q: np.ndarray, clip: Any) -> dict[str, Any]:
+    level = _clip_level(clip)
+    if level is None:
+        return {}
+    capped = int(np.count_nonzero(q < level))
+    if not capped:
+        return {"clipped_rows": 0}
+    return {"clipped_rows": capped,
+            "message": f"{capped} row(s) gave the outcome probability below clip={level:g}; their score is capped at "
+                       f"{-math.log(level):.2f} (the unclipped score is up to infinity; clip=none keeps it)"}
+
+
+def _binary_clip_note(arrays: Any, clip: Any = PROB_CLIP) -> dict[str, Any]:
+    y, p = np.asarray(arrays["y"], dtype=np.float64), np.asarray(arrays["p"], dtype=np.float64)
+    return _clip_note(np.where(y == 1, p, 1.0 - p), clip)
+
+
+def _multiclass_clip_note(arrays: Any, clip: Any = PROB_CLIP) -> dict[str, Any]:
+    idx, P = _multiclass_inputs(arrays["y"], arrays["P"])
+    return _clip_note(np.take_along_axis(P, idx[..., None], axis=-1)[..., 0], clip)
+
+
 @register("log_score", family=FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, -math.log(PROB_CLIP)), proper="strict", per_row=True,
-          citation="Good (1952), JRSS B 14(1):107-114")
-def log_score(y: Any, p: Any) -> np.ndarray:
+          bounds=(0.0, math.inf), proper="strict", per_row=True, params={"clip": PROB_CLIP},
+          citation="Good (1952), JRSS B 14(1):107-114", note=_binary_clip_note)
+def log_score(y: Any, p: Any, *, clip: float | None = PROB_CLIP) -> np.ndarray:
     r"""Logarithmic score (negative log-likelihood) of a binary probability forecast.
 
     .. math:: \mathrm{LS}(p, y) = -y \log \tilde p - (1 - y) \log(1 - \tilde p),
-              \qquad \tilde p = \min(\max(p, 10^{-15}), 1 - 10^{-15}).
+              \qquad \tilde p = \min(\max(p, c), 1 - c),\ c = \mathrm{clip}.
 
-    The clipping constant is fixed in float64 and does not depend on the input dtype.
+    The clipping constant is applied in float64 and does not depend on the input dtype.
 
     Parameters
     ----------
@@ -106,11 +149,16 @@ def log_score(y: Any, p: Any) -> np.ndarray:
         Outcomes, 0 or 1.
     p : array_like
         Forecast probability that ``y = 1``.
+    clip : float or None, default 1e-15
+        Probabilities are clipped to ``[clip, 1 - clip]`` (scikit-learn's ``log_loss``
+        clips to the float's eps instead). ``None`` (or ``"none"``): no clipping, so a
+        probability of 0 for what happened scores ``inf`` — the strictly proper rule.
 
     Returns
     -------
     ndarray
-        One score per row, in ``[0, 34.54]``; lower is better.
+        One score per row, in ``[0, -log(clip)]`` (``[0, inf]`` without clipping); lower
+        is better.
 
     References
     ----------
@@ -120,10 +168,11 @@ def log_score(y: Any, p: Any) -> np.ndarray:
     --------
     >>> np.round(log_score([1, 0, 1], [0.5, 0.5, 0.0]), 4).tolist()
     [0.6931, 0.6931, 34.5388]
+    >>> log_score([1], [0.0], clip=None).tolist()
+    [inf]
     """
     y, p = binary_inputs(y, p)
-    q = np.where(y == 1, p, 1.0 - p)
-    return -np.log(np.clip(q, PROB_CLIP, 1.0 - PROB_CLIP))
+    return _neg_log(np.where(y == 1, p, 1.0 - p), clip)
 
 
 @register("brier_score_multiclass", family=FAMILY, kind="multiclass", inputs=("y", "P"),
@@ -155,12 +204,15 @@ def brier_score_multiclass(y: Any, P: Any) -> np.ndarray:
 
 
 @register("log_score_multiclass", family=FAMILY, kind="multiclass", inputs=("y", "P"),
-          higher_is_better=False, bounds=(0.0, -math.log(PROB_CLIP)), proper="strict", per_row=True,
-          citation="Good (1952), JRSS B 14(1):107-114")
-def log_score_multiclass(y: Any, P: Any) -> np.ndarray:
+          higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
+          params={"clip": PROB_CLIP}, citation="Good (1952), JRSS B 14(1):107-114", note=_multiclass_clip_note)
+def log_score_multiclass(y: Any, P: Any, *, clip: float | None = PROB_CLIP) -> np.ndarray:
     r"""Multiclass logarithmic score (cross-entropy of the observed class).
 
-    .. math:: \mathrm{LS}(P, y) = -\log \min(\max(P_y, 10^{-15}), 1 - 10^{-15}).
+    .. math:: \mathrm{LS}(P, y) = -\log \min(\max(P_y, c), 1 - c),\ c = \mathrm{clip}
+
+    ``clip`` as in :func:`log_score` (``None``: no clipping, infinite score for
+    :math:`P_y = 0`).
 
     Examples
     --------
@@ -168,8 +220,7 @@ def log_score_multiclass(y: Any, P: Any) -> np.ndarray:
     [0.693147]
     """
     idx, P = _multiclass_inputs(y, P)
-    py = np.take_along_axis(P, idx[..., None], axis=-1)[..., 0]
-    return -np.log(np.clip(py, PROB_CLIP, 1.0 - PROB_CLIP))
+    return _neg_log(np.take_along_axis(P, idx[..., None], axis=-1)[..., 0], clip)
 
 
 @register("spherical_score", family=FAMILY, kind="multiclass", inputs=("y", "P"),
