@@ -218,3 +218,29 @@ def test_possible_winners_on_value(value):
             assert not got[s], s
     row = out.set_index("system").loc["craig.starr"]
     assert abs(sum(row["weights"].values()) - 1) < 1e-9 and row["margin"] > 0
+
+
+# Vote'n'Rank's published "prospective" models (case studies/CS2 - Condorcet Search.ipynb, its
+# printed output), found by a linear program with non-strict margins: weak Condorcet winners.
+VNR_PROSPECTIVE = {
+    "SuperGLUE.csv": ["ERNIE 3.0", "T5 + UDG, Single Model (Google Brain)", "DeBERTa / TuringNLRv4",
+                      "SuperGLUE Human Baselines", "T5", "AILabs Team, Transformers", "ADAPET (ALBERT) - few-shot",
+                      "Most Frequent Class", "CBoW", "WARP (ALBERT-XXL-V2) - Few-Shot (32 Examples)"],
+    "GLUE.csv": ["ERNIE", "StructBERT + CLEVER", "DeBERTa / TuringNLRv4", "DeBERTa + CLEVER", "MacALBERT + DKM",
+                 "ALBERT + DAAF + NAS", "T5", "MT-DNN-SMART", "GLUE Human Baselines"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VNR_PROSPECTIVE))
+def test_weak_possible_winners_reproduce_votenrank_condorcet_search(name):
+    m = as_matrix(pd.read_csv(REF / "votenrank" / name), system_column="Model",
+                  exclude=["Rank", "Name", "URL", "Score"], duplicates="suffix").complete_systems()
+    weak = possible_winners(m, weak=True)
+    strict = possible_winners(m)
+    assert sorted(weak.loc[weak["possible"], "system"]) == sorted(VNR_PROSPECTIVE[name])
+    # strict winners are weak winners; the extra weak ones only tie their best rival
+    assert set(strict.loc[strict["possible"], "system"]) < set(weak.loc[weak["possible"], "system"])
+    extra = weak["possible"] & ~strict["possible"]
+    assert (weak.loc[extra, "margin"].abs() < 1e-9).all()
+    with pytest.raises(InputError, match="weak"):
+        possible_winners(m, weak="yes")
