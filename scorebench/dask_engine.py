@@ -270,6 +270,8 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     together = spec.partition_columns(list(ddf.columns), groups)
     if together is not None:
         kind_options = _read_table_options(kind_options)
+    if spec.global_options is not None:  # e.g. the qrels' top grade: once, not per partition
+        kind_options = {**kind_options, **spec.global_options(kind_options)}
     complete = bool(kind_options.get("complete"))
     part_options = {**kind_options, **({"complete": False} if complete else {})}
     tables: dict[str, list] = {}

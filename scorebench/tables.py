@@ -147,6 +147,7 @@ class Kind:
     options: tuple[str, ...] = ()
     unit_column: str | Callable[[Sequence[str]], str | None] | None = None
     whole_groups: bool = False
+    global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
 
     def partition_columns(self, columns: Sequence[str], groups: Sequence[str]) -> list[str] | None:
         """Columns whose equal values must share a partition, or None when rows are independent.
@@ -167,7 +168,8 @@ _KINDS: dict[str, Kind] = {}
 
 def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
                   unit_column: str | Callable[[Sequence[str]], str | None] | None = None,
-                  whole_groups: bool = False) -> Callable:
+                  whole_groups: bool = False,
+                  global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
@@ -175,6 +177,10 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
     ranking tables), or is a function of the table's columns giving it (long ensembles);
     ``whole_groups`` says that metrics compare the rows of a group with each other. A
     partitioned engine keeps such rows in one partition (:meth:`Kind.partition_columns`).
+    ``global_options(options) -> dict`` returns options that are properties of the whole
+    input (the top grade of the qrels): a partitioned engine computes them once, before it
+    splits the tables, and passes them to every partition, so no default depends on the
+    partitioning.
     """
 
     def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
@@ -182,7 +188,8 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
         _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
-                            options=tuple(options), unit_column=unit_column, whole_groups=whole_groups)
+                            options=tuple(options), unit_column=unit_column, whole_groups=whole_groups,
+                            global_options=global_options)
         return fn
 
     return decorate

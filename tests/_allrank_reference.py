@@ -88,3 +88,13 @@ def allrank_neural_ndcg(scores: torch.Tensor, labels: torch.Tensor, *, k: int | 
     if counted == 0:
         return torch.zeros((), dtype=scores.dtype)
     return -ndcg.sum() / counted
+
+
+# Expected values transcribed from allRank's own LambdaLoss tests (tests/losses/test_lambdaloss.py):
+# y_pred = y_true = [[0.5, 0.3, 0.5]], allRank's defaults (mu=10, sigma=1, k=None, reduction="sum"),
+# keyed by (allRank weighing scheme, logarithm base of the reduction).
+LAMBDALOSS_TEST_SLATE = [[0.5, 0.3, 0.5]]
+LAMBDALOSS_TEST_VALUES = {
+    ("ndcgLoss2PP_scheme", "binary"): 1.1244146823,
+    ("rankNet_scheme", "natural"): 1.1962778568,  # unweighted pairwise logistic loss
+}

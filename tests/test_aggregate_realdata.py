@@ -81,12 +81,25 @@ def test_glue_votenrank_published(glue30):
     gm = aggregate(glue30, "geometric_mean", n_boot=0)
     assert top(glue30, "geometric_mean", 2) == [("ERNIE", 90.89), ("StructBERT + CLEVER", 90.78)]
     assert np.isfinite(gm.scores).all()
-    with pytest.raises(InputError, match="positive"):
-        aggregate(as_matrix(glue30.to_frame()), "geometric_mean", n_boot=0)  # AX weighted 1
+    # AX weighted 1: distilRoBERTa+GAL's AX of 0.0 makes its geometric mean 0 (its limit), not an error
+    with_ax = as_matrix(glue30.to_frame())
+    gm_ax = aggregate(with_ax, "geometric_mean", n_boot=0)
+    zero = with_ax.values[:, with_ax.columns.index("AX")] == 0
+    assert zero.sum() == 1 and gm_ax.scores[zero].tolist() == [0.0] and (gm_ax.scores[~zero] > 0).all()
+    # the whole GLUE table has negative AX scores (MCC): refused, naming one
+    full = as_matrix(pd.read_csv(REF / "votenrank" / "GLUE.csv"), system_column="Model",
+                     exclude=["Rank", "Name", "URL", "Score"], duplicates="suffix")
+    with pytest.raises(InputError, match="non-negative scores, got .* on column 'AX'"):
+        aggregate(full, "geometric_mean", n_boot=0)
 
 
 def test_superglue_votenrank_published(superglue):
     assert superglue.n_systems == 22
+    # CBoW (and few-shot WARP) score MultiRC (F1a/EM) = 0.0/0.5: their geometric mean is 0, the others' positive
+    gm = aggregate(superglue, "geometric_mean", n_boot=0)
+    zero = superglue.values[:, superglue.columns.index("MultiRC-a")] == 0
+    assert zero[superglue.systems.index("CBoW")]
+    assert zero.sum() == 2 and (gm.scores[zero] == 0).all() and (gm.scores[~zero] > 0).all()
     human, ernie, udg = "SuperGLUE Human Baselines", "ERNIE 3.0", "T5 + UDG, Single Model (Google Brain)"
     assert top(superglue, "plurality", 4) == [(human, 4.0), (ernie, 2.5), (udg, 1.0), ("DeBERTa / TuringNLRv4", 0.5)]
     assert top(superglue, "copeland", 3) == [(human, 20.0), (ernie, 19.0), (udg, 18.0)]
@@ -205,3 +218,29 @@ def test_possible_winners_on_value(value):
             assert not got[s], s
     row = out.set_index("system").loc["craig.starr"]
     assert abs(sum(row["weights"].values()) - 1) < 1e-9 and row["margin"] > 0
+
+
+# Vote'n'Rank's published "prospective" models (case studies/CS2 - Condorcet Search.ipynb, its
+# printed output), found by a linear program with non-strict margins: weak Condorcet winners.
+VNR_PROSPECTIVE = {
+    "SuperGLUE.csv": ["ERNIE 3.0", "T5 + UDG, Single Model (Google Brain)", "DeBERTa / TuringNLRv4",
+                      "SuperGLUE Human Baselines", "T5", "AILabs Team, Transformers", "ADAPET (ALBERT) - few-shot",
+                      "Most Frequent Class", "CBoW", "WARP (ALBERT-XXL-V2) - Few-Shot (32 Examples)"],
+    "GLUE.csv": ["ERNIE", "StructBERT + CLEVER", "DeBERTa / TuringNLRv4", "DeBERTa + CLEVER", "MacALBERT + DKM",
+                 "ALBERT + DAAF + NAS", "T5", "MT-DNN-SMART", "GLUE Human Baselines"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VNR_PROSPECTIVE))
+def test_weak_possible_winners_reproduce_votenrank_condorcet_search(name):
+    m = as_matrix(pd.read_csv(REF / "votenrank" / name), system_column="Model",
+                  exclude=["Rank", "Name", "URL", "Score"], duplicates="suffix").complete_systems()
+    weak = possible_winners(m, weak=True)
+    strict = possible_winners(m)
+    assert sorted(weak.loc[weak["possible"], "system"]) == sorted(VNR_PROSPECTIVE[name])
+    # strict winners are weak winners; the extra weak ones only tie their best rival
+    assert set(strict.loc[strict["possible"], "system"]) < set(weak.loc[weak["possible"], "system"])
+    extra = weak["possible"] & ~strict["possible"]
+    assert (weak.loc[extra, "margin"].abs() < 1e-9).all()
+    with pytest.raises(InputError, match="weak"):
+        possible_winners(m, weak="yes")

@@ -272,8 +272,12 @@ def test_normalised_means():
     assert med.tolist() == [2.0, 5.0]
     with pytest.raises(InputError, match="reference"):
         aggregate(t, "mean", n_boot=0, normalize="reference")
-    with pytest.raises(InputError, match="positive"):
+    with pytest.raises(InputError, match="non-negative"):
         aggregate(t - 1.0, "geometric_mean", n_boot=0)
+    with pytest.raises(InputError, match="lower-is-better"):
+        aggregate(t.assign(loss=[2.0, 0.0, 4.0]), "geometric_mean", n_boot=0, higher_is_better=hib)
+    zero = aggregate(t.assign(acc=[0.9, 0.0, 0.7]), "geometric_mean", n_boot=0, higher_is_better=hib).scores
+    np.testing.assert_allclose(zero, [g[0], 0.0, g[2]])
 
 
 def test_win_rate_helm_ties_half():

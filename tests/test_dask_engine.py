@@ -510,3 +510,33 @@ def test_same_input_and_seed_give_byte_identical_output(client, tmp_path):
         assert res.exit_code == 0, res.output
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def _one_top_grade(queries=40):
+    # only query 0 is judged up to grade 4; every other query's top grade is 1
+    qid = np.repeat(np.arange(queries), 3).astype(str)
+    docid = np.tile(["a", "b", "c"], queries)
+    rel = np.tile([1, 0, 0], queries)
+    rel[:3] = [4, 1, 0]
+    run = pd.DataFrame({"system": "s", "qid": qid, "docid": docid, "score": np.tile([3.0, 2.0, 1.0], queries)})
+    return run, pd.DataFrame({"qid": qid, "docid": docid, "relevance": rel})
+
+
+@pytest.mark.parametrize("form", ["pandas", "dask", "trec_path"])
+@pytest.mark.parametrize("complete", [False, True])
+def test_err_default_top_grade_is_the_whole_qrels_on_both_engines(client, tmp_path, form, complete):
+    # ERR's default g_max is the qrels' largest grade, a global property: taken per partition
+    # it gave 0.2100 on Dask against 0.0500 on pandas
+    run, qrels = _one_top_grade()
+    pandas_run = run[run.qid != "7"] if complete else run
+    expected = scorebench.evaluate(pandas_run, ["err@5", "ndcg@5"], qrels=qrels, complete=complete, n_boot=20,
+                                   bootstrap="poisson")
+    # g_max = 4: query 0 ranks grades 4, 1 (R = 15/16, 1/16); the others rank grade 1 first (R = 1/16)
+    others = 39 - complete  # with complete=True, query 7 (not run) counts 0
+    assert expected.value.iloc[0] == pytest.approx((15 / 16 + (1 / 16) ** 2 / 2 + others / 16) / 40, rel=1e-12)
+    given = {"pandas": qrels, "dask": dd.from_pandas(qrels, npartitions=4),
+             "trec_path": str(_write_trec_qrels(qrels, tmp_path / "qrels.txt"))}[form]
+    got = scorebench.evaluate(dd.from_pandas(pandas_run, npartitions=4), ["err@5", "ndcg@5"], qrels=given,
+                              complete=complete, n_boot=20)
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], expected[["ci_low", "ci_high"]], rtol=1e-12)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +20,10 @@ from scorebench.errors import InputError  # noqa: E402
 from scorebench.losses import (AnyLoss, ApproxNDCG, LambdaLoss, ListMLE, ListNet, RankNet, RCRLoss,  # noqa: E402
                                anyloss, approx_ndcg, lambda_loss, listmle_loss, listnet_loss, neural_ndcg,
                                ranknet_loss, rcr_loss, soft_confusion)
+
+_spec = importlib.util.spec_from_file_location("_allrank_reference", Path(__file__).with_name("_allrank_reference.py"))
+_ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ref)
 
 F64 = torch.float64
 LISTWISE = [listnet_loss, listmle_loss, ranknet_loss, lambda_loss, approx_ndcg, rcr_loss]
@@ -97,10 +103,22 @@ def test_lambda_loss_matches_a_loop_over_pairs(weighting, k):
         d = abs(rank[i] - rank[j])
         delta = abs(1 / D(d) - 1 / D(d + 1))
         lam = abs(1 / D(rank[i]) - 1 / D(rank[j]))
-        weight = {"ndcg_loss2": delta * gap, "lambda_rank": lam * gap, "ndcg_loss2pp": (delta + 10 * lam) * gap,
+        weight = {"ndcg_loss2": delta * gap, "lambda_rank": lam * gap, "ndcg_loss2pp": (10 * delta + lam) * gap,
                   "none": 1.0}[weighting]
         total += -weight * math.log2(1 / (1 + math.exp(-(s[0, i] - s[0, j]).item())))
     assert lambda_loss(s, y, weighting=weighting, k=k).item() == pytest.approx(total, rel=1e-12)
+
+
+@pytest.mark.parametrize(("key", "weighting"), [(("ndcgLoss2PP_scheme", "binary"), "ndcg_loss2pp"),
+                                                (("rankNet_scheme", "natural"), "none")])
+def test_lambda_loss_matches_allranks_own_test_values(key, weighting):
+    # allRank's tests run in float32, hence rel=1e-6. NDCG-Loss2++ weights pairs by mu * NDCG-Loss2
+    # + LambdaRank (delta + mu * LambdaRank, as before, gave 1.35972 instead of 1.12441)
+    s = torch.tensor(_ref.LAMBDALOSS_TEST_SLATE, dtype=F64)
+    value = lambda_loss(s, s, weighting=weighting, reduction="sum").item()
+    if key[1] == "natural":  # ours is in bits
+        value *= math.log(2.0)
+    assert value == pytest.approx(_ref.LAMBDALOSS_TEST_VALUES[key], rel=1e-6)
 
 
 def test_approx_ndcg_tends_to_exact_ndcg_for_large_alpha():

@@ -138,6 +138,21 @@ def test_err_matches_the_cascade_definition():
     assert rk.err([[3.0]], [[3.0]], max_grade=4)[0] == pytest.approx(7 / 16)
 
 
+def test_ranking_kind_max_grade_sets_errs_top_grade_for_every_query():
+    # the kind's max_grade (gdeval's scale is 0..4) replaces the qrels' largest grade as g_max
+    run = pd.DataFrame({"qid": ["1", "1", "2"], "docid": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1", "1", "2"], "docid": ["a", "b", "c"], "relevance": [2, 1, 1]})
+    by_default = scorebench.evaluate(run, ["err@5"], qrels=qrels, n_boot=0)
+    gdeval = scorebench.evaluate(run, ["err@5"], qrels=qrels, max_grade=4, n_boot=0)
+    ranked, judged = [[2, 1], [1]], [[2, 1], [1]]
+    assert by_default.value.iloc[0] == pytest.approx(rk.err(ranked, judged).mean(), rel=1e-12)
+    assert gdeval.value.iloc[0] == pytest.approx(rk.err(ranked, judged, max_grade=4).mean(), rel=1e-12)
+    with pytest.raises(InputError, match="below the largest relevance"):
+        extract_ranking(run, qrels=qrels, max_grade=1)
+    with pytest.raises(InputError, match="max_grade"):
+        extract_ranking(run, qrels=qrels, max_grade=float("nan"))
+
+
 def test_exact_toy_values():
     ranked, judged = [[1, 0, 1, float("nan"), 2]], [[1, 1, 2, 0, 0, 1]]
     # relevant at ranks 1, 3, 5; R = 4 relevant judged documents

@@ -130,9 +130,13 @@ def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None 
 @register_method("geometric_mean", family="baseline", missing=_MISSING_DOC,
                  citation="Fleming & Wallace (1986), CACM 29(3) (how not to lie with statistics)")
 def geometric_mean(m: ScoreMatrix, *, missing: str = "refuse") -> MethodResult:
-    r"""Weighted geometric mean of positive scores (reciprocals for lower-is-better columns).
+    r"""Weighted geometric mean of non-negative scores (reciprocals for lower-is-better columns).
 
     .. math:: s_a = \exp\Big(\frac{\sum_j w_j \log x_{aj}^{\pm 1}}{\sum_j w_j}\Big)
+
+    A zero score on a higher-is-better column (SuperGLUE's CBoW baseline has MultiRC = 0)
+    makes the geometric mean 0, its limit. Negative scores are refused, and so is a zero on a
+    lower-is-better column (its reciprocal is infinite); zero-weight columns are left out.
 
     Examples
     --------
@@ -141,19 +145,24 @@ def geometric_mean(m: ScoreMatrix, *, missing: str = "refuse") -> MethodResult:
     >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 4.0], "t2": [4.0, 1.0]}, index=["a", "b"]))
     >>> geometric_mean(m).scores.tolist()
     [2.0, 2.0]
+    >>> geometric_mean(as_matrix(pd.DataFrame({"t1": [0.0, 4.0], "t2": [4.0, 1.0]}, index=["a", "b"]))).scores.tolist()
+    [0.0, 2.0]
     """
     v = m.values
     used = ~np.isnan(v) & (m.weights > 0)[None, :]
-    bad = used & (v <= 0)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise InputError(f"method 'geometric_mean' needs positive scores, got {v[r, c]!r} for system "
-                         f"{m.systems[r]!r} on column {m.columns[c]!r}; use 'mean' with normalize='minmax' "
-                         "or 'zscore' for signed scores")
+    for bad, expected in ((used & (v < 0), "non-negative scores"),
+                          (used & (v == 0) & ~m.higher_is_better[None, :],
+                           "positive scores on lower-is-better columns (the reciprocal of 0 is infinite)")):
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise InputError(f"method 'geometric_mean' needs {expected}, got {v[r, c]!r} for system "
+                             f"{m.systems[r]!r} on column {m.columns[c]!r}; use 'mean' with normalize='minmax' "
+                             "or 'zscore' for signed scores")
     with np.errstate(invalid="ignore", divide="ignore"):
+        # log 0 = -inf on a higher-is-better column: the weighted mean is -inf, its exp 0
         logs = np.where(used, np.where(m.higher_is_better, np.log(np.where(used, v, 1.0)),
                                        -np.log(np.where(used, v, 1.0))), np.where(np.isnan(v), np.nan, 0.0))
-    return MethodResult(np.exp(_weighted_mean(logs, m, missing, "geometric_mean")))
+        return MethodResult(np.exp(_weighted_mean(logs, m, missing, "geometric_mean")))
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:

@@ -1,4 +1,10 @@
-"""Vote'n'Rank's possible winners: task weights under which a system is the Condorcet winner."""
+"""Vote'n'Rank's possible winners: task weights under which a system is the Condorcet winner.
+
+Strict (default): the system beats every rival by a positive weighted majority margin.
+Weak (``weak=True``): no rival beats it (margins >= 0), the condition Vote'n'Rank's Condorcet
+search solves (its linear program's constraints are non-strict), so its published lists of
+"prospective" models are reproduced with ``weak=True``.
+"""
 
 from __future__ import annotations
 
@@ -50,8 +56,16 @@ def condorcet_weights(m: ScoreMatrix, system: str, *, min_weight: float = 0.0) -
 
 
 def possible_winners(table: Any, systems: Sequence[str] | None = None, *, higher_is_better: Any = None,
-                     min_weight: float = 0.0, tol: float = 1e-9, **read_options: Any) -> pd.DataFrame:
-    """For each system, whether some task weighting makes it the Condorcet winner (Vote'n'Rank).
+                     min_weight: float = 0.0, weak: bool = False, tol: float = 1e-9,
+                     **read_options: Any) -> pd.DataFrame:
+    r"""For each system, whether some task weighting makes it the Condorcet winner (Vote'n'Rank).
+
+    With :math:`t^\star` the optimum of :func:`condorcet_weights` (the largest smallest
+    weighted margin over the rivals), a system is a possible *strict* Condorcet winner when
+    :math:`t^\star > 0` (default) and a possible *weak* one (``weak=True``: no rival beats
+    it, ties allowed) when :math:`t^\star \ge 0`, as Vote'n'Rank's ``find_weights_for_condorcet``
+    (whose published "prospective" models are the weak ones: a system that ties everyone on
+    some task qualifies). ``tol`` is the tolerance on :math:`t^\star`.
 
     Returns one row per system: ``system``, ``possible`` (bool), ``margin`` (the optimal
     smallest margin with weights summing to 1) and ``weights`` (a dict column -> weight,
@@ -66,14 +80,19 @@ def possible_winners(table: Any, systems: Sequence[str] | None = None, *, higher
     >>> t = pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2]}, index=["a", "b", "c"])
     >>> possible_winners(t)[["system", "possible"]].values.tolist()
     [['a', True], ['b', True], ['c', False]]
+    >>> tied = pd.DataFrame({"t1": [2, 2, 1]}, index=["a", "b", "c"])  # a and b tie everywhere
+    >>> possible_winners(tied, weak=True)["possible"].tolist(), possible_winners(tied)["possible"].tolist()
+    ([True, True, False], [False, False, False])
     """
+    if not isinstance(weak, (bool, np.bool_)):
+        raise InputError(f"weak: expected True or False, got {weak!r}")
     m = read_input(table, higher_is_better=higher_is_better, **read_options)
     if not isinstance(m, ScoreMatrix):
         raise InputError("possible_winners needs a score table (systems x tasks), not battles")
     rows = []
     for s in (systems if systems is not None else m.systems):
         t, w = condorcet_weights(m, s, min_weight=min_weight)
-        ok = t > tol
+        ok = t >= -tol if weak else t > tol
         rows.append({"system": s, "possible": ok, "margin": t,
                      "weights": {c: float(v) for c, v in zip(m.columns, w)} if ok else None})
     return pd.DataFrame(rows)

@@ -140,7 +140,9 @@ def lambda_loss(scores: torch.Tensor, labels: torch.Tensor, *, weighting: str = 
 
     * ``"ndcg_loss2"``: :math:`\delta_{ij} = |1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1)|` (NDCG-Loss2),
     * ``"lambda_rank"``: :math:`|1/D(r_i) - 1/D(r_j)|` (LambdaRank),
-    * ``"ndcg_loss2pp"``: :math:`\delta_{ij} + \mu |1/D(r_i) - 1/D(r_j)|` (NDCG-Loss2++);
+    * ``"ndcg_loss2pp"``: :math:`\mu \delta_{ij} + |1/D(r_i) - 1/D(r_j)|` (NDCG-Loss2++: ``mu``
+      times the NDCG-Loss2 weight plus the LambdaRank weight, Wang et al. 2018, as
+      allRank's ``ndcgLoss2PP_scheme``);
 
     ``"none"`` uses :math:`w_{ij} = 1`. With ``k``, only pairs with both items ranked in the
     top ``k`` count. Per-list sums are averaged over lists with at least one pair.
@@ -179,7 +181,7 @@ def lambda_loss(scores: torch.Tensor, labels: torch.Tensor, *, weighting: str = 
     rank_gap = (ranks[:, None] - ranks[None, :]).abs()
     delta = (1.0 / torch.log2(1.0 + rank_gap.clamp_min(1)) - 1.0 / torch.log2(2.0 + rank_gap)).abs()
     lambda_rank = (inv_d[:, None] - inv_d[None, :]).abs()
-    weight = {"ndcg_loss2": delta, "lambda_rank": lambda_rank, "ndcg_loss2pp": delta + mu * lambda_rank,
+    weight = {"ndcg_loss2": delta, "lambda_rank": lambda_rank, "ndcg_loss2pp": mu * delta + lambda_rank,
               "none": torch.ones_like(delta)}[weighting]
     weight = weight * gain_gap if weighting != "none" else weight.expand_as(gain_gap)
     weight = weight.detach()

@@ -9,7 +9,10 @@ One unit per (system[, task], qid). The extraction follows trec_eval 10.0:
 * queries in the run but not in the qrels are ignored; queries in the qrels missing from a
   system's run are excluded, or included with zero contributions when ``complete=True``
   (``-c``) -- the choice is recorded in ``Inputs.consts["missing_queries_policy"]``;
-* a document (qid, docid) listed twice in a run, or judged twice, is an error.
+* a document (qid, docid) listed twice in a run, or judged twice, is an error;
+* ``max_grade``, the top of the relevance scale (ERR's g_max), defaults to the
+  largest relevance in the *whole* qrels; the Dask engine computes it once before it
+  partitions the qrels (:func:`qrels_global_options`), so both engines agree.
 
 Ids are compared as strings (an integer qid 301 matches "301"). All of it is vectorised, no
 Python loop per query: qids are factorised (one hash per block of a grouped column),
@@ -19,7 +22,9 @@ factorising path takes over on a hash collision), then integer sorts and binary 
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -33,7 +38,7 @@ from ...validation import check_choice, describe_rows
 from ._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
 from ._lists import _check_level
 
-__all__ = ["extract_ranking", "load_qrels"]
+__all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
 
 _RUN_COLUMNS = ("qid", "docid", "score")
 _QRELS_COLUMNS = ("qid", "docid", "relevance")
@@ -73,14 +78,40 @@ def load_qrels(qrels: Any) -> pd.DataFrame:
     raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
 
 
+def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``max_grade`` of the whole qrels (pandas, Dask or a file), unless the caller set it.
+
+    A partitioned engine calls this once, before it splits the qrels by query, so ERR's
+    default top grade is a property of the qrels, not of a partition.
+    """
+    qrels = options.get("qrels")
+    if qrels is None or options.get("max_grade") is not None:
+        return {}
+    if hasattr(qrels, "npartitions"):  # a Dask DataFrame: one reduction over all partitions
+        if "relevance" not in qrels.columns:
+            return {}  # each partition's extraction names the missing column
+        top = qrels["relevance"].map_partitions(pd.to_numeric, errors="coerce").max().compute()
+    else:
+        frame = load_qrels(qrels)
+        require_columns(frame, list(_QRELS_COLUMNS), "ranking (qrels)")
+        relevance = numeric_column(frame, "relevance")
+        top = relevance.max() if len(relevance) else 0.0
+    return {"max_grade": max(float(top), 0.0) if pd.notna(top) else 0.0}
+
+
 @register_kind("ranking", columns="run: qid, docid, score (system, task optional; rank ignored) "
                                   "+ qrels=: qid, docid, relevance",
-               options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete"),
-               unit_column="qid")
+               options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete", "max_grade"),
+               unit_column="qid", global_options=qrels_global_options)
 def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None,
                     relevance_level: float = 1, judged_docs_only: bool = False,
-                    max_docs: int | None = None, complete: bool = False) -> Inputs:
-    """Ranked retrieval runs judged against qrels (trec_eval semantics), one unit per query."""
+                    max_docs: int | None = None, complete: bool = False,
+                    max_grade: float | None = None) -> Inputs:
+    """Ranked retrieval runs judged against qrels (trec_eval semantics), one unit per query.
+
+    ``max_grade`` is the top of the relevance scale (ERR's g_max; e.g. 4, as
+    gdeval); by default the largest relevance in the qrels.
+    """
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
@@ -123,7 +154,7 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     judged_flat, judged_count_q, num_rel_q, num_nonrel_q = _judged_lists(qrels_qr, relevance, level, n_q)
     judged_start_q = np.zeros(n_q, dtype=np.int64)
     np.cumsum(judged_count_q[:-1], out=judged_start_q[1:])
-    max_relevance = float(relevance.max()) if len(relevance) and relevance.max() > 0 else 0.0
+    max_relevance = _max_grade(max_grade, relevance)
 
     # --- run: keep queries the qrels know, number the units ---------------------------------
     keep = in_qrels[run_qr]
@@ -210,6 +241,20 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
         "max_docs": None if max_docs is None else int(max_docs),
     }
     return Inputs(frame, arrays, consts, key="qid")
+
+
+def _max_grade(max_grade: Any, relevance: np.ndarray) -> float:
+    """The top grade: ``max_grade`` when given (at least every judged grade), else the qrels' largest."""
+    top = float(relevance.max()) if len(relevance) and relevance.max() > 0 else 0.0
+    if max_grade is None:
+        return top
+    if isinstance(max_grade, bool) or not isinstance(max_grade, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(max_grade) or max_grade < 0:
+        raise InputError(f"max_grade: expected a finite number >= 0 (the top relevance grade), got {max_grade!r}")
+    if max_grade < top:
+        raise InputError(f"max_grade {max_grade!r} is below the largest relevance in the qrels ({top!r}); "
+                         "expected the top of the relevance scale")
+    return float(max_grade)
 
 
 def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,

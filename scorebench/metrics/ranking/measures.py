@@ -486,7 +486,10 @@ def err(ranked: Any, judged: Any, *, k: int | None = None, max_grade: float | No
         R_i = \frac{2^{g_i} - 1}{2^{g_{\max}}}
 
     with :math:`g_i = \max(r_i, 0)` and :math:`g_{\max}` = ``max_grade`` (default: the
-    largest relevance in the judgments, over all queries).
+    largest relevance in the judgments, over all queries). On tables, the ``ranking`` kind's
+    ``max_grade`` option sets it (e.g. 4, the scale of gdeval); by default it is the largest
+    grade of the whole qrels on both the pandas and the Dask engine (which computes it once,
+    before partitioning).
 
     Examples
     --------
