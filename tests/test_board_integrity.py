@@ -255,3 +255,14 @@ def test_a_board_built_with_one_thread_checks_against_one_built_with_two(tmp_pat
         csv.writer(handle, lineterminator="\n").writerows(rows)
     failed = run(2, "--check")
     assert failed.returncode == 1 and "column 'value'" in failed.stderr
+
+
+@pytest.mark.parametrize("board", _committed_boards(), ids=lambda p: p.name)
+def test_every_committed_value_lies_inside_its_own_interval(board):
+    doc = json.loads((board / "board.json").read_text(encoding="utf-8"))
+    outside = [(s["key"], r.get("system"), r.get("metric"), r["value"], r["ci_low"], r["ci_high"])
+               for s in doc["sections"] for r in s["data"]
+               if isinstance(r.get("value"), (int, float)) and isinstance(r.get("ci_low"), (int, float))
+               and isinstance(r.get("ci_high"), (int, float))
+               and not r["ci_low"] - 1e-12 <= r["value"] <= r["ci_high"] + 1e-12]
+    assert not outside, outside[:5]
