@@ -335,8 +335,8 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     title = block.title or "Scores"
     if task is not None:
         title = f"{title}: {task}"
-    cells = (f"value [{spec.ci:.0%} percentile bootstrap interval, {spec.n_boot} rounds]" if spec.n_boot
-             else "value (no bootstrap interval: n_boot = 0)")
+    cells = (f"value [{spec.ci:.0%} interval: {_interval_text(scores.attrs.get('interval_methods', {}))}; "
+             f"{spec.n_boot} rounds]" if spec.n_boot else "value (no bootstrap interval: n_boot = 0)")
     note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
             + (f"Rank: competition rank (rank interval: {how}). The {band_rule}." if intervals else
                "Rank: competition rank of the point values; without intervals no difference is shown to be "
@@ -344,6 +344,24 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     data = pd.DataFrame.from_records(records)
     data["section"] = key
     return Section(key, title, note, columns, tuple(rows), data)
+
+
+_RULE_TEXT = {
+    "percentile": "percentile bootstrap",
+    "centered_percentile": "bootstrap spread centred on the estimate",
+    "half_sampling": "half-sampling spread (no point repeated) centred on the estimate",
+}
+
+
+def _interval_text(rules: dict[str, str]) -> str:
+    """How a section's intervals were made, metric by metric where the rules differ."""
+    texts = {name: _RULE_TEXT.get(rule, rule) for name, rule in rules.items()}
+    if len(set(texts.values())) <= 1:
+        return next(iter(texts.values()), "percentile bootstrap")
+    by_rule: dict[str, list[str]] = {}
+    for name, text in texts.items():
+        by_rule.setdefault(text, []).append(name)
+    return "; ".join(f"{text} ({', '.join(names)})" for text, names in by_rule.items())
 
 
 def _values_only(block: EvaluateSpec, task: Any, sub: pd.DataFrame) -> pd.DataFrame:
