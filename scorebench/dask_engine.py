@@ -298,8 +298,9 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
         for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
                                          key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
             value, replicates = _finish(by_name[name], entry, n_boot)
-            low, high = (interval_bounds(value, replicates, ci, by_name[name].interval_method) if replicates.size
-                         else (np.nan, np.nan))
+            record = by_name[name]
+            low, high = (interval_bounds(value, replicates, ci, record.interval_method, record.bounds)
+                         if replicates.size else (np.nan, np.nan))
             if by_name[name].proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
                 low, high = proportion_interval_of(round(value * entry["n"]), entry["n"], ci, proportion_interval)
             rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,

@@ -21,7 +21,7 @@ from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
 from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, benjamini_hochberg, bootstrap_means, diebold_mariano,
-                    half_sample, half_sample_masks, holm, interval_bounds, paired_bootstrap, paired_permutation,
+                    half_sample, half_sample_masks, HALF_SAMPLING_RULES, holm, interval_bounds, paired_bootstrap, paired_permutation,
                     paired_t, percentile_interval, PoissonRounds, rng_for)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
@@ -293,7 +293,7 @@ def interval_attr(intervals: dict[str, str], n_boot: int) -> str:
         return "none"
     if kinds == {"percentile"}:
         return "percentile bootstrap"
-    bootstrap_rules = {"percentile", "centered_percentile", "half_sampling"}
+    bootstrap_rules = {"percentile", "centered_percentile", *HALF_SAMPLING_RULES}
     return "; ".join(f"{k}: {v} bootstrap" if v in bootstrap_rules else f"{k}: {v}" for k, v in intervals.items())
 
 
@@ -361,7 +361,7 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
     rule = record.interval_method
-    if rule == "half_sampling":
+    if rule in HALF_SAMPLING_RULES:
         masks = None if hashes is None else half_sample_masks(hashes, seed, n_boot)
         samples = (idx[m] for m in masks) if masks is not None else \
             (idx[half_sample(idx.size, rng)] for _ in range(n_boot))
@@ -379,7 +379,7 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
         raise InputError(f"metric {record.name!r}: {n_boot - finite.size} of {n_boot} bootstrap resamples "
                          "were undefined (e.g. a resample with a single class); the group is too small "
                          "for a bootstrap interval — pass n_boot=0")
-    low, high = interval_bounds(value, replicates, ci, rule)
+    low, high = interval_bounds(value, replicates, ci, rule, record.bounds)
     return value, low, high, idx.size, method
 
 
@@ -397,9 +397,12 @@ def _replicates(record: Metric, inputs: Inputs, samples: Iterable[np.ndarray], n
         arrays = inputs.take(sample)
         if sets:
             arrays["_stats_cache"] = {}
+            # one reference set per task; only the evaluated rows' task is used and halved
+            tasks = set(np.unique(arrays["_task"]).tolist()) if "_task" in arrays else None
             for name in sets:
                 if arrays.get(name) is not None:
-                    arrays[name] = [x[half_sample(len(x), rng)] for x in arrays[name]]
+                    arrays[name] = [x[half_sample(len(x), rng)] if tasks is None or i in tasks else x
+                                    for i, x in enumerate(arrays[name])]
         try:
             replicates[b] = record.compute(arrays)
         except InputError:  # e.g. a resample without any positive: undefined, counted by the caller

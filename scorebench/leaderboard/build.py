@@ -350,6 +350,8 @@ _RULE_TEXT = {
     "percentile": "percentile bootstrap",
     "centered_percentile": "bootstrap spread centred on the estimate",
     "half_sampling": "half-sampling spread (no point repeated) centred on the estimate",
+    "half_sampling_symmetric": "half-sampling spread (no point repeated), symmetric about the estimate",
+    "half_sampling_normal": "half-sampling standard deviation (no point repeated), normal interval",
 }
 
 

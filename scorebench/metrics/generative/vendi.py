@@ -129,7 +129,7 @@ def _check_kernel_matrix(k: np.ndarray) -> np.ndarray:
 
 
 @register("vendi_score", family="generative", kind="features", inputs=("fake_features",),
-          higher_is_better=True, bounds=(1.0, math.inf), per_row=False, interval="half_sampling",
+          higher_is_better=True, bounds=(1.0, math.inf), per_row=False, interval="half_sampling_normal",
           params={"q": 1.0, "kernel": None},
           citation="Friedman & Dieng (2023), The Vendi Score: A Diversity Evaluation Metric for "
                    "Machine Learning, TMLR")
