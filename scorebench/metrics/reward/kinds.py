@@ -149,4 +149,7 @@ def extract_judgments(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
         arrays["len_1"] = numeric_column(df, "len_1", nan_ok=nan_ok)
         arrays["len_2"] = numeric_column(df, "len_2", nan_ok=nan_ok)
     frame = unit_frame(df.drop(columns=["g1_winner", "g2_winner"]), key)
+    for column in ("question_id", "turn"):  # labels even when numeric: they identify the comparison
+        if column in df.columns and column not in frame.columns:
+            frame[column] = df[column].to_numpy()
     return Inputs(frame, arrays, key=key)
