@@ -150,3 +150,13 @@ def test_cli_evaluate_preferences(tmp_path):
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out)
     assert set(frame.metric) == {"rm_accuracy", "rewardbench_score"} and len(frame) == 4
+
+
+def test_per_subset_accuracy_by_subset_column():
+    t = _table(seed=6)
+    out = scorebench.evaluate(t, ["rm_accuracy", "length_baseline_accuracy"], by="system,subset", n_boot=0)
+    assert len(out) == 2 * 2 * len(EXAMPLE_COUNTS)
+    one = out[(out.system == "rm-a") & (out.subset == "hep-go") & (out.metric == "rm_accuracy")].value.iloc[0]
+    p = t[(t.system == "rm-a") & (t.subset == "hep-go")]
+    c, r = p.score_chosen.to_numpy(), p.score_rejected.to_numpy()
+    assert one == pytest.approx(((c > r) + 0.5 * (c == r)).mean())

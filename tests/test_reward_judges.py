@@ -229,3 +229,10 @@ def test_single_answer_grades_use_the_agreement_metrics_per_judge():
     out = scorebench.evaluate(t, ["qwk", "krippendorff_alpha"], n_boot=0).set_index(["system", "metric"])["value"]
     assert out["good-judge", "qwk"] > 0.8 > 0.3 > out["noisy-judge", "qwk"]
     assert out["good-judge", "krippendorff_alpha"] > out["noisy-judge", "krippendorff_alpha"]
+
+
+def test_evaluate_judgments_by_judge_column():
+    a = _judgments(seed=5).drop(columns="system").assign(judge="gpt-4")
+    b = _judgments(seed=6, first_bias=0.0).drop(columns="system").assign(judge="claude")
+    out = scorebench.evaluate(pd.concat([a, b]), ["swap_consistency", "position_bias"], by="judge", n_boot=0)
+    assert set(out.judge) == {"gpt-4", "claude"} and len(out) == 4

@@ -211,3 +211,31 @@ def test_cli_aggregate(tmp_path, battles):
     assert set(out["system"]) == set(MODELS) and "rank_ub" in out.columns
     bad = CliRunner().invoke(cli, ["aggregate", str(path), "-m", "bradley_terry_style", "-p", "features=nope"])
     assert bad.exit_code == 2 and "error:" in bad.output and "Traceback" not in bad.output
+
+
+def test_from_a_clean_battle_file_with_nested_counts(tmp_path, battles):
+    """The arena reader's style columns (nested per-level counts summed, as FastChat does) feed the method."""
+    import json
+
+    from scorebench.readers import arena
+
+    sub = battles.head(800)
+    records = []
+    for i, row in enumerate(sub.itertuples(index=False)):
+        meta = {"sum_assistant_a_tokens": int(row.style_sum_assistant_a_tokens),
+                "sum_assistant_b_tokens": int(row.style_sum_assistant_b_tokens)}
+        for f in ("header_count", "list_count", "bold_count"):
+            for side in ("a", "b"):
+                total = int(getattr(row, f"style_{f}_{side}"))
+                meta[f"{f}_{side}"] = {"h1": total // 2, "h2": total - total // 2} if f == "header_count" else total
+        records.append({"question_id": str(i), "model_a": row.model_a, "model_b": row.model_b,
+                        "winner": row.winner, "anony": bool(row.anony), "language": row.language,
+                        "conv_metadata": meta})
+    path = tmp_path / "clean_battle_20240101.json"
+    path.write_text(json.dumps(records))
+    table = arena.read(path, anony=True)
+    ours = style_control(table)
+    ref_scores, ref_coef = _fastchat_style_control(sub[sub.anony].reset_index(drop=True))
+    mine = pd.Series(ours.scores, index=ours.systems)
+    assert np.abs(mine - ref_scores[mine.index]).max() < 0.5
+    assert np.abs(ours.coefficients - ref_coef).max() < 1e-3
