@@ -239,3 +239,27 @@ def test_from_a_clean_battle_file_with_nested_counts(tmp_path, battles):
     mine = pd.Series(ours.scores, index=ours.systems)
     assert np.abs(mine - ref_scores[mine.index]).max() < 0.5
     assert np.abs(ours.coefficients - ref_coef).max() < 1e-3
+
+
+def test_cli_from_arena_file(tmp_path, battles):
+    import json
+
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    records = [{"question_id": str(i), "model_a": r.model_a, "model_b": r.model_b, "winner": r.winner,
+                "anony": bool(r.anony), "language": r.language,
+                "conv_metadata": {k[6:]: int(getattr(r, k)) for k in battles.columns if k.startswith("style_")}}
+               for i, r in enumerate(battles.head(1000).itertuples(index=False))]
+    path = tmp_path / "clean_battle_20240101.json"
+    path.write_text(json.dumps(records))
+    out = tmp_path / "ratings.csv"
+    result = CliRunner().invoke(cli, ["aggregate", str(path), "--from", "arena", "--from-option", "anony=true",
+                                      "-m", "bradley_terry_style", "-m", "bradley_terry", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert set(frame["method"]) == {"bradley_terry_style", "bradley_terry"}
+    ours = style_control(battles.head(1000)[battles.head(1000).anony])
+    got = frame[frame.method == "bradley_terry_style"].set_index("system")["score"]
+    np.testing.assert_allclose(got[list(ours.systems)].to_numpy(), ours.scores, atol=1e-6)
