@@ -236,3 +236,16 @@ def test_evaluate_judgments_by_judge_column():
     b = _judgments(seed=6, first_bias=0.0).drop(columns="system").assign(judge="claude")
     out = scorebench.evaluate(pd.concat([a, b]), ["swap_consistency", "position_bias"], by="judge", n_boot=0)
     assert set(out.judge) == {"gpt-4", "claude"} and len(out) == 4
+
+
+def test_missing_judge_or_vote_fields_are_refused():
+    t = _judgments(seed=7).rename(columns={"system": "judge"})
+    t.loc[3, "judge"] = None
+    with pytest.raises(InputError, match="'judge' is missing"):
+        judge_bias_tests(t, n_boot=0)
+    with pytest.raises(InputError, match="'judge' is missing"):
+        self_preference(t)
+    votes = votes_from_judgments(_judgments(seed=8).rename(columns={"system": "judge"}))
+    votes.loc[0, "turn"] = np.nan
+    with pytest.raises(InputError, match="'turn' is missing"):
+        judge_agreement(votes, "judge", "judge")

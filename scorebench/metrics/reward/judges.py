@@ -52,7 +52,7 @@ from ...errors import InputError
 from ...registry import register
 from ...stats import interval_bounds, rng_for
 from ...stats_tests import proportion_interval
-from ...validation import check_level, check_positive_int
+from ...validation import check_level, check_positive_int, describe_rows
 from .kinds import extract_judgments
 
 __all__ = ["swap_consistency", "position_bias", "judge_length_bias", "position_counts", "length_counts",
@@ -241,8 +241,9 @@ def self_preference(table: pd.DataFrame, *, families: Mapping[str, str] | Callab
     check_level(ci, "ci")
     n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
     family = _family_function(families)
-    if judge_column not in table.columns:
-        raise InputError(f"self_preference: no judge column {judge_column!r} in the table")
+    if not isinstance(table, pd.DataFrame) or judge_column not in table.columns:
+        raise InputError(f"self_preference: expected a judgments DataFrame with a judge column {judge_column!r}")
+    _no_missing(table, [judge_column], "self_preference")
     inputs = extract_judgments(table.rename(columns={judge_column: "_judge"}), nan_policy="raise")
     frame = inputs.frame
     canon = _canonical(frame, inputs.arrays["g1"], inputs.arrays["g2"])
@@ -275,6 +276,13 @@ def self_preference(table: pd.DataFrame, *, families: Mapping[str, str] | Callab
         rows.append({"judge": judge, "family": fam, "value": value, "z": float(z),
                      "p_value": float(2 * ndtr(-abs(z))), "n": m, "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows)
+
+
+def _no_missing(table: pd.DataFrame, columns: list[str], what: str) -> None:
+    for column in columns:
+        missing = table[column].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"{what}: column {column!r} is missing in {describe_rows(missing, table.index)}")
 
 
 def _family_function(families: Mapping[str, str] | Callable[[str], str] | None) -> Callable[[str], str]:
@@ -310,6 +318,7 @@ def judge_bias_tests(table: pd.DataFrame, *, judge_column: str = "judge",
     n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
     if not isinstance(table, pd.DataFrame) or judge_column not in table.columns:
         raise InputError(f"judge_bias_tests: expected a judgments DataFrame with a {judge_column!r} column")
+    _no_missing(table, [judge_column], "judge_bias_tests")
     rows = []
     for judge, part in table.groupby(judge_column, sort=True):
         inputs = extract_judgments(part.reset_index(drop=True), nan_policy="raise")
@@ -397,6 +406,7 @@ def judge_agreement(votes: pd.DataFrame, judge: str, reference: str = "human", *
     missing = [c for c in _VOTE_COLUMNS if c not in votes.columns]
     if missing:
         raise InputError(f"judge_agreement: missing column(s) {missing}; expected {list(_VOTE_COLUMNS)}")
+    _no_missing(votes, list(_VOTE_COLUMNS), "judge_agreement")
     winner = votes["winner"].astype(str).str.strip()
     bad = ~(winner.isin(["model_a", "model_b"]) | winner.str.contains("tie"))
     if bad.any():
