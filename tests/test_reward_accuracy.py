@@ -84,6 +84,11 @@ def test_section_score_of_the_rewardbench_reader_output(tmp_path):
     ours = scorebench.evaluate(samples.drop(columns=["task"]).assign(subset=samples["task"]),
                                "rewardbench_score(ties=loss)", n_boot=0)
     assert ours.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)
+    # the reader's table as it comes (subset in `task`), scored over all subsets at once
+    direct = scorebench.evaluate(samples, "rewardbench_score(ties=loss)", by="system", n_boot=0)
+    assert direct.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)
+    per_subset = scorebench.evaluate(samples, "rm_accuracy(ties=loss)", n_boot=0).set_index("task")["value"]
+    assert per_subset.to_dict() == pytest.approx(samples.attrs["subset_accuracy"])
 
 
 def test_section_errors():
