@@ -15,8 +15,15 @@ one prompt here for every 8 of the real set (``REAL_COUNTS``; at least 6 per sub
   is its length bias (``MODELS``). Two baselines score by length alone:
   ``baseline: longer`` (score = length) and ``baseline: shorter`` (score = -length).
 
+It also draws pairwise LLM-judge verdicts in both presentation orders (MT-bench style) for
+four judges on 400 comparisons: ``logit = 1.5 * quality_gap + pos * shown_first + len *
+sign(len_1 - len_2)``, a verdict of ``model_1``/``model_2``, or ``tie`` within 0.1 of even odds,
+with known position bias ``pos`` and length bias ``len`` per judge (``JUDGES``).
+
 Output: ``data/boards/reward.csv`` (``system``, ``id``, ``subset``, ``section``,
-``score_chosen``, ``score_rejected``, ``len_chosen``, ``len_rejected``), read by
+``score_chosen``, ``score_rejected``, ``len_chosen``, ``len_rejected``) and
+``data/boards/reward_judgments.csv`` (``system`` = judge, ``id``, ``question_id``, ``model_1``,
+``model_2``, ``g1_winner``, ``g2_winner``, ``len_1``, ``len_2``), read by
 ``leaderboards/reward.toml``. Run: ``python data/boards/make_reward.py``.
 """
 
@@ -29,6 +36,9 @@ import pandas as pd
 
 SEED = 20240321
 OUT = Path(__file__).with_name("reward.csv")
+OUT_JUDGMENTS = Path(__file__).with_name("reward_judgments.csv")
+JUDGES = {"judge-careful": (0.0, 0.0), "judge-first-position": (0.8, 0.0), "judge-verbose": (0.0, 0.8),
+          "judge-weak": (0.3, 0.3)}  # (position bias, length bias) in log-odds
 SECTIONS = {
     "Chat": ("alpacaeval-easy", "alpacaeval-length", "alpacaeval-hard", "mt-bench-easy", "mt-bench-med"),
     "Chat Hard": ("mt-bench-hard", "llmbar-natural", "llmbar-adver-neighbor", "llmbar-adver-GPTInst",
@@ -92,6 +102,30 @@ def main() -> None:
                                                   "score_rejected", "len_chosen", "len_rejected"]]
     table.to_csv(OUT, index=False)
     print(f"wrote {len(table)} rows ({table['id'].nunique()} prompts x {table['system'].nunique()} systems) to {OUT}")
+    judgments = make_judgments(rng)
+    judgments.to_csv(OUT_JUDGMENTS, index=False)
+    print(f"wrote {len(judgments)} judgments to {OUT_JUDGMENTS}")
+
+
+def make_judgments(rng: np.random.Generator, n: int = 400) -> pd.DataFrame:
+    models = np.array(["model-a", "model-b", "model-c", "model-d"])
+    i = rng.integers(0, 4, n)
+    j = (i + rng.integers(1, 4, n)) % 4
+    gap = rng.normal(0.0, 1.0, n)  # > 0: model_1's answer is better
+    len_1, len_2 = np.round(np.exp(rng.normal(np.log(600), 0.5, (2, n)))).astype(int)
+    frames = []
+    for name, (pos, length) in JUDGES.items():
+        noise = 1.0 if name != "judge-weak" else 2.5
+        verdicts = []
+        for first_is_1 in (True, False):
+            logit = 1.5 * gap + pos * (1.0 if first_is_1 else -1.0) + length * np.sign(len_1 - len_2)
+            p1 = 1.0 / (1.0 + np.exp(-logit / noise))
+            u = rng.uniform(size=n)
+            verdicts.append(np.where(u < p1 - 0.1, "model_1", np.where(u > p1 + 0.1, "model_2", "tie")))
+        frames.append(pd.DataFrame({"system": name, "id": np.arange(n), "question_id": 81 + np.arange(n) % 80,
+                                    "model_1": models[i], "model_2": models[j], "g1_winner": verdicts[0],
+                                    "g2_winner": verdicts[1], "len_1": len_1, "len_2": len_2}))
+    return pd.concat(frames, ignore_index=True)
 
 
 if __name__ == "__main__":
