@@ -322,6 +322,12 @@ def _kind_tables():
         "rating": two(pd.DataFrame({"id": ids, "y_true": rng.integers(1, 6, n), "y_pred": rng.integers(1, 6, n)})),
         "embeddings": two(pd.DataFrame({"id": ids, "label": labels,
                                         **{f"f{j}": rng.normal(size=n) + labels * 0.5 for j in range(4)}})),
+        "preferences": two(pd.DataFrame({"id": ids, "score_chosen": rng.integers(0, 4, n),
+                                         "score_rejected": rng.integers(0, 4, n), "len_chosen": rng.integers(9, 99, n),
+                                         "len_rejected": rng.integers(9, 99, n)})),
+        "judgments": two(pd.DataFrame({"id": ids, "question_id": ids, "model_1": "x", "model_2": "y",
+                                       "g1_winner": np.array(["model_1", "model_2", "tie"])[labels],
+                                       "g2_winner": np.array(["model_1", "model_2", "tie"])[rng.integers(0, 3, n)]})),
     }
     return tables
 

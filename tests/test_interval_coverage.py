@@ -233,6 +233,16 @@ def _tables(draws: int, n: int, seed: int) -> dict[str, tuple[pd.DataFrame, dict
                                   "correct": (rng.uniform(size=N) < p).astype(int)}), {}),
         "samples": (pd.DataFrame({"system": sys, "id": np.tile(np.arange(n), draws), "acc": y}), {}),
     }
+    subsets = np.array(["alpacaeval-easy", "mt-bench-hard", "donotanswer", "hep-go", "math-prm"])
+    tables["preferences"] = (pd.DataFrame({"system": sys, "subset": subsets[np.tile(np.arange(n) % 5, draws)],
+                                           "score_chosen": y + 0.5, "score_rejected": rng.normal(size=N),
+                                           "len_chosen": rng.integers(50, 500, N),
+                                           "len_rejected": rng.integers(50, 500, N)}), {})
+    verdicts = np.array(["model_1", "model_2", "tie"])
+    tables["judgments"] = (pd.DataFrame({"system": sys, "question_id": np.tile(np.arange(n), draws),
+                                         "model_1": "a", "model_2": "b", "g1_winner": verdicts[rng.integers(0, 3, N)],
+                                         "g2_winner": verdicts[rng.integers(0, 3, N)],
+                                         "len_1": rng.integers(50, 500, N), "len_2": rng.integers(50, 500, N)}), {})
     feats = _features(draws, 40, 0.3, seed)
     feats["s0"], feats["s1"] = feats["f0"] * 0.5, feats["f1"] - feats["f0"]
     feats["p_a"] = rng.uniform(0.1, 0.9, len(feats))

@@ -14,7 +14,8 @@ positional     ``plurality``, ``borda``, ``dowdall``, ``threshold`` (and approva
 condorcet      ``copeland``, ``minimax``, ``schulze``, ``ranked_pairs``, ``baldwin``,
                ``nanson``, ``black``, ``kemeny``
 pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``, ``difficulty`` (models and
-               test items rated jointly; reads a responses table)
+               test items rated jointly; reads a responses table), ``bradley_terry_style``
+               (Chatbot Arena style control; reads a battles table with style columns)
 latent         ``irt`` (registered by :mod:`scorebench.irt`, imported on first use)
 =============  ==================================================================
 
@@ -36,6 +37,7 @@ from ..errors import InputError
 from ..stats import rng_for
 from ..validation import check_positive_int
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
+from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
 from .items import MIN_TASKS, ItemScores, bootstrap_items, is_item_table, item_scores

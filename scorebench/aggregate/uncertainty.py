@@ -63,6 +63,9 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
     system never loses) are dropped and counted.
     """
     n_boot = check_positive_int(n_boot, "n_boot")
+    if not isinstance(data, (ScoreMatrix, Battles)) and method.bootstrap is not None and resample in (None, "battles"):
+        # a method reading a raw table (battles with covariates) resamples its own rows
+        return method.bootstrap(data, int(n_boot), rng, **params), 0
     default = "tasks" if isinstance(data, ScoreMatrix) else "battles"
     resample = default if resample is None else check_choice(resample, "resample", RESAMPLE)
     if resample != default:

@@ -21,6 +21,7 @@ _FAMILIES = (
     "generative",
     "irt_kind",
     "sample_scores",
+    "reward",
 )
 
 for _name in _FAMILIES:
