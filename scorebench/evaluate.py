@@ -52,6 +52,9 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
 def _check_options(ci: float, n_boot: int) -> None:
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
         raise InputError(f"n_boot: expected a non-negative integer, got {n_boot!r}")
+    from .validation import check_count
+
+    check_count(n_boot, "n_boot", itemsize=16, minimum=0)  # the replicates of a group, plus scratch
     if 0 < n_boot < MIN_BOOT:
         raise InputError(f"n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the 2.5% and "
                          f"97.5% quantiles of so few replicates are the extremes); use at least {MIN_BOOT} "

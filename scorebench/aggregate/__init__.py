@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..stats import rng_for
-from ..validation import check_positive_int
+from ..validation import check_count, check_positive_int
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
@@ -119,7 +119,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     """
     record = get_method(method)
     record.check_params(params)
-    n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
+    n_boot = check_count(n_boot, "n_boot", itemsize=16, minimum=0)
     items = None
     if record.accepts == ("table",):
         data = table

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._output import FORMAT_OPTION, emit
+from ._output import FORMAT_OPTION, emit, output_option
 
 
 @click.command("run")
@@ -15,8 +15,7 @@ from ._output import FORMAT_OPTION, emit
                    "nn.Module; loaded from local files only.")
 @click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path),
               help=".npy, .npz, a table of numeric columns, or a folder of images.")
-@click.option("--output", "-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Table to write (atomically): .csv, .parquet, .json, ...")
+@output_option(required=True, help="Table to write (atomically): .csv, .parquet, .json, ...")
 @click.option("--device", default="auto", show_default=True,
               help="auto (CUDA when present, else CPU), cpu, cuda or cuda:<index>.")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
