@@ -308,12 +308,16 @@ def safe_cell(value: Any) -> Any:
 
 
 def safe_csv_table(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every text cell (and column name) passed through :func:`safe_cell`."""
+    """``table`` for spreadsheets: every text cell (and column name) through :func:`safe_cell`,
+    with bidirectional controls marked (:func:`mark_bidi`)."""
+    def fix(value: Any) -> Any:
+        return safe_cell(mark_bidi(value)) if isinstance(value, str) else value
+
     out = table.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = out[col].map(safe_cell)
-    out.columns = [safe_cell(c) for c in out.columns]
+            out[col] = out[col].map(fix)
+    out.columns = [fix(c) for c in out.columns]
     return out
 
 
@@ -502,15 +506,28 @@ def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
             _remove_stale_temps(target)
             tmp = _temp_name(target)
             done.append((tmp, target))
-            write(tmp)
-            os.chmod(tmp, mode)
+            try:
+                write(tmp)
+                os.chmod(tmp, mode)
+            except OSError as exc:  # name the user's file, not our temporary one
+                raise _about(exc, target) from None
         for tmp, target in done:
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise _about(exc, target) from None
     except BaseException:
         for tmp, _ in done:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         raise
+
+
+def _about(exc: OSError, target: Path) -> OSError:
+    """The same error (errno and reason) reported against ``target``."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:

@@ -60,6 +60,8 @@ def _message(exc: BaseException) -> str:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+        return  # for developers, not users of the command line
     click.echo(f"warning: {' '.join(str(message).split())}", err=True)
 
 
