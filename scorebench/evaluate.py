@@ -52,6 +52,9 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
 def _check_options(ci: float, n_boot: int) -> None:
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
         raise InputError(f"n_boot: expected a non-negative integer, got {n_boot!r}")
+    from .validation import check_count
+
+    check_count(n_boot, "n_boot", itemsize=16, minimum=0)  # the replicates of a group, plus scratch
     if 0 < n_boot < MIN_BOOT:
         raise InputError(f"n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the 2.5% and "
                          f"97.5% quantiles of so few replicates are the extremes); use at least {MIN_BOOT} "
@@ -112,8 +115,36 @@ def _prepare(table: Any, records: Sequence[Metric], kind: str | None, by: str | 
     return _Prepared(kind_name, inputs, by_cols, keys.reset_index(drop=True), codes)
 
 
+class _Overflow:
+    """Records floating-point overflow (instead of a RuntimeWarning on stderr) inside ``with``."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, kind: str, flag: int) -> None:
+        if "overflow" in kind:
+            self.seen = True
+
+    def __enter__(self) -> "_Overflow":
+        self._state = np.errstate(over="call", invalid="call", divide="ignore", under="ignore", call=self)
+        self._state.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._state.__exit__(*exc)
+
+    def check(self, name: str, values: np.ndarray) -> None:
+        """An overflow that left a non-finite value is an error (a finite input, no finite score)."""
+        bad = ~np.isfinite(np.atleast_1d(values))
+        if self.seen and bad.any():
+            raise InputError(f"metric {name!r}: the computation overflows float64 for {describe_rows(bad)} (a value "
+                             "beyond ~1.8e308); the inputs are too large in magnitude — rescale them")
+
+
 def _contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarray:
-    values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
+    with _Overflow() as overflow:
+        values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
+    overflow.check(record.name, values)
     if values.shape != (inputs.n,):
         raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected one value per "
                          f"unit ({inputs.n},) — is it a set-level metric?")
@@ -322,7 +353,11 @@ def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Ge
         clusters = None if clusters is None else clusters[keep]
     if values.size == 0:
         raise InputError("a group has no rows left to evaluate")
-    value = float(values.mean())
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = float(values.mean())
+    if np.isinf(value) and np.isfinite(values).all():
+        raise InputError("the mean of the per-row scores overflows float64 (their sum is beyond ~1.8e308); "
+                         "rescale the inputs")
     if n_boot == 0 or np.isnan(value):
         return value, np.nan, np.nan, values.size, "none"
     if np.isinf(value):  # e.g. log_score(clip=none) with a forecast of probability 0 that happened
@@ -357,7 +392,9 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
     ``hashes`` (the units' content hashes) selects the partition-independent scheme of the
     Dask engine: Poisson weights, or half-samples drawn from the hashes.
     """
-    value = float(record.compute(inputs.take(idx)))
+    with _Overflow() as overflow:
+        value = float(record.compute(inputs.take(idx)))
+    overflow.check(record.name, np.array([value]))
     if n_boot == 0:
         return value, np.nan, np.nan, idx.size, "none"
     rule = record.interval_method

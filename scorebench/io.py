@@ -14,6 +14,7 @@ import html
 import io
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ import pandas as pd
 from .errors import InputError
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
-           "render_markdown", "escape_markdown", "detect_format",
+           "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
            "READ_FORMATS", "WRITE_FORMATS", "format_value"]
 
 _SUFFIXES = {
@@ -95,6 +96,8 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: 
         table = reader(path, encoding)
     except InputError:
         raise
+    except RecursionError:
+        raise InputError(f"{path}: the {fmt} is nested too deeply to read") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not valid {encoding} text at byte {exc.start}; "
                          "re-encode the file or pass its encoding") from None
@@ -229,11 +232,93 @@ def format_value(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+#: Unicode bidirectional controls: they can make a name display as a different one
+#: (``U+202E`` reverses the text after it); rendered names show them as ``[U+202E]``.
+BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI_TABLE = {ord(c): f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS}
+
+
+def mark_bidi(text: str) -> str:
+    """Replace bidirectional control characters with a visible ``[U+XXXX]`` mark.
+
+    Examples
+    --------
+    >>> mark_bidi("abc\u202edef")
+    'abc[U+202E]def'
+    """
+    return str(text).translate(_BIDI_TABLE)
+
+
+_MD_ACTIVE = re.compile(r"\]\(|\]\[|\]:|!\[|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|[*`~]|://|(?i:www)\.")
+
+
+def _md_inert(match: re.Match) -> str:
+    token = match.group(0)
+    if token in ("](", "][", "]:"):
+        return token[0] + "\\" + token[1]  # a backslash before ( or [ ends link syntax
+    if token == "![":
+        return "!\\["
+    if token == "://":
+        return "&#58;//"  # not a bare URL, so no autolink
+    if token.lower() == "www.":
+        return token[:3] + "&#46;"
+    return "\\" + token
+
+
 def escape_markdown(text: str) -> str:
-    """Escape text for a Markdown table cell: HTML-escaped, pipes escaped, one line."""
-    text = html.escape(str(text), quote=False)
+    """Escape text for a Markdown table cell: inert and on one line.
+
+    HTML is escaped (no raw tags, entities or ``<url>`` autolinks); pipes are escaped;
+    link and image syntax (``](``, ``![``), emphasis and code markers (``*``, `````, ``~``,
+    word-boundary ``_``) are backslash-escaped; bare URLs (``https://``, ``www.``) are
+    broken with an entity so they are not autolinked; bidirectional controls are marked
+    (:func:`mark_bidi`). The text renders as the characters it contains.
+
+    Examples
+    --------
+    >>> escape_markdown("[Official](https://evil.example)")
+    '[Official]\\\\(https&#58;//evil.example)'
+    >>> escape_markdown("log_score")
+    'log_score'
+    """
+    text = html.escape(mark_bidi(text), quote=False)
     text = text.replace("\\", "\\\\").replace("|", "\\|")
+    text = _MD_ACTIVE.sub(_md_inert, text)
     return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+#: First characters that make a spreadsheet treat a text cell as a formula.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: Any) -> Any:
+    """A text cell made inert for spreadsheets: ``'`` before a leading ``= + - @``, tab or CR.
+
+    Numbers (including negative ones) and missing values are returned unchanged; only text
+    is touched. See OWASP, "CSV Injection".
+
+    Examples
+    --------
+    >>> safe_cell("=cmd|' /C calc'!A0"), safe_cell(-1.5), safe_cell("-1.5"), safe_cell("ok")
+    ("'=cmd|' /C calc'!A0", -1.5, "'-1.5", 'ok')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def safe_csv_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` for spreadsheets: every text cell (and column name) through :func:`safe_cell`,
+    with bidirectional controls marked (:func:`mark_bidi`)."""
+    def fix(value: Any) -> Any:
+        return safe_cell(mark_bidi(value)) if isinstance(value, str) else value
+
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(fix)
+    out.columns = [fix(c) for c in out.columns]
+    return out
 
 
 def render_markdown(table: pd.DataFrame, *, digits: int = 4, meta: Mapping[str, Any] | None = None) -> str:
@@ -286,8 +371,12 @@ META_SUFFIX = ".meta.json"  # CSV metadata sidecar: ``scores.csv`` -> ``scores.c
 
 
 def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | None = None,
-                meta: Mapping[str, Any] | None = None) -> Path:
+                meta: Mapping[str, Any] | None = None, safe_csv: bool = False) -> Path:
     """Write ``table`` atomically as CSV, Parquet, JSON or Markdown; return the path.
+
+    A CSV keeps text cells as they are unless ``safe_csv=True``: then a text cell starting
+    with ``= + - @`` (or a tab/CR) gets a leading ``'`` (:func:`safe_cell`), so a spreadsheet
+    does not run it as a formula. Use it for files meant for spreadsheets.
 
     Plain values in ``table.attrs`` (seed, bootstrap method, ...) and ``meta`` are written
     with the data: a JSON sidecar ``<path>.meta.json`` beside a CSV (the CSV itself stays
@@ -307,6 +396,8 @@ def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | N
     fmt = detect_format(path, format, allowed=WRITE_FORMATS)
     info = _meta(table, meta)
     check_writable(path)
+    if safe_csv and fmt == "csv":
+        table = safe_csv_table(table)
     files: dict[Path, Callable[[Path], None]] = {}
     if fmt == "parquet":
         files[path] = lambda tmp: _write_parquet(table, tmp, info)
@@ -415,15 +506,28 @@ def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
             _remove_stale_temps(target)
             tmp = _temp_name(target)
             done.append((tmp, target))
-            write(tmp)
-            os.chmod(tmp, mode)
+            try:
+                write(tmp)
+                os.chmod(tmp, mode)
+            except OSError as exc:  # name the user's file, not our temporary one
+                raise _about(exc, target) from None
         for tmp, target in done:
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise _about(exc, target) from None
     except BaseException:
         for tmp, _ in done:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         raise
+
+
+def _about(exc: OSError, target: Path) -> OSError:
+    """The same error (errno and reason) reported against ``target``."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:

@@ -187,6 +187,19 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_count(value: Any, name: str, *, itemsize: int = 8, minimum: int = 1) -> int:
+    """:func:`check_positive_int` for a size that will be allocated (bins, bootstrap rounds).
+
+    ``itemsize`` is the bytes held per unit of ``value``; a value whose arrays cannot fit in
+    the available memory is refused up front (:func:`scorebench.resources.check_allocation`).
+    """
+    from .resources import check_allocation
+
+    count = check_positive_int(value, name, minimum=minimum)
+    check_allocation(count, itemsize, f"{name}={count}")
+    return count
+
+
 def _is_real(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 

@@ -119,7 +119,9 @@ def test_spec_paths_resolve_against_the_spec_folder(tmp_path):
     path = tmp_path / "sub" / "b.toml"
     path.write_text('name = "b"\nrequires = ["../missing.csv"]\n[[sources]]\nname="s"\npath="../d/s.csv"\n'
                     '[[evaluate]]\nsource="s"\nmetrics=["brier_score"]\n', encoding="utf-8")
-    spec = load_spec(path)
+    with pytest.raises(InputError, match="outside the spec's folder"):  # confined unless allowed
+        load_spec(path)
+    spec = load_spec(path, allow_outside=True)
     assert spec.sources[0].path == tmp_path / "sub" / "../d/s.csv"
     assert spec.out_dir == tmp_path / "sub" / "b"
     assert spec.missing_requirements == ((tmp_path / "missing.csv").resolve(),)

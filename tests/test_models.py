@@ -51,7 +51,7 @@ def net_file(tmp_path):
 
 @pytest.fixture
 def scripted(net_file, tmp_path):
-    module = load_extractor(f"{net_file}:build").module
+    module = load_extractor(f"{net_file}:build", trust=True).module
     path = tmp_path / "net.pt"
     torch.jit.script(module).save(str(path))
     return path
@@ -78,16 +78,19 @@ def test_resolve_device():
             resolve_device("cuda")
 
 
-def test_extractor_specs_share_one_fingerprint(net_file, scripted):
-    from_callable = load_extractor(f"{net_file}:build")
-    from_file = load_extractor(scripted)
-    assert from_callable.fingerprint == from_file.fingerprint
+def test_extractor_fingerprint_covers_the_program(net_file, scripted):
+    from_callable = load_extractor(f"{net_file}:build", trust=True)
+    from_file = load_extractor(scripted, trust=True)
+    # Same weights, different programs (TorchScript archive vs Python source): not comparable.
+    assert from_callable.fingerprint != from_file.fingerprint
     assert from_file.name == "net.pt"
+    assert load_extractor(scripted, trust=True).fingerprint == from_file.fingerprint
     other = load_extractor(torch.nn.Linear(3, 2))
     assert other.fingerprint != from_file.fingerprint
-    resized = load_extractor(scripted, preprocess=Preprocess(size=(16, 16)))
+    resized = load_extractor(scripted, preprocess=Preprocess(size=(16, 16)), trust=True)
     assert resized.fingerprint != from_file.fingerprint
-    assert weights_fingerprint(from_file.module, Preprocess(size=(16, 16))) == resized.fingerprint
+    # nn.Module instances (no program file): the weights + preprocessing fingerprint
+    assert weights_fingerprint(from_callable.module) == load_extractor(from_callable.module).fingerprint
 
 
 def test_extractor_refuses_remote_and_wrong_hash(scripted, tmp_path):
@@ -99,23 +102,23 @@ def test_extractor_refuses_remote_and_wrong_hash(scripted, tmp_path):
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a model")
     with pytest.raises(InputError, match="TorchScript"):
-        load_extractor(junk)
+        load_extractor(junk, trust=True)
 
 
 def test_run_model_outputs_and_determinism(scripted):
     x = _images(37, 0)
-    logits = run_model(scripted, x, device="cpu", batch_size=8, output="logits")
+    logits = run_model(scripted, x, device="cpu", batch_size=8, output="logits", trust=True)
     assert logits.shape == (37, 4) and logits.dtype == np.float64
-    again = run_model(scripted, x, device="cpu", batch_size=8, output="logits")
+    again = run_model(scripted, x, device="cpu", batch_size=8, output="logits", trust=True)
     np.testing.assert_array_equal(logits, again)
-    other_batch = run_model(scripted, x, device="cpu", batch_size=37, output="logits")
+    other_batch = run_model(scripted, x, device="cpu", batch_size=37, output="logits", trust=True)
     np.testing.assert_allclose(logits, other_batch, rtol=1e-5, atol=1e-6)
-    probs = run_model(scripted, x, device="cpu", output="probs")
+    probs = run_model(scripted, x, device="cpu", output="probs", trust=True)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-6)
-    preds = run_model(scripted, x, device="cpu", output="predictions")
+    preds = run_model(scripted, x, device="cpu", output="predictions", trust=True)
     np.testing.assert_array_equal(preds[:, 0], logits.argmax(axis=1))
     with pytest.raises(InputError, match="output"):
-        run_model(scripted, x, output="embeddings")
+        run_model(scripted, x, output="embeddings", trust=True)
 
 
 def test_preprocess_is_applied():
@@ -145,7 +148,7 @@ def test_load_inputs_formats(tmp_path):
 
 def test_features_table_columns(scripted, tmp_path):
     np.save(tmp_path / "x.npy", _images(6, 2))
-    t = features_table(scripted, tmp_path / "x.npy", device="cpu", output="probs", system="gen")
+    t = features_table(scripted, tmp_path / "x.npy", device="cpu", output="probs", system="gen", trust=True)
     assert list(t.columns) == ["id", "system", "p_0", "p_1", "p_2", "p_3", "extractor"]
     assert t.attrs["device"] == "cpu" and t.attrs["extractor_name"] == "net.pt"
 
@@ -155,16 +158,16 @@ def test_cli_run_then_evaluate_fid(scripted, tmp_path):
     np.save(tmp_path / "fake.npy", _images(50, 4, shift=0.5))
     runner = CliRunner()
     for name, system in (("real", "real"), ("fake", "gan")):
-        result = runner.invoke(cli, ["run", "--model", str(scripted), "--data", str(tmp_path / f"{name}.npy"),
+        result = runner.invoke(cli, ["run", "--model", str(scripted), "--trust-model", "--data", str(tmp_path / f"{name}.npy"),
                                      "--output", str(tmp_path / f"{name}.csv"), "--device", "cpu",
                                      "--batch-size", "16", "--system", system, "--what", "logits"])
         assert result.exit_code == 0, result.output
     real, fake = read_table(tmp_path / "real.csv"), read_table(tmp_path / "fake.csv")
     assert [c for c in real.columns if c.startswith("logit_")] == [f"logit_{j}" for j in range(4)]
-    result = runner.invoke(cli, ["run", "--model", str(scripted), "--data", str(tmp_path / "real.npy"),
+    result = runner.invoke(cli, ["run", "--model", str(scripted), "--trust-model", "--data", str(tmp_path / "real.npy"),
                                  "--output", str(tmp_path / "real_f.csv"), "--system", "real"])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(cli, ["run", "--model", str(scripted), "--data", str(tmp_path / "fake.npy"),
+    result = runner.invoke(cli, ["run", "--model", str(scripted), "--trust-model", "--data", str(tmp_path / "fake.npy"),
                                  "--output", str(tmp_path / "fake_f.csv"), "--system", "gan"])
     feats = pd.concat([read_table(tmp_path / "real_f.csv"), read_table(tmp_path / "fake_f.csv")])
     assert feats["extractor"].nunique() == 1
@@ -188,13 +191,13 @@ def test_cli_evaluate_runs_the_model_in_one_go(scripted, tmp_path):
     np.save(tmp_path / "gan.npy", _images(50, 4, shift=0.5))
     np.save(tmp_path / "copy.npy", _images(50, 3))
     out = tmp_path / "scores.csv"
-    result = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--reference", str(tmp_path / "real.npy"),
+    result = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--trust-model", "--reference", str(tmp_path / "real.npy"),
                                       "--data", str(tmp_path / "gan.npy"), "--data", str(tmp_path / "copy.npy"),
                                       "--device", "cpu", "-m", "fid", "--bootstrap", "0", "-o", str(out)])
     assert result.exit_code == 0, result.output
     scores = pd.read_csv(out, comment="#").set_index("system")
     assert scores.loc["gan", "value"] > scores.loc["copy", "value"] >= 0
-    missing = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--data", str(tmp_path / "gan.npy"),
+    missing = CliRunner().invoke(cli, ["evaluate", "--model", str(scripted), "--trust-model", "--data", str(tmp_path / "gan.npy"),
                                        "-m", "fid"])
     assert missing.exit_code == 2 and "--reference" in missing.output
 
@@ -203,8 +206,8 @@ def test_extract_carries_fingerprint_into_metrics(scripted, net_file):
     from scorebench.metrics.generative import fid_details
     from scorebench.models import extract
 
-    real = extract(scripted, _images(40, 5), device="cpu")
-    fake = extract(scripted, _images(40, 6, shift=0.3), device="cpu")
+    real = extract(scripted, _images(40, 5), device="cpu", trust=True)
+    fake = extract(scripted, _images(40, 6, shift=0.3), device="cpu", trust=True)
     result = fid_details(real, fake)
     assert result.extractor == real.extractor and result.value > 0
     other = extract(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(192, 4)), _images(40, 6), device="cpu")

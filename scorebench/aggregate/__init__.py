@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..stats import rng_for
-from ..validation import check_positive_int
+from ..validation import check_count, check_positive_int
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
@@ -121,7 +121,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     """
     record = get_method(method)
     record.check_params(params)
-    n_boot = check_positive_int(n_boot, "n_boot", minimum=0)
+    n_boot = check_count(n_boot, "n_boot", itemsize=16, minimum=0)
     items = None
     if record.accepts == ("table",):
         data = table

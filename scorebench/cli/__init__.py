@@ -8,6 +8,7 @@ line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import sys
+import warnings
 from importlib import import_module
 
 import click
@@ -31,16 +32,38 @@ _COMMAND_MODULES = (
 
 
 class _Group(click.Group):
-    """Turns user errors into one line and a non-zero exit status."""
+    """Turns user errors into one line and a non-zero exit status.
+
+    Any ``OSError`` (a full disk, a read-only file system, a missing folder) is reported with
+    its path and reason; warnings are printed as one ``warning:`` line each.
+    """
 
     def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except (ScorebenchError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            message = str(exc) if not isinstance(exc, OSError) else (
-                f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
-            click.echo(f"error: {' '.join(message.split())}", err=True)
-            ctx.exit(2)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except (ScorebenchError, OSError, MemoryError, RecursionError) as exc:
+                click.echo(f"error: {' '.join(_message(exc).split())}", err=True)
+                ctx.exit(2)
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, ScorebenchError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        where = exc.filename if exc.filename is not None else ""
+        return f"{reason}: {where}" if where else reason
+    if isinstance(exc, MemoryError):
+        return f"out of memory ({exc or 'an allocation failed'}); use smaller inputs or parameters"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to process"
+    return str(exc)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+        return  # for developers, not users of the command line
+    click.echo(f"warning: {' '.join(str(message).split())}", err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

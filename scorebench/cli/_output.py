@@ -7,20 +7,55 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from ..io import WRITE_FORMATS, detect_format, format_value, write_table
+from ..io import WRITE_FORMATS, check_writable, detect_format, format_value, write_table
 from ..registry import parse_value
 
+
+def _check_output(ctx: click.Context, param: click.Parameter, value):
+    """Check the ``-o`` path (writable, known format) before any work is done.
+
+    The output and format options each store their value; whichever is processed second
+    runs the check, so a bad path fails in milliseconds, not after the computation.
+    """
+    ctx.meta[f"scorebench.{param.name}"] = value
+    if {"scorebench.output", "scorebench.fmt"} <= set(ctx.meta):
+        output, fmt = ctx.meta["scorebench.output"], ctx.meta["scorebench.fmt"]
+        if output is not None:
+            detect_format(output, fmt, allowed=WRITE_FORMATS)
+            check_writable(output)
+    return value
+
+
+def _safe_csv(ctx: click.Context, param: click.Parameter, value):
+    ctx.meta["scorebench.safe_csv"] = bool(value)
+    return value
+
+
 FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(WRITE_FORMATS), default=None,
+                             callback=_check_output,
                              help="Output format (default: from the --output suffix).")
-OUTPUT_OPTION = click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
-                             default=None, help="Write the result here (atomically) instead of printing.")
+_SAFE_CSV = click.option("--safe-csv", is_flag=True, expose_value=False, callback=_safe_csv,
+                         help="CSV output for spreadsheets: prefix text cells that start with = + - @ "
+                              "(or a tab/CR) with ' so they are not run as formulas.")
+
+
+def output_option(*, required: bool = False, help: str = "Write the result here (atomically) instead of printing."):
+    """``--output/-o`` (checked before any work) together with ``--safe-csv``."""
+    option = click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+                          default=None, required=required, callback=_check_output, help=help)
+    return lambda f: option(_SAFE_CSV(f))
+
+
+OUTPUT_OPTION = output_option()
 
 
 def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
     """Print ``table`` readably, or write it to ``output`` in ``fmt``."""
     if output is not None:
         detect_format(output, fmt, allowed=WRITE_FORMATS)
-        write_table(table, output, format=fmt)
+        ctx = click.get_current_context(silent=True)
+        safe = bool(ctx is not None and ctx.meta.get("scorebench.safe_csv"))
+        write_table(table, output, format=fmt, safe_csv=safe)
         click.echo(f"wrote {len(table)} rows to {output}", err=True)
         return
     if fmt is not None and fmt != "markdown":

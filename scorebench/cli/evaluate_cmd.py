@@ -14,6 +14,7 @@ from ..io import read_table
 from ..tables import get_kind
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 
 
 @click.command("evaluate")
@@ -49,6 +50,8 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @click.option("--reference", type=click.Path(exists=True, path_type=Path), default=None,
               help="With --model: the reference (real) samples.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@SHA256_OPTION
+@TRUST_OPTION
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @click.option("--cluster", default=None, help="Column of item clusters: per-row metrics get a cluster bootstrap.")
@@ -58,11 +61,13 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @FORMAT_OPTION
 def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
             per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
-            reference, device, cluster, proportion_interval, source_format, source_options, output, fmt) -> None:
+            reference, device, sha256, trust_model, cluster, proportion_interval, source_format, source_options,
+            output, fmt) -> None:
     """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system.
 
     Or, with --model, run a feature extractor over --reference and each --data set and
-    score the generated sets against the reference (fid, kid, precision, ...).
+    score the generated sets against the reference (fid, kid, precision, ...). A model is
+    code: a model file runs only with --sha256 HEX or --trust-model.
     """
     if (table is None) == (model_spec is None):
         raise click.UsageError("give either TABLE or --model with --data and --reference")
@@ -76,7 +81,7 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
             if value is not None:
                 kind_options[name] = value
         if model_spec is not None:
-            data = _model_features(model_spec, data_paths, reference, device)
+            data = _model_features(model_spec, data_paths, reference, device, sha256, trust_model)
             kind = kind or "features"
         elif engine == "dask":
             if source_format is not None:
@@ -117,17 +122,20 @@ def _read_qrels(path: Path, engine: str):
     return read_table(path)
 
 
-def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Path | None, device: str):
+def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Path | None, device: str,
+                    sha256: str | None = None, trust: bool = False):
     """One ``features`` table: the reference as system ``real``, each data set by file stem."""
     import pandas as pd
 
-    from ..models import features_table
+    from ..models import features_table, load_extractor
 
     if reference is None or not data_paths:
         raise InputError("--model needs --reference (the real samples) and at least one --data set")
     names = [p.stem for p in data_paths]
     if len(set(names)) != len(names) or "real" in names:
         raise InputError(f"--data files must have distinct stems other than 'real', got {names}")
-    tables = [features_table(model_spec, reference, device=device, system="real")]
-    tables += [features_table(model_spec, path, device=device, system=name) for path, name in zip(data_paths, names)]
+    announce_models()
+    extractor = load_extractor(model_spec, expected_sha256=sha256, trust=trust)  # loaded (and run) once
+    tables = [features_table(extractor, reference, device=device, system="real")]
+    tables += [features_table(extractor, path, device=device, system=name) for path, name in zip(data_paths, names)]
     return pd.concat(tables, ignore_index=True)

@@ -34,8 +34,14 @@ def _spec_path(path: Path) -> Path:
                    "(text exactly; numbers within the tolerance below).")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write (or, with --check, compare) each board under OUT/<name> instead of beside its spec.")
-def build(specs: tuple[Path, ...], check: bool, out: Path | None) -> None:
-    """Build SPEC files (default: every leaderboards/*.toml)."""
+@click.option("--allow-outside", is_flag=True, default=False,
+              help="Let specs read sources outside their folder and repository (specs are confined by default).")
+def build(specs: tuple[Path, ...], check: bool, out: Path | None, allow_outside: bool) -> None:
+    """Build SPEC files (default: every leaderboards/*.toml).
+
+    A board folder is written under a lock (a concurrent build of the same board fails), in
+    a temporary folder swapped in whole, never through symbolic links.
+    """
     from ..leaderboard import build_board, diff_board, find_specs, load_spec, write_board
 
     paths = [_spec_path(p) for p in specs] or find_specs(Path("leaderboards"))
@@ -43,7 +49,7 @@ def build(specs: tuple[Path, ...], check: bool, out: Path | None) -> None:
         raise InputError("no leaderboard specs given and none found in ./leaderboards/*.toml")
     failed = []
     for path in paths:
-        spec = load_spec(path)
+        spec = load_spec(path, allow_outside=allow_outside)
         missing = spec.missing_requirements
         if missing:
             click.echo(f"{spec.name}: skipped (needs {', '.join(str(m) for m in missing)})", err=True)

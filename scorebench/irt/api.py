@@ -30,12 +30,32 @@ _JML_CELLS = 2e8  # method="auto" uses JML above this many systems x items
 
 def _priors(spec_name: str, priors: Priors | Mapping | None) -> Priors:
     if isinstance(priors, Priors):
-        return priors
-    given = dict(priors or {})
+        given = {k: getattr(priors, k) for k in ("a", "d", "c", "u")}
+    else:
+        given = dict(priors or {})
     unknown = set(given) - set(PARAMS)
     if unknown:
         raise InputError(f"priors: unknown parameter(s) {sorted(unknown)}; expected keys among {PARAMS}")
-    return Priors(**given)
+    for key, value in given.items():
+        _check_prior(key, value)
+    return priors if isinstance(priors, Priors) else Priors(**given)
+
+
+def _check_prior(key: str, value: Any) -> None:
+    """Normal priors (a, d) need a finite mean and SD > 0; Beta priors (c, u) alpha, beta > 0."""
+    if value is None:
+        return
+    try:
+        first, second = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"priors: {key} expected a pair of numbers, got {value!r}") from None
+    if key in ("a", "d"):
+        if not (np.isfinite(first) and np.isfinite(second) and second > 0):
+            raise InputError(f"priors: {key}=({value[0]}, {value[1]}) is not a normal prior; expected a finite mean "
+                             "and a standard deviation > 0")
+    elif not (np.isfinite(first) and np.isfinite(second) and first > 0 and second > 0):
+        raise InputError(f"priors: {key}=({value[0]}, {value[1]}) is not a Beta prior; expected alpha > 0 and "
+                         "beta > 0")
 
 
 def _anchor_params(anchors: Any, items: pd.Index) -> tuple[np.ndarray, np.ndarray]:

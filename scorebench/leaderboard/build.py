@@ -180,8 +180,15 @@ class _Context:
     def table(self, name: str) -> pd.DataFrame:
         if name not in self.tables:
             source = self.spec.source(name)
-            self.tables[name] = read_table(source.path, format=source.format) if source.source_format is None \
-                else read_results(source.path, format=source.source_format, **dict(source.read_options))
+            if source.model is not None:  # pinned: load_extractor refuses a file with another SHA-256
+                from ..models import features_table
+
+                self.tables[name] = features_table(source.model, source.path, device="cpu", output=source.model_output,
+                                                   system=source.model_system, expected_sha256=source.model_sha256)
+            elif source.source_format is None:
+                self.tables[name] = read_table(source.path, format=source.format)
+            else:
+                self.tables[name] = read_results(source.path, format=source.source_format, **dict(source.read_options))
         return self.tables[name]
 
 
@@ -612,10 +619,60 @@ def build_board(spec: BoardSpec) -> Board:
         irt = _irt_section(ctx)
         if irt is not None:
             sections.append(irt)
+    sections = _distinct_names([_mark_bidi(s) for s in sections])
     empty = [s.title or s.key for s in sections if s.columns and not s.rows]
     if empty:
         raise InputError(f"{spec.path}: board section(s) {empty} have no rows; a published table must not be empty")
     return Board(spec, tuple(sections), _provenance(spec, ctx))
+
+
+def _mark_bidi(section: Section) -> Section:
+    """Display strings with bidirectional controls made visible (a name cannot pose as another)."""
+    from dataclasses import replace
+
+    from ..io import BIDI_CONTROLS, mark_bidi
+
+    def has(text: str) -> bool:
+        return any(c in BIDI_CONTROLS for c in text)
+
+    texts = [section.title, section.note, *section.columns, *(c for r in section.rows for c in r),
+             *(t for f in section.figures for t in (f.caption, f.svg))]
+    if not any(has(str(t)) for t in texts):
+        return section
+    return replace(section, title=mark_bidi(section.title), note=mark_bidi(section.note),
+                   columns=tuple(mark_bidi(c) for c in section.columns),
+                   rows=tuple(tuple(mark_bidi(c) for c in r) for r in section.rows),
+                   figures=tuple(replace(f, caption=mark_bidi(f.caption), svg=mark_bidi(f.svg))
+                                 for f in section.figures))
+
+
+def _distinct_names(sections: list[Section]) -> list[Section]:
+    """Section keys and figure file names made unique: task names such as ``A b`` and ``a-b``
+    share a slug, so colliding ones get a short hash of their title (caption) appended."""
+    from dataclasses import replace
+
+    def unique(names: list[str], labels: list[str]) -> list[str]:
+        counts = {n: names.count(n) for n in names}
+        out, seen = [], set()
+        for name, label in zip(names, labels):
+            new = name if counts[name] == 1 else f"{name}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
+            while new in seen:  # identical labels too: number them in board order
+                new += "-x"
+            seen.add(new)
+            out.append(new)
+        return out
+
+    keys = unique([s.key for s in sections], [s.title for s in sections])
+    figures = [f for s in sections for f in s.figures]
+    names = iter(unique([f.name for f in figures], [f.caption for f in figures]))
+    out = []
+    for section, key in zip(sections, keys):
+        figs = tuple(replace(f, name=next(names)) for f in section.figures)
+        data = section.data
+        if key != section.key and "section" in data.columns:
+            data = data.assign(section=key)
+        out.append(replace(section, key=key, figures=figs, data=data))
+    return out
 
 
 def _provenance(spec: BoardSpec, ctx: _Context) -> tuple[tuple[str, str], ...]:

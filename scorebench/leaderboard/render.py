@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import escape_markdown
+from ..io import escape_markdown, safe_csv_table
 from .build import Board, Section, pin
 
 __all__ = ["render_markdown_board", "render_html", "render_csv", "render_json", "write_board", "OUTPUT_FILES"]
@@ -146,7 +146,8 @@ def _records(board: Board) -> pd.DataFrame:
 def render_csv(board: Board) -> str:
     """All numbers of the board as one long CSV (floats to 10 significant digits, no comment lines)."""
     # Plain CSV, header first (every CSV reader takes it); provenance is in board.json.
-    return _records(board).map(pin).to_csv(index=False, lineterminator="\n")
+    # Text cells starting with = + - @ get a leading ' (spreadsheets would run them as formulas).
+    return safe_csv_table(_records(board).map(pin)).to_csv(index=False, lineterminator="\n")
 
 
 def render_json(board: Board) -> str:
@@ -188,15 +189,7 @@ def board_files(board: Board) -> dict[str, bytes]:
 
 
 def write_board(board: Board, out_dir: str | Path) -> list[Path]:
-    """Write every output file into ``out_dir``, all or nothing (stale plots are removed)."""
-    from ..io import atomic_write
+    """Write every output file into ``out_dir``, all or nothing (see :mod:`.output`)."""
+    from .output import write_board_files
 
-    out_dir = Path(out_dir)
-    files = board_files(board)
-    (out_dir / "plots").mkdir(parents=True, exist_ok=True)
-    targets = {out_dir / rel: content for rel, content in files.items()}
-    atomic_write({target: (lambda tmp, c=content: Path(tmp).write_bytes(c)) for target, content in targets.items()})
-    for stale in sorted((out_dir / "plots").glob("*.svg")):
-        if f"plots/{stale.name}" not in files:
-            stale.unlink()
-    return list(targets)
+    return write_board_files(board_files(board), out_dir)

@@ -50,11 +50,28 @@ A spec declares where a board's numbers come from and how they are shown::
 Paths are resolved against the spec's folder. ``requires`` lists paths that must exist
 for the board to be built (external data); when one is missing the board is skipped with a
 message instead of failing.
+
+Specs are not trusted to read anywhere: every path (sources, ``requires``, models) must lie,
+after resolving links, inside the spec's folder, its repository (the folder holding
+``pyproject.toml`` or ``.git`` above the spec) or a folder that repository's
+``pyproject.toml`` lists under ``[tool.scorebench.leaderboard] trusted-paths``; otherwise the
+spec is refused with the same message whether the path exists or not (``--allow-outside``
+/ ``allow_outside=True`` lifts this). A source may run a model over its ``path`` (model
+inputs) to make a features table::
+
+    [[sources]]
+    name = "features"
+    path = "samples.npy"
+    model = "extractor.pt"                   # or module:callable / file.py:callable
+    sha256 = "<64 hex digits>"               # required: a model is code, so it is pinned
+    output = "features"                      # optional (see scorebench run --what)
+    system = "real"                          # optional system column
 """
 
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -82,6 +99,10 @@ class SourceSpec:
     higher_is_better: bool | None = None
     source_format: str | None = None  # ``from``: a harness's result files (scorebench.io.read_results)
     read_options: tuple[tuple[str, Any], ...] = ()  # the reader's options (e.g. benchmark)
+    model: str | None = None  # run this model over ``path`` (a TorchScript file or module:callable)
+    model_sha256: str | None = None  # its pinned SHA-256 (required with ``model``)
+    model_output: str = "features"
+    model_system: str | None = None
 
 
 @dataclass(frozen=True)
@@ -191,7 +212,7 @@ class BoardSpec:
         return tuple(p for p in self.requires if not p.exists())
 
 
-def load_spec(path: str | Path) -> BoardSpec:
+def load_spec(path: str | Path, *, allow_outside: bool = False) -> BoardSpec:
     """Read and validate a TOML leaderboard spec.
 
     Examples
@@ -213,7 +234,7 @@ def load_spec(path: str | Path) -> BoardSpec:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
-    return parse_spec(data, path)
+    return parse_spec(data, path, allow_outside=allow_outside)
 
 
 class _Reader:
@@ -235,6 +256,8 @@ class _Reader:
             raise InputError(f"{self.where}: {key!r} expected {_names(types)}, got a boolean")
         if not isinstance(value, types):
             raise InputError(f"{self.where}: {key!r} expected {_names(types)}, got {type(value).__name__} {value!r}")
+        if isinstance(value, str) and "\x00" in value:
+            raise InputError(f"{self.where}: {key!r} contains a null character (\\u0000); remove it")
         return value
 
     def strings(self, key: str, *, required: bool = False) -> tuple[str, ...]:
@@ -244,6 +267,8 @@ class _Reader:
         value = [value] if isinstance(value, str) else value
         if not value or not all(isinstance(v, str) and v for v in value):
             raise InputError(f"{self.where}: {key!r} expected a non-empty list of non-empty strings")
+        if any("\x00" in v for v in value):
+            raise InputError(f"{self.where}: {key!r} contains a null character (\\u0000); remove it")
         return tuple(value)
 
     def table(self, key: str) -> tuple[tuple[str, Any], ...]:
@@ -269,13 +294,17 @@ def _entries(root: _Reader, key: str) -> list[Any]:
     return list(value)
 
 
-def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
-    """Validate a parsed TOML document (see the module docstring for the keys)."""
+def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False) -> BoardSpec:
+    """Validate a parsed TOML document (see the module docstring for the keys).
+
+    ``allow_outside=True`` lets the spec read paths outside its folder and repository.
+    """
     path = Path(path)
     base = path.parent
     r = _Reader(data, str(path))
     name = r.get("name", str, required=True)
-    if not name or any(c in name for c in "/\\") or name.startswith("."):
+    if (not name or any(c in name for c in "/\\") or name.startswith(".")
+            or any(ord(c) < 32 or ord(c) == 127 for c in name)):
         raise InputError(f"{path}: 'name' must be a plain folder name, got {name!r}")
     title = r.get("title", str, name)
     seed = r.get("seed", int, 0)
@@ -288,6 +317,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
     digits = r.get("digits", int, 4)
     if n_boot < 0 or not 0 <= digits <= 12:
         raise InputError(f"{path}: 'n_boot' must be >= 0 and 'digits' in 0..12")
+    _check_rounds(n_boot, f"{path}: n_boot")
     sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
     names = [s.name for s in sources]
     dups = sorted({n for n in names if names.count(n) > 1})
@@ -309,6 +339,12 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
         plots=plots, out_dir=base / name,
     )
     r.done()
+    _confine_paths(spec, allow_outside)
+    for block in spec.evaluate:
+        if block.n_boot is not None:
+            _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
+    if spec.aggregate is not None and spec.aggregate.n_boot is not None:
+        _check_rounds(spec.aggregate.n_boot, f"{path}: aggregate n_boot")
     if not (spec.evaluate or spec.aggregate):
         raise InputError(f"{path}: a board needs at least one [[evaluate]] block or an [aggregate] table")
     for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
@@ -321,6 +357,15 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
     return spec
 
 
+def _check_rounds(n_boot: int, where: str) -> None:
+    from ..validation import check_count
+
+    try:
+        check_count(n_boot, "n_boot", itemsize=16, minimum=0)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
 def _source(data: Any, base: Path, where: str) -> SourceSpec:
     r = _Reader(data, where)
     spec = SourceSpec(name=r.get("name", str, required=True), path=(base / r.get("path", str, required=True)),
@@ -328,6 +373,21 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
                       exclude=r.strings("exclude"), complete_only=r.get("complete_only", bool, False),
                       higher_is_better=r.get("higher_is_better", bool, None),
                       source_format=r.get("from", str, None))
+    model = r.get("model", str, None)
+    if model is not None:
+        if spec.source_format is not None:
+            raise InputError(f"{where}: 'model' and 'from' exclude each other")
+        sha = r.get("sha256", str, None)
+        if sha is None:
+            raise InputError(f"{where}: a source that runs a model must pin it with sha256 = \"<64 hex digits>\" "
+                             "(a model is code: for a file, its SHA-256; for module:callable, the module's file)")
+        if len(sha) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha):
+            raise InputError(f"{where}: sha256 expected 64 hexadecimal digits, got {sha!r}")
+        file = _model_file(model)
+        spec = replace(spec, model=str(base / model) if file is not None and ":" not in model
+                       else (f"{base / file}:{model.rsplit(':', 1)[1]}" if file is not None else model),
+                       model_sha256=sha.lower(), model_output=r.get("output", str, "features"),
+                       model_system=r.get("system", str, None))
     if spec.source_format is not None:  # the other keys are the reader's options
         spec = replace(spec, read_options=tuple(sorted(r.data.items())))
         r.data.clear()
@@ -419,3 +479,53 @@ def _plot(data: Any, where: str) -> PlotSpec:
     if spec.type in ("reliability", "roc", "pr") and spec.source is None:
         raise InputError(f"{where}: a {spec.type!r} plot needs 'source'")
     return spec
+
+
+def _model_file(model: str) -> Path | None:
+    """The file a model spec runs (``x.pt``, ``x.py:build``), or None for ``package.module:callable``."""
+    if ":" not in model:
+        return Path(model)
+    target = model.rsplit(":", 1)[0]
+    return Path(target) if target.endswith(".py") else None
+
+
+def _project_root(path: Path) -> Path | None:
+    for root in Path(os.path.abspath(path)).parents:
+        if (root / "pyproject.toml").is_file() or (root / ".git").exists():
+            return root
+    return None
+
+
+def trusted_roots(spec_path: Path) -> list[Path]:
+    """Folders a spec may read: its folder, its repository and the repository's trusted paths."""
+    spec_path = Path(spec_path)
+    roots = [Path(os.path.realpath(spec_path.parent))]
+    root = _project_root(spec_path)
+    if root is not None:
+        roots.append(Path(os.path.realpath(root)))
+        try:
+            config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            config = {}
+        extra = config.get("tool", {}).get("scorebench", {}).get("leaderboard", {}).get("trusted-paths", [])
+        if isinstance(extra, list):
+            roots += [Path(os.path.realpath(root / str(p))) for p in extra if isinstance(p, str) and "\x00" not in p]
+    return roots
+
+
+def _confine_paths(spec: BoardSpec, allow_outside: bool) -> None:
+    """Refuse paths outside the trusted folders, without revealing whether they exist."""
+    if allow_outside:
+        return
+    roots = trusted_roots(spec.path)
+    named = [(f"sources[{s.name}].path", s.path) for s in spec.sources]
+    named += [(f"sources[{s.name}].model", _model_file(s.model)) for s in spec.sources
+              if s.model and _model_file(s.model) is not None]
+    named += [("requires", p) for p in spec.requires]
+    for key, p in named:
+        real = Path(os.path.realpath(p))
+        if not any(real == root or root in real.parents for root in roots):
+            raise InputError(f"{spec.path}: {key} {str(p)!r} is outside the spec's folder and its repository; "
+                             "specs may only read there (pass --allow-outside to read it anyway, or list the "
+                             "folder under [tool.scorebench.leaderboard] trusted-paths in the repository's "
+                             "pyproject.toml)")

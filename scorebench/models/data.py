@@ -41,15 +41,8 @@ def load_inputs(path: str | Path) -> ModelInputs:
     if p.is_dir():
         return _images(p)
     suffix = p.suffix.lower()
-    if suffix == ".npy":
-        values = np.load(p, allow_pickle=False)
-        return ModelInputs(_check(values, p), _range_ids(values), str(p))
-    if suffix == ".npz":
-        with np.load(p, allow_pickle=False) as archive:
-            names = list(archive.files)
-            if len(names) != 1 and "x" not in names:
-                raise InputError(f"{p}: expected one array or an array named 'x', found {names}")
-            values = archive["x" if "x" in names else names[0]]
+    if suffix in (".npy", ".npz"):
+        values = _load_array(p)
         return ModelInputs(_check(values, p), _range_ids(values), str(p))
     from ..io import read_table
 
@@ -67,6 +60,29 @@ def load_inputs(path: str | Path) -> ModelInputs:
         raise InputError(f"{p}: missing or infinite values in rows {bad[:5].tolist()}; expected numbers")
     ids = table["id"].astype(str).to_numpy() if "id" in table.columns else _range_ids(values)
     return ModelInputs(values, ids, str(p))
+
+
+def _load_array(p: Path) -> np.ndarray:
+    """The array of a ``.npy`` file or an ``.npz`` archive; pickled (object) arrays are refused."""
+    try:
+        if p.suffix.lower() == ".npy":
+            return np.load(p, allow_pickle=False)
+        with np.load(p, allow_pickle=False) as archive:
+            names = list(archive.files)
+            if len(names) != 1 and "x" not in names:
+                raise InputError(f"{p}: expected one array or an array named 'x', found {names}")
+            return archive["x" if "x" in names else names[0]]
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        if "pickle" in str(exc).lower():
+            raise InputError(f"{p}: holds an object (pickled) array, which is never loaded (it could run "
+                             "code); save a numeric array") from None
+        raise InputError(f"{p}: not a valid NumPy file ({' '.join(str(exc).split())[:200]})") from None
+    except (OSError, EOFError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise InputError(f"{p}: not a valid NumPy file ({' '.join(str(exc).split())[:200]})") from None
 
 
 def _range_ids(values: np.ndarray) -> np.ndarray:
@@ -89,12 +105,37 @@ def _images(folder: Path) -> ModelInputs:
         from PIL import Image
     except ImportError:
         raise InputError("reading an image folder needs Pillow (pip install pillow)") from None
-    arrays = []
-    for f in files:
-        with Image.open(f) as img:
-            arrays.append(np.asarray(img.convert("RGB"), dtype=np.uint8))
+    arrays = [_image(f, Image) for f in files]
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
         raise InputError(f"{folder}: images have different sizes {sorted(shapes)[:3]}; expected one size")
+    from ..resources import check_allocation
+
+    check_allocation(sum(a.size for a in arrays), 8, f"{len(arrays)} images of {arrays[0].shape[1]}x{arrays[0].shape[0]}")
     values = np.stack(arrays).transpose(0, 3, 1, 2).astype(np.float32)
     return ModelInputs(values, np.array([f.name for f in files]), str(folder))
+
+
+def _image(path: Path, Image) -> np.ndarray:
+    """One image as (H, W, 3) uint8, decoded under a pixel limit; bad files become one-line errors."""
+    import warnings
+
+    from ..resources import MAX_IMAGE_PIXELS, check_allocation
+
+    try:
+        with warnings.catch_warnings():
+            # Pillow only warns between its limit and twice it; any image over the limit is refused.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as img:
+                width, height = img.size
+                if width * height > MAX_IMAGE_PIXELS:
+                    raise InputError(f"{path}: image of {width}x{height} pixels is over the limit of "
+                                     f"{MAX_IMAGE_PIXELS} pixels; resize it first")
+                check_allocation(width * height, 3 * 5, f"{path}: a {width}x{height} image")
+                return np.asarray(img.convert("RGB"), dtype=np.uint8)
+    except InputError:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise InputError(f"{path}: image is too large to decode safely ({exc})") from None
+    except (OSError, ValueError, SyntaxError) as exc:  # UnidentifiedImageError is an OSError
+        raise InputError(f"{path}: not a readable image ({' '.join(str(exc).split())[:200]})") from None

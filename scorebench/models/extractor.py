@@ -1,15 +1,24 @@
-"""Pluggable feature extractors, loaded only from local files, with a weights fingerprint.
+"""Pluggable feature extractors, loaded only from local files, with a program fingerprint.
 
 An extractor spec is one of
 
 * an ``torch.nn.Module`` instance;
-* the path of a TorchScript file (``model.pt``), optionally checked against a SHA-256;
+* the path of a TorchScript file (``model.pt``), checked against a SHA-256;
 * ``package.module:callable`` or ``path/to/file.py:callable``, where the callable returns an
   ``nn.Module`` (called with no arguments) — it must load its weights from local files.
 
-Nothing is ever downloaded: there is no hub or URL spec, and runs happen offline. The
-fingerprint hashes every tensor of the module's state dict (names, dtypes, shapes and
-bytes) together with the preprocessing description, so two feature tables are comparable
+**A model is code.** Loading a TorchScript file runs code (``__setstate__`` at load time,
+``forward`` on every batch), and a ``module:callable`` or ``file.py:callable`` spec imports
+and runs Python. Run only models you trust: a file (TorchScript or ``.py``) is loaded only
+when its SHA-256 matches ``expected_sha256`` or when ``trust=True`` says the caller trusts
+it (CLI: ``--sha256 HEX`` or ``--trust-model``); an importable ``module:callable`` needs
+``trust=True`` (or a SHA-256 of the module's source file) unless it is part of scorebench.
+Nothing is ever downloaded: there is no hub or URL spec, and runs happen offline.
+
+The fingerprint covers the whole program, not only the weights: for a TorchScript file the
+file's bytes (graph, code and weights), for a ``file.py:callable`` the source file's bytes
+plus the state dict, for other modules the state dict (names, dtypes, shapes, bytes) — in
+every case together with the preprocessing description. Two feature tables are comparable
 exactly when their fingerprints match.
 """
 
@@ -17,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import importlib.util
 import sys
 from dataclasses import dataclass, field
@@ -141,18 +151,88 @@ def weights_fingerprint(module: Any, preprocess: Preprocess | None = None) -> st
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def _load_callable(spec: str) -> Any:
+def _program_fingerprint(source_sha256: str, module: Any, preprocess: Preprocess) -> str:
+    """``sha256:<16 hex>`` over a program file's SHA-256, the state dict and the preprocessing."""
+    digest = hashlib.sha256(f"program|{source_sha256}|".encode())
+    digest.update(weights_fingerprint(module, preprocess).encode())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _read_program(path: Path) -> bytes:
+    from ..resources import check_allocation
+
+    check_allocation(path.stat().st_size, 2, f"model file {path}")
+    return path.read_bytes()
+
+
+def _pinned(path: Path, data: bytes, expected_sha256: str | None, trust: bool) -> str:
+    """The SHA-256 of ``data``; raises unless it matches the pin or the caller trusts the file."""
+    actual = hashlib.sha256(data).hexdigest()
+    if expected_sha256 is not None:
+        return _check_sha256(path, expected_sha256, "model file", actual=actual)
+    if not trust:
+        raise _untrusted("model file", path, actual)
+    return actual
+
+
+def _check_sha256(path: Path, expected: str, what: str, *, actual: str | None = None) -> str:
+    actual = actual if actual is not None else file_sha256(path)
+    wanted = str(expected).strip().lower()
+    if len(wanted) != 64 or any(c not in "0123456789abcdef" for c in wanted):
+        raise InputError(f"sha256 {expected!r}: expected 64 hexadecimal digits")
+    if actual != wanted:
+        raise InputError(f"{what} {str(path)!r}: SHA-256 {actual} does not match the expected "
+                         f"{wanted}; refusing to run a different file")
+    return actual
+
+
+def _untrusted(what: str, path: Any, actual: str) -> InputError:
+    return InputError(f"{what} {str(path)!r} is code and would run with your permissions; pin it with "
+                      f"expected_sha256 (CLI: --sha256 {actual}) or pass trust=True (CLI: --trust-model) "
+                      "if you trust it")
+
+
+def _module_origin(target: str) -> Path | None:
+    """The source file of an importable module, found without importing it (None if unknown)."""
+    try:
+        found = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None) if found is not None else None
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+def _load_callable(spec: str, *, trust: bool, expected_sha256: str | None) -> tuple[Any, str | None]:
+    """The object named by ``module:callable`` / ``file.py:callable`` and its source file's SHA-256."""
     target, _, attr = spec.rpartition(":")
     if target.endswith(".py"):
         path = Path(target)
         if not path.is_file():
             raise InputError(f"model {spec!r}: file {target!r} not found")
+        data = _read_program(path)
+        source = _pinned(path, data, expected_sha256, trust)
+        _announce(f"importing and running model code from {path} ({attr}), sha256 {source}")
         mod_name = f"_scorebench_model_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]}"
         module_spec = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
-        module_spec.loader.exec_module(module)
+        try:  # run the very bytes that were hashed
+            exec(compile(data, str(path), "exec"), module.__dict__)
+        except SyntaxError as exc:
+            raise InputError(f"model file {str(path)!r}: invalid Python ({exc.msg}, line {exc.lineno})") from None
     else:
+        origin = _module_origin(target) if target else None
+        ours = target == "scorebench" or target.startswith("scorebench.")
+        source = file_sha256(origin) if origin is not None else None
+        if expected_sha256 is not None:
+            if origin is None:
+                raise InputError(f"model {spec!r}: cannot find the source file of {target!r} to check its SHA-256")
+            _check_sha256(origin, expected_sha256, "model module file")
+        elif not (trust or ours):
+            raise InputError(f"model {spec!r} imports and runs the module {target!r}"
+                             f"{f' ({origin})' if origin else ''}; it is code and would run with your "
+                             "permissions: pass trust=True (CLI: --trust-model) if you trust it")
+        _announce(f"importing and running model code {spec}" + (f" from {origin}" if origin else ""))
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
@@ -161,12 +241,29 @@ def _load_callable(spec: str) -> Any:
         obj = getattr(module, attr)
     except AttributeError:
         raise InputError(f"model {spec!r}: {target!r} has no attribute {attr!r}") from None
-    return obj
+    return obj, (source if target.endswith(".py") else None)
+
+
+def _announce(message: str) -> None:
+    """Say on standard error which code is about to run (the CLI shows it; the API logs it)."""
+    import logging
+
+    logging.getLogger("scorebench.models").info(message)
+    if _ANNOUNCE_TO_STDERR:
+        print(f"note: {message}", file=sys.stderr, flush=True)
+
+
+#: The CLI sets this so that every model it runs is named on standard error first.
+_ANNOUNCE_TO_STDERR = False
 
 
 def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
-                   expected_sha256: str | None = None) -> Extractor:
+                   expected_sha256: str | None = None, trust: bool = False) -> Extractor:
     """Load an extractor from a module, a TorchScript file or ``module:callable``.
+
+    A model is code: loading a TorchScript file or importing ``module:callable`` runs it
+    with your permissions (see the module docstring). Files run only when pinned with
+    ``expected_sha256`` or explicitly trusted with ``trust=True``.
 
     Parameters
     ----------
@@ -175,8 +272,11 @@ def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
         Defaults to the module's ``scorebench_preprocess`` attribute (a :class:`Preprocess`
         or a dict of its fields) when it has one, else no preprocessing.
     expected_sha256 : str, optional
-        For a file spec: refuse the file unless its SHA-256 matches (e.g. the standard FID
-        Inception weights).
+        For a TorchScript file or ``file.py:callable``: refuse the file unless its SHA-256
+        matches (e.g. the standard FID Inception weights); for ``module:callable``: the
+        SHA-256 of the module's source file.
+    trust : bool
+        Run a file (or an importable module outside scorebench) without a SHA-256 pin.
 
     Examples
     --------
@@ -189,27 +289,24 @@ def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
 
     if isinstance(spec, Extractor):
         return spec
+    source = None
     if isinstance(spec, torch.nn.Module):
         module, name = spec, type(spec).__name__
     elif isinstance(spec, (str, Path)):
         text = str(spec)
         path = Path(text)
         if path.is_file():
-            if expected_sha256 is not None:
-                actual = file_sha256(path)
-                if actual.lower() != expected_sha256.strip().lower():
-                    raise InputError(f"model file {text!r}: SHA-256 {actual} does not match the expected "
-                                     f"{expected_sha256}; refusing to use different weights")
-            try:
-                module = torch.jit.load(str(path), map_location="cpu")
+            data = _read_program(path)
+            source = _pinned(path, data, expected_sha256, trust)
+            _announce(f"loading and running TorchScript model {path}, sha256 {source}")
+            try:  # load the very bytes that were hashed (the file may change meanwhile)
+                module = torch.jit.load(io.BytesIO(data), map_location="cpu")
             except (RuntimeError, ValueError) as exc:
                 raise InputError(f"model file {text!r} is not a TorchScript archive ({str(exc).splitlines()[0]}); "
                                  "save it with torch.jit.script(model).save(path), or pass module:callable") from None
             name = path.name
         elif ":" in text and not text.startswith(("http:", "https:")):
-            if expected_sha256 is not None:
-                raise InputError("expected_sha256 applies to a model file, not to module:callable")
-            obj = _load_callable(text)
+            obj, source = _load_callable(text, trust=trust, expected_sha256=expected_sha256)
             module = obj() if callable(obj) and not isinstance(obj, torch.nn.Module) else obj
             if isinstance(module, Extractor):
                 return module
@@ -226,4 +323,6 @@ def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
         attached = getattr(module, "scorebench_preprocess", None)
         preprocess = Preprocess(**attached) if isinstance(attached, dict) else (attached or Preprocess())
     module.eval()
-    return Extractor(module, name, preprocess, weights_fingerprint(module, preprocess))
+    fingerprint = (_program_fingerprint(source, module, preprocess) if source is not None
+                   else weights_fingerprint(module, preprocess))
+    return Extractor(module, name, preprocess, fingerprint)

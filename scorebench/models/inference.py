@@ -62,7 +62,7 @@ def _first_tensor(out: Any, torch: Any) -> Any:
 
 
 def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 64, amp: bool = False,
-              output: str = "features") -> np.ndarray:
+              output: str = "features", trust: bool = False, expected_sha256: str | None = None) -> np.ndarray:
     """Run ``model`` over ``data`` in batches and return its outputs as float64 ``(n, k)``.
 
     Parameters
@@ -78,6 +78,9 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
     output : {"features", "spatial", "logits", "probs", "predictions"}
         ``features``/``spatial``/``logits``: the flattened output; ``probs``: its softmax;
         ``predictions``: the argmax (shape ``(n, 1)``).
+    trust, expected_sha256 : optional
+        For a model given as a file or ``module:callable``: a model is code, so it runs
+        only when pinned or trusted (see :func:`~scorebench.models.load_extractor`).
 
     Examples
     --------
@@ -91,7 +94,8 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
         raise InputError(f"output: expected one of {', '.join(OUTPUTS)}, got {output!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise InputError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
-    extractor = model if isinstance(model, Extractor) else load_extractor(model)
+    extractor = model if isinstance(model, Extractor) else load_extractor(model, trust=trust,
+                                                                          expected_sha256=expected_sha256)
     dev = resolve_device(device)
     array = np.asarray(data)
     if array.ndim < 1 or array.shape[0] == 0:
@@ -125,8 +129,10 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
 
 
 def extract(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 64, amp: bool = False,
-            output: str = "features") -> Features:
+            output: str = "features", trust: bool = False, expected_sha256: str | None = None) -> Features:
     """:func:`run_model`, returning :class:`Features` that carry the extractor fingerprint.
+
+    ``trust``/``expected_sha256``: as :func:`run_model` (a model file is code).
 
     Examples
     --------
@@ -135,6 +141,7 @@ def extract(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 64
     >>> f.shape, f.extractor.startswith("sha256:")
     ((3, 2), True)
     """
-    extractor = model if isinstance(model, Extractor) else load_extractor(model)
+    extractor = model if isinstance(model, Extractor) else load_extractor(model, trust=trust,
+                                                                          expected_sha256=expected_sha256)
     values = run_model(extractor, data, device=device, batch_size=batch_size, amp=amp, output=output)
     return Features(values, extractor.fingerprint, extractor.name, extractor.preprocess.describe())

@@ -43,7 +43,8 @@ def outputs_frame(values: np.ndarray, ids: Any, extractor: Extractor, *, output:
 
 def features_table(model_spec: Any, data_path: str | Path, *, device: str = "auto", batch_size: int = 64,
                    output: str = "features", system: str | None = None, amp: bool = False,
-                   preprocess: Preprocess | None = None, expected_sha256: str | None = None) -> pd.DataFrame:
+                   preprocess: Preprocess | None = None, expected_sha256: str | None = None,
+                   trust: bool = False) -> pd.DataFrame:
     """Run a model over the samples in ``data_path`` and return its outputs as a table.
 
     Parameters
@@ -65,6 +66,9 @@ def features_table(model_spec: Any, data_path: str | Path, *, device: str = "aut
     preprocess : Preprocess, optional
     expected_sha256 : str, optional
         Refuse a model file whose SHA-256 differs.
+    trust : bool
+        Run a model file without a SHA-256 pin. A model is code: see
+        :func:`scorebench.models.load_extractor`.
 
     Returns
     -------
@@ -82,7 +86,7 @@ def features_table(model_spec: Any, data_path: str | Path, *, device: str = "aut
     ['id', 'system', 'f0', 'f1', 'f2', 'f3', 'extractor']
     """
     dev = resolve_device(device)
-    extractor = load_extractor(model_spec, preprocess=preprocess, expected_sha256=expected_sha256)
+    extractor = load_extractor(model_spec, preprocess=preprocess, expected_sha256=expected_sha256, trust=trust)
     inputs = load_inputs(data_path)
     values = run_model(extractor, inputs.values, device=dev, batch_size=batch_size, amp=amp, output=output)
     frame = outputs_frame(values, inputs.ids, extractor, output=output, system=system)

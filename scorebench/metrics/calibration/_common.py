@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...validation import (as_class_index, as_float_array, check_binary, check_finite, check_positive_int,
+from ...validation import (as_class_index, as_float_array, check_binary, check_finite, check_count, check_positive_int,
                            check_probability, check_same_length, check_simplex)
 
 __all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "resolve_binning",
@@ -164,7 +164,7 @@ def bin_ids(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def bin_stats(y: np.ndarray, p: np.ndarray, *, n_bins: int, binning: str = "uniform") -> BinStats:
     """Per-bin count, forecast sum and outcome sum (validated inputs expected)."""
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_count(n_bins, "n_bins", itemsize=32)
     edges = bin_edges(p, n_bins, binning)
     ids = bin_ids(p, edges)
     return BinStats(

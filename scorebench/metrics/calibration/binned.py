@@ -16,7 +16,7 @@ from scipy.special import ndtri
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import check_level, check_positive_int
+from ...validation import check_level, check_count, check_positive_int
 from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
 
@@ -51,7 +51,7 @@ def binned_partial(y: np.ndarray, p: np.ndarray, weights: Any, n_bins: int, binn
                    name: str = "ece") -> np.ndarray:
     """Per-bin [count, sum p, sum y] of equal-width bins, optionally under row weights (R, n)."""
     _uniform_only(binning, name)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_count(n_bins, "n_bins", itemsize=32)
     y = np.asarray(y, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     ids = bin_ids(p, bin_edges(p, n_bins, "uniform"))
@@ -86,7 +86,7 @@ def binned_bootstrap(y: np.ndarray, p: np.ndarray, n_boot: int, rng: np.random.G
     Cost O(n) once plus O(n_boot x cells).
     """
     _uniform_only(binning, name)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_count(n_bins, "n_bins", itemsize=32)
     y = np.asarray(y, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     ids = bin_ids(p, bin_edges(p, n_bins, "uniform"))
@@ -332,7 +332,7 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
     0.25
     """
     y, p = binary_inputs(y, p)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_count(n_bins, "n_bins", itemsize=32)
     order = np.argsort(p, kind="stable")
     ids = np.empty(len(p), dtype=np.intp)
     ids[order] = (np.arange(len(p)) * n_bins) // len(p)

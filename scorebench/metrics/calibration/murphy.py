@@ -9,7 +9,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ...validation import check_positive_int
+from ...validation import check_count, check_positive_int
 from ._common import bin_edges, bin_ids, binary_inputs, resolve_binning
 from .binned import binned_partial
 
@@ -120,7 +120,7 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
         levels, ids = np.unique(p, return_inverse=True)
         kind = "distinct"
     else:
-        ids = bin_ids(p, bin_edges(p, check_positive_int(n_bins, "n_bins"), binning))
+        ids = bin_ids(p, bin_edges(p, check_count(n_bins, "n_bins", itemsize=32), binning))
         kind = resolve_binning(binning)
         levels = None
     size = int(ids.max()) + 1

@@ -1,0 +1,530 @@
+"""Red-team tests (issue 22): hostile models, specs, names and sizes; no tracebacks, no partial outputs.
+
+CLI cases run in a subprocess (``python -m scorebench.cli``), so what a user sees on stderr
+is what is checked: one ``error:`` line and exit status 2. Huge sizes are only *asked for*;
+nothing here allocates more than a few megabytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from scorebench.cli import cli
+from scorebench.errors import InputError
+from scorebench.io import escape_markdown, safe_cell, write_table
+from scorebench.leaderboard import build_board, load_spec, write_board
+from scorebench.leaderboard.output import MANIFEST, BoardLockedError, write_board_files
+
+
+def sb(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Run the CLI in a fresh interpreter (PYTHONPATH is inherited, so this checkout is used)."""
+    return subprocess.run([sys.executable, "-m", "scorebench.cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout)
+
+
+def one_line_error(res: subprocess.CompletedProcess, *needles: str) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout[-500:], res.stderr[-2000:])
+    assert "Traceback" not in res.stderr and "Warning" not in res.stderr, res.stderr[-2000:]
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, res.stderr
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+def _binary_csv(path: Path, systems=("a", "b"), tasks=(None,), n: int = 30) -> Path:
+    rng = np.random.default_rng(0)
+    frames = []
+    for task in tasks:
+        y = rng.integers(0, 2, n)
+        for s in systems:
+            frame = pd.DataFrame({"system": s, "id": np.arange(n), "y": y, "p": rng.uniform(0.05, 0.95, n)})
+            if task is not None:
+                frame.insert(0, "task", task)
+            frames.append(frame)
+    pd.concat(frames).to_csv(path, index=False)
+    return path
+
+
+def _spec(folder: Path, body: str = "", *, name: str = "b", source: str = "preds.csv", n_boot: int = 0,
+          head: str = "") -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(f'name = "{name}"\ntitle = "B"\nn_boot = {n_boot}\n{head}[[sources]]\nname = "s"\npath = "{source}"\n'
+                    f'[[evaluate]]\nsource = "s"\nkind = "binary"\nmetrics = ["brier_score"]\n{body}',
+                    encoding="utf-8")
+    return path
+
+
+# --- security 1: a model is code ------------------------------------------------------
+
+_MODEL_PY = """
+import pathlib, torch
+pathlib.Path(__file__).with_name("ran.txt").write_text("model code ran")
+
+def build():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))
+"""
+
+
+@pytest.fixture
+def model_files(tmp_path):
+    pytest.importorskip("torch")
+    py = tmp_path / "net.py"
+    py.write_text(_MODEL_PY)
+    np.save(tmp_path / "x.npy", np.ones((5, 2, 2), dtype=np.float32))
+    return tmp_path, py
+
+
+def test_cli_refuses_an_unpinned_model_file_and_runs_nothing(model_files):
+    tmp, py = model_files
+    res = sb("run", "--model", f"{py}:build", "--data", tmp / "x.npy", "-o", tmp / "f.csv")
+    line = one_line_error(res, "is code", "--sha256", "--trust-model")
+    assert hashlib.sha256(py.read_bytes()).hexdigest() in line  # the pin to use, if the user trusts it
+    assert not (tmp / "ran.txt").exists() and not (tmp / "f.csv").exists()
+    wrong = sb("run", "--model", f"{py}:build", "--sha256", "0" * 64, "--data", tmp / "x.npy", "-o", tmp / "f.csv")
+    one_line_error(wrong, "does not match")
+    assert not (tmp / "ran.txt").exists()
+    ok = sb("run", "--model", f"{py}:build", "--sha256", hashlib.sha256(py.read_bytes()).hexdigest(),
+            "--data", tmp / "x.npy", "-o", tmp / "f.csv", "--device", "cpu")
+    assert ok.returncode == 0, ok.stderr
+    assert f"running model code from {py}" in ok.stderr  # says what it executes
+    assert (tmp / "ran.txt").exists() and (tmp / "f.csv").exists()
+
+
+def test_cli_evaluate_model_needs_a_pin_or_trust(model_files):
+    tmp, py = model_files
+    np.save(tmp / "real.npy", np.random.default_rng(0).normal(size=(30, 2, 2)).astype(np.float32))
+    np.save(tmp / "gen.npy", np.random.default_rng(1).normal(size=(30, 2, 2)).astype(np.float32))
+    args = ["evaluate", "--model", f"{py}:build", "--reference", tmp / "real.npy", "--data", tmp / "gen.npy",
+            "-m", "fid", "--bootstrap", "0", "--device", "cpu"]
+    one_line_error(sb(*args), "is code")
+    assert not (tmp / "ran.txt").exists()
+    res = sb(*args, "--trust-model")
+    assert res.returncode == 0, res.stderr
+    assert "note: importing and running model code" in res.stderr and "gen" in res.stdout
+
+
+def test_api_model_trust_and_program_fingerprint(tmp_path):
+    torch = pytest.importorskip("torch")
+    from scorebench.models import file_sha256, load_extractor
+
+    class Plain(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    class Doubled(Plain):
+        def forward(self, x):
+            return self.lin(x) * 2.0
+
+    torch.manual_seed(0)
+    a = Plain()
+    b = Doubled()
+    b.load_state_dict(a.state_dict())  # identical weights, different forward
+    pa, pb = tmp_path / "a.pt", tmp_path / "b.pt"
+    torch.jit.script(a).save(str(pa))
+    torch.jit.script(b).save(str(pb))
+    with pytest.raises(InputError, match="is code"):
+        load_extractor(pa)
+    fa = load_extractor(pa, expected_sha256=file_sha256(pa)).fingerprint
+    fb = load_extractor(pb, trust=True).fingerprint
+    assert fa != fb  # the whole serialized program counts, not only the weights
+    with pytest.raises(InputError, match="imports and runs the module 'json'"):
+        load_extractor("json:loads")
+    with pytest.raises(InputError, match="64 hexadecimal"):
+        load_extractor(pa, expected_sha256="abc")
+
+
+def test_board_spec_running_a_model_must_pin_it(tmp_path):
+    torch = pytest.importorskip("torch")
+    from scorebench.leaderboard.build import _Context
+
+    torch.manual_seed(0)
+    torch.jit.script(torch.nn.Flatten()).save(str(tmp_path / "m.pt"))
+    np.save(tmp_path / "x.npy", np.ones((4, 2, 3), dtype=np.float32))
+    body = '\n[[sources]]\nname = "feat"\npath = "x.npy"\nmodel = "m.pt"\n{pin}system = "real"\n'
+    path = _spec(tmp_path, body.format(pin=""))
+    _binary_csv(tmp_path / "preds.csv")
+    with pytest.raises(InputError, match="must pin it with sha256"):
+        load_spec(path)
+    sha = hashlib.sha256((tmp_path / "m.pt").read_bytes()).hexdigest()
+    _spec(tmp_path, body.format(pin=f'sha256 = "{"0" * 64}"\n'))
+    with pytest.raises(InputError, match="does not match"):
+        _Context(load_spec(path)).table("feat")
+    _spec(tmp_path, body.format(pin=f'sha256 = "{sha}"\n'))
+    table = _Context(load_spec(path)).table("feat")
+    assert list(table.columns[:3]) == ["id", "system", "f0"] and len(table) == 4
+
+
+# --- security 2: board writes never follow links; cleanup deletes only our files -------
+
+
+def test_board_folder_or_plots_symlink_is_refused(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "keep").mkdir(parents=True)
+    (victim / "keep" / "important.svg").write_text("<svg/>")
+    out = tmp_path / "boards"
+    out.mkdir()
+    (out / "b").symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link"):
+        write_board_files({"README.md": b"x", "plots/p.svg": b"<svg/>"}, out / "b")
+    (out / "b").unlink()
+    (out / "b").mkdir()
+    (out / "b" / "plots").symlink_to(victim / "keep")
+    with pytest.raises(InputError, match="symbolic link"):
+        write_board_files({"README.md": b"x", "plots/p.svg": b"<svg/>"}, out / "b")
+    (out / "b" / "plots").unlink()
+    (out / "b" / "README.md").symlink_to(victim / "keep" / "important.svg")
+    with pytest.raises(InputError, match="symbolic link"):
+        write_board_files({"README.md": b"x"}, out / "b")
+    assert (victim / "keep" / "important.svg").read_text() == "<svg/>"
+    assert sorted(p.name for p in victim.rglob("*")) == ["important.svg", "keep"]
+
+
+def test_stale_plot_cleanup_removes_only_files_the_builder_wrote(tmp_path):
+    out = tmp_path / "b"
+    write_board_files({"README.md": b"1", "plots/old.svg": b"<svg/>", "plots/kept.svg": b"<svg/>"}, out)
+    assert json.loads((out / MANIFEST).read_text())["files"] == ["README.md", "plots/kept.svg", "plots/old.svg"]
+    (out / "plots" / "mine.svg").write_text("user's own")
+    (out / "notes.txt").write_text("user's notes")
+    write_board_files({"README.md": b"2", "plots/kept.svg": b"<svg/>"}, out)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        MANIFEST, "README.md", "notes.txt", "plots/kept.svg", "plots/mine.svg"]
+    assert (out / "README.md").read_bytes() == b"2" and (out / "notes.txt").read_text() == "user's notes"
+    assert not list(tmp_path.glob(".b.*"))  # no temporary folders or lock left
+
+
+# --- security 3 and 5: names render inert ---------------------------------------------
+
+HOSTILE = ["[Official results](https://evil.example/login)", "![pixel](https://evil.example/t.png)",
+           "=cmd|' /C calc'!A0", "abc\u202edef", "<img src=x onerror=alert(1)>"]
+
+
+@pytest.fixture(scope="module")
+def hostile_board(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    _binary_csv(root / "preds.csv", systems=HOSTILE, tasks=("A b", "a-b"), n=40)
+    path = _spec(root, '\n[[plots]]\ntype = "reliability"\nsource = "s"\n', n_boot=0)
+    board = build_board(load_spec(path))
+    write_board(board, root / "b")
+    return root / "b", board
+
+
+def test_markdown_cells_have_no_live_links_or_images(hostile_board):
+    from markdown_it import MarkdownIt
+
+    out, _ = hostile_board
+    text = (out / "README.md").read_text(encoding="utf-8")
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "evil.example" in html  # the names are shown ...
+    assert 'href="https://evil' not in html and 'src="https://evil' not in html  # ... but are not live
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    assert html.count("<img") == text.count("](plots/")  # only the board's own plots are images
+    for name in HOSTILE[:2]:
+        rendered = MarkdownIt("commonmark").enable("table").render("| h |\n|---|\n| " + escape_markdown(name) + " |")
+        assert "<a " not in rendered and "<img" not in rendered
+
+
+def test_bidi_controls_are_marked_in_every_rendered_file(hostile_board):
+    out, _ = hostile_board
+    for name in ("README.md", "index.html", "board.csv", *(f"plots/{p.name}" for p in (out / "plots").iterdir())):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "\u202e" not in text, name
+    assert "abc[U+202E]def" in (out / "README.md").read_text(encoding="utf-8")
+    assert "abc[U+202E]def" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_colliding_task_slugs_get_distinct_files_and_ids(hostile_board):
+    out, board = hostile_board
+    keys = [s.key for s in board.sections]
+    assert len(keys) == len(set(keys))
+    plots = sorted(p.name for p in (out / "plots").iterdir())
+    assert len(plots) == len(board.figures) == 2  # one per task, none overwritten
+    ids = re.findall(r'id="([^"]+)"', (out / "index.html").read_text(encoding="utf-8"))
+    assert len(ids) == len(set(ids))
+
+
+# --- security 4: CSV formula injection ------------------------------------------------
+
+
+def test_board_csv_neutralises_formulas_but_keeps_negative_numbers(hostile_board):
+    out, _ = hostile_board
+    frame = pd.read_csv(out / "board.csv")
+    systems = set(frame["system"])
+    assert "'=cmd|' /C calc'!A0" in systems and "=cmd|' /C calc'!A0" not in systems
+    assert safe_cell(-0.5) == -0.5 and safe_cell("-0.5") == "'-0.5" and safe_cell("@x") == "'@x"
+    assert safe_cell("\tx") == "'\tx" and safe_cell(None) is None
+
+
+def test_cli_safe_csv_flag(tmp_path):
+    table = pd.DataFrame({"system": ["=1+2", "+x", "ok"], "y": [1, 0, 1], "p": [0.9, 0.2, 0.6]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    res = sb("evaluate", tmp_path / "t.csv", "-m", "brier_score", "--bootstrap", "0", "-o", tmp_path / "plain.csv")
+    assert res.returncode == 0, res.stderr
+    assert "=1+2" in set(pd.read_csv(tmp_path / "plain.csv")["system"])  # as-is unless asked (documented)
+    res = sb("evaluate", tmp_path / "t.csv", "-m", "brier_score", "--bootstrap", "0", "--safe-csv",
+             "-o", tmp_path / "safe.csv")
+    assert res.returncode == 0, res.stderr
+    safe = pd.read_csv(tmp_path / "safe.csv")
+    assert set(safe["system"]) == {"'=1+2", "'+x", "ok"} and (safe["value"] >= 0).all()
+
+
+# --- security 5: specs read only inside their folder / repository ---------------------
+
+
+def test_spec_sources_are_confined_and_requires_reveals_nothing(tmp_path):
+    root = tmp_path / "repo"
+    (root / "boards").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    outside = tmp_path / "secret.csv"
+    _binary_csv(outside)
+    messages = []
+    for src in ("/etc/passwd", "../../secret.csv", "../../no-such-file.csv", str(outside)):
+        with pytest.raises(InputError, match="outside the spec's folder") as info:
+            load_spec(_spec(root / "boards", source=src))
+        messages.append(re.sub(r"'[^']*'", "<p>", str(info.value)))
+    assert len(set(messages)) == 1  # the same words whether the outside path exists or not
+    for req in ("/etc/passwd", "/no/such/path"):
+        with pytest.raises(InputError, match="outside the spec's folder") as info:
+            load_spec(_spec(root / "boards", head=f'requires = ["{req}"]\n', source="p.csv"))
+        messages.append(re.sub(r"'[^']*'", "<p>", str(info.value)).replace("requires", "sources[s].path"))
+    (root / "boards" / "link.csv").symlink_to(outside)  # a link inside pointing out is outside too
+    with pytest.raises(InputError, match="outside"):
+        load_spec(_spec(root / "boards", source="link.csv"))
+    _binary_csv(root / "data.csv")
+    assert load_spec(_spec(root / "boards", source="../data.csv")).sources[0].path.name == "data.csv"
+    assert load_spec(_spec(root / "boards", source=str(outside)), allow_outside=True).sources[0].path == outside
+
+
+def test_cli_allow_outside(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    _binary_csv(outside / "preds.csv")
+    (tmp_path / "home").mkdir()
+    moved = _spec(tmp_path / "home", source="../elsewhere/preds.csv")
+    one_line_error(sb("leaderboard", "build", moved, "--out", tmp_path / "out"), "outside the spec's folder",
+                   "--allow-outside")
+    res = sb("leaderboard", "build", moved, "--out", tmp_path / "out", "--allow-outside")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "out" / "b" / "README.md").is_file()
+
+
+# --- security 6: one writer per board folder --------------------------------------------
+
+
+def test_concurrent_board_build_fails_clearly(tmp_path):
+    _binary_csv(tmp_path / "preds.csv")
+    spec = _spec(tmp_path)
+    lock = tmp_path / ".b.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(BoardLockedError, match="another `leaderboard build` is writing"):
+            write_board_files({"README.md": b"x"}, tmp_path / "b")
+        one_line_error(sb("leaderboard", "build", spec), "another `leaderboard build` is writing this board")
+    finally:
+        os.close(fd)
+    assert not (tmp_path / "b").exists()
+    res = sb("leaderboard", "build", spec)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "b" / "README.md").is_file() and not lock.exists()
+
+
+# --- resource bounds ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    return _binary_csv(tmp_path / "t.csv")
+
+
+def test_huge_bootstrap_and_bins_are_refused_up_front(small_csv):
+    one_line_error(sb("evaluate", small_csv, "-m", "brier_score", "--bootstrap", "1000000000000"),
+                   "n_boot=1000000000000 would need", "TiB of memory")
+    one_line_error(sb("evaluate", small_csv, "-m", "ece(n_bins=10000000000)", "--bootstrap", "0"),
+                   "n_bins=10000000000 would need", "GiB of memory")
+
+
+def test_huge_spec_n_boot_is_a_spec_error(tmp_path):
+    _binary_csv(tmp_path / "preds.csv")
+    with pytest.raises(InputError, match="n_boot=100000000000 would need"):
+        load_spec(_spec(tmp_path, n_boot=100000000000))
+    one_line_error(sb("leaderboard", "build", _spec(tmp_path, n_boot=100000000000)), "would need")
+
+
+def _png_header_only(path: Path, width: int, height: int) -> None:
+    """A PNG that declares width x height but holds almost no data (never decoded in full)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+                     + chunk(b"IEND", b""))
+
+
+def test_image_bomb_corrupt_image_and_object_npy(tmp_path):
+    pytest.importorskip("PIL")
+    from scorebench.models import load_inputs
+
+    bomb = tmp_path / "bomb"
+    bomb.mkdir()
+    _png_header_only(bomb / "big.png", 20000, 20000)
+    with pytest.raises(InputError, match="too large|over the limit"):
+        load_inputs(bomb)
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(64))
+    with pytest.raises(InputError, match="not a readable image"):
+        load_inputs(corrupt)
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError, match="object \\(pickled\\) array"):
+        load_inputs(tmp_path / "obj.npy")
+
+
+def test_cli_image_bomb_and_object_npy_are_one_line(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("PIL")
+    (tmp_path / "imgs").mkdir()
+    _png_header_only(tmp_path / "imgs" / "big.png", 20000, 20000)
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    res = sb("run", "--model", "torch.nn:Flatten", "--trust-model", "--data", tmp_path / "imgs", "-o", tmp_path / "f.csv")
+    one_line_error(res, "big.png")
+    res = sb("run", "--model", "torch.nn:Flatten", "--trust-model", "--data", tmp_path / "obj.npy", "-o", tmp_path / "f.csv")
+    one_line_error(res, "obj.npy", "pickled")
+
+
+def test_deeply_nested_json_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    one_line_error(sb("evaluate", path, "-m", "brier_score"), "deep.json", "nested too deeply")
+
+
+# --- tracebacks become one line -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("prior, words", [("a=1,0", "standard deviation > 0"), ("a=0,-1", "standard deviation > 0"),
+                                          ("c=-1,5", "Beta prior"), ("u=2,0", "Beta prior")])
+def test_invalid_irt_priors_are_rejected(tmp_path, prior, words):
+    path = tmp_path / "r.csv"
+    pd.DataFrame({"system": list("abcd"), "i1": [1, 0, 1, 0], "i2": [0, 0, 1, 1], "i3": [1, 1, 1, 0]}).to_csv(
+        path, index=False)
+    one_line_error(sb("irt", "fit", path, "--model", "3pl", "--prior", prior), words)
+
+
+def test_null_byte_in_spec_name(tmp_path):
+    _binary_csv(tmp_path / "preds.csv")
+    path = _spec(tmp_path)
+    path.write_text(path.read_text().replace('name = "b"', 'name = "a\\u0000b"'), encoding="utf-8")
+    one_line_error(sb("leaderboard", "build", path), "'name'")
+
+
+@pytest.mark.parametrize("code, reason", [(errno.ENOSPC, "No space left on device"),
+                                          (errno.EROFS, "Read-only file system")])
+def test_disk_full_or_read_only_output_is_one_line_and_leaves_nothing(tmp_path, small_csv, monkeypatch, code, reason):
+    import scorebench.io as sio
+
+    def failing(tmp, write):
+        Path(tmp).write_text("partial")
+        raise OSError(code, os.strerror(code), str(tmp))
+
+    monkeypatch.setattr(sio, "_write_text", failing)
+    out = tmp_path / "scores.csv"
+    res = CliRunner().invoke(cli, ["evaluate", str(small_csv), "-m", "brier_score", "--bootstrap", "0", "-o", str(out)])
+    assert res.exit_code == 2 and res.output.startswith(f"error: {reason}: {out}"), res.output
+    assert len(res.output.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]  # no output, no temp file
+
+
+def test_full_disk_during_board_build_keeps_the_old_board(tmp_path, monkeypatch):
+    import scorebench.leaderboard.output as out_mod
+
+    out = tmp_path / "b"
+    write_board_files({"README.md": b"old readme", "index.html": b"old html"}, out)
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(out_mod.os, "fsync", fsync)
+    with pytest.raises(OSError):
+        write_board_files({"README.md": b"new readme", "index.html": b"new html"}, out)
+    assert (out / "README.md").read_bytes() == b"old readme" and (out / "index.html").read_bytes() == b"old html"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+
+
+# --- silent wrong answers --------------------------------------------------------------
+
+
+def test_crps_overflow_is_an_error_without_numpy_warnings(tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"system": "a", "y": [1e308, 1.0, 2.0], "mu": [-1e308, 0.0, 0.5], "sigma": 1.0}).to_csv(path, index=False)
+    one_line_error(sb("evaluate", path, "-m", "crps_normal", "--bootstrap", "100"), "overflows float64", "row 0")
+    import scorebench
+
+    with pytest.raises(InputError, match="overflows"):
+        scorebench.evaluate(pd.read_csv(path), ["crps_normal"], n_boot=0)
+    # finite inputs that do not overflow still work
+    ok = scorebench.evaluate(pd.read_csv(path).iloc[1:], ["crps_normal"], n_boot=50)
+    assert np.isfinite(ok[["value", "ci_low", "ci_high"]].to_numpy()).all()
+
+
+# --- partial outputs and early checks --------------------------------------------------------
+
+
+def test_kill_9_litter_is_cleaned_on_the_next_write(tmp_path):
+    target = tmp_path / "out.csv"
+    code = ("import time, pandas as pd; from scorebench.io import atomic_write; from pathlib import Path\n"
+            "def slow(tmp):\n    Path(tmp).write_text('partial'); print('writing', flush=True); time.sleep(600)\n"
+            f"atomic_write({{Path({str(target)!r}): slow}})\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    litter = [p for p in tmp_path.iterdir() if p.name.startswith(".out.csv.")]
+    assert len(litter) == 1  # what a killed writer leaves ...
+    write_table(pd.DataFrame({"a": [1]}), target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.csv.meta.json"]  # ... is removed
+
+
+def test_output_path_and_format_are_checked_before_any_work(small_csv, tmp_path):
+    # the bootstrap size would fail too: the output error comes first, so nothing was computed
+    one_line_error(sb("evaluate", small_csv, "-m", "brier_score", "--bootstrap", "1000000000000",
+                      "-o", tmp_path / "no" / "such" / "x.csv"), "does not exist")
+    one_line_error(sb("evaluate", small_csv, "-m", "brier_score", "--bootstrap", "1000000000000",
+                      "-o", tmp_path / "x.xyz"), "cannot tell the format")
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "o.csv")
+        write_board_files({"README.md": b"x"}, tmp_path / "b")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "o.csv").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b" / "README.md").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b").stat().st_mode & 0o777 == 0o755
