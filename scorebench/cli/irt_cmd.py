@@ -12,6 +12,7 @@ from ..io import read_table, write_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 _MODELS = ["1pl", "rasch", "2pl", "3pl", "4pl"]
+_FIT_MODELS = _MODELS + ["grm", "gpcm", "pcm", "rsm"]
 
 
 def _responses(path: Path, system_column: str | None, transpose: bool) -> pd.DataFrame:
@@ -64,7 +65,8 @@ def command() -> None:
 
 @command.command("fit")
 @click.argument("responses", type=click.Path(path_type=Path))
-@click.option("--model", type=click.Choice(_MODELS), default="2pl", show_default=True)
+@click.option("--model", type=click.Choice(_FIT_MODELS), default="2pl", show_default=True,
+              help="grm/gpcm/pcm/rsm: polytomous models for integer scores 0..K.")
 @click.option("--method", type=click.Choice(["auto", "em", "jml"]), default="auto", show_default=True)
 @click.option("--scoring", type=click.Choice(["eap", "map", "ml"]), default="eap", show_default=True)
 @click.option("--prior", "priors", multiple=True, help="Item prior, e.g. a=1,1.5 (normal) or c=5,17 (beta).")
@@ -76,7 +78,7 @@ def command() -> None:
 @FORMAT_OPTION
 def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, system_column, transpose,
                 output, fmt) -> None:
-    """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1) and print the items."""
+    """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1 or 0..K) and print the items."""
     from ..irt import fit
 
     result = fit(_responses(responses, system_column, transpose), model, method=method, scoring=scoring,

@@ -1,0 +1,216 @@
+r"""Polytomous and mixed-format IRT fits: the driver behind ``fit(..., model="grm")``.
+
+Items scored :math:`0, \dots, K_j` (:math:`K_j` = the largest observed score of item
+:math:`j`; every score in between must occur) are fitted by marginal ML (EM, see
+:mod:`scorebench.irt.polyem`) with one model per item, as R mirt's ``itemtype``: ``"graded"``
+(alias ``"grm"``), ``"gpcm"``, ``"pcm"`` (alias ``"rasch"``), ``"rsm"`` or ``"2pl"`` for
+dichotomous items. Parameterisations and the conversion to IRT thresholds are in
+:mod:`scorebench.irt.polymodels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..metrics.irt_kind import ResponseMatrix
+from .polyem import ItemLayout, PolyEMResult, fit_poly_em, poly_estep, onehot
+from .polymodels import thresholds
+
+__all__ = ["POLY_NAMES", "PolyIRTFit", "fit_poly", "is_poly_model"]
+
+POLY_NAMES = {"grm": "graded", "graded": "graded", "gpcm": "gpcm", "pcm": "pcm", "rasch": "pcm",
+              "rsm": "rsm", "2pl": "2pl"}
+_RASCH = ("pcm", "rsm")
+
+
+def is_poly_model(model: Any) -> bool:
+    """Whether ``model`` asks for the polytomous driver (a per-item list, or grm/gpcm/pcm/rsm)."""
+    if isinstance(model, str):
+        return model.lower() in ("grm", "graded", "gpcm", "pcm", "rsm")
+    return isinstance(model, (Sequence, np.ndarray, pd.Series, dict))
+
+
+def _kinds(model: Any, items: pd.Index, K: np.ndarray) -> tuple[str, ...]:
+    J = len(items)
+    if isinstance(model, str):
+        names = [model] * J
+    elif isinstance(model, dict):
+        missing = [i for i in items if i not in model]
+        if missing:
+            raise InputError(f"model: no model given for item(s) {missing[:5]}; expected one per item")
+        names = [model[i] for i in items]
+    else:
+        names = list(model)
+        if len(names) != J:
+            raise InputError(f"model: a per-item list needs one entry per item ({J}), got {len(names)}")
+    out = []
+    for j, name in enumerate(names):
+        key = str(name).lower()
+        if key not in POLY_NAMES:
+            raise InputError(f"model: item {items[j]!r} has model {name!r}; expected one of "
+                             f"{', '.join(map(repr, POLY_NAMES))}")
+        kind = POLY_NAMES[key]
+        if kind == "2pl" and K[j] != 1:
+            raise InputError(f"model: item {items[j]!r} is '2pl' but has scores 0..{int(K[j])}; "
+                             "use 'graded' or 'gpcm' for polytomous items")
+        out.append(kind)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PolyIRTFit:
+    """A fitted polytomous or mixed-format IRT model (mirt-style slope-intercept parameters).
+
+    Attributes
+    ----------
+    items : DataFrame
+        One row per item: ``model``, ``n_cat`` (:math:`K_j + 1`), slope ``a``, intercepts
+        ``d1 .. dK`` and IRT thresholds ``b1 .. bK`` (see :mod:`scorebench.irt.polymodels`),
+        ``n`` answers, ``mean`` score.
+    abilities : DataFrame
+        EAP ``theta`` and posterior SD ``se`` per system, ``n`` answered, ``score`` (sum).
+    loglik, n_params, converged, message : see :class:`~scorebench.irt.IRTFit`.
+    latent_sd : float
+        Latent standard deviation (free only when every item is pcm/rsm: mirt's Rasch scaling).
+    """
+
+    model: str
+    method: str
+    items: pd.DataFrame
+    abilities: pd.DataFrame
+    loglik: float
+    n_params: int
+    n_obs: int
+    converged: bool
+    n_iter: int
+    message: str
+    scoring: str = "eap"
+    latent_mean: float = 0.0
+    latent_sd: float = 1.0
+    history: tuple = field(default=(), repr=False)
+    layout: ItemLayout = field(default=None, repr=False)
+    a: np.ndarray = field(default=None, repr=False)        # slopes on the internal N(0, 1) scale
+    d: np.ndarray = field(default=None, repr=False)        # (J, Kmax) intercepts, NaN padded
+    nodes: np.ndarray = field(default=None, repr=False)
+    values: np.ndarray = field(default=None, repr=False)   # (N, J) scores, NaN = missing
+
+    @property
+    def aic(self) -> float:
+        """:math:`-2\\ell + 2k`."""
+        return -2.0 * self.loglik + 2.0 * self.n_params
+
+    @property
+    def bic(self) -> float:
+        """:math:`-2\\ell + k\\log N`."""
+        return -2.0 * self.loglik + self.n_params * np.log(self.n_obs)
+
+    def summary(self) -> dict[str, Any]:
+        """Model, sizes, log-likelihood, AIC/BIC and convergence in one mapping."""
+        return {"model": self.model, "method": self.method, "systems": self.n_obs, "items": len(self.items),
+                "loglik": self.loglik, "n_params": self.n_params, "aic": self.aic, "bic": self.bic,
+                "converged": self.converged, "iterations": self.n_iter, "message": self.message}
+
+    def warn_if_needed(self) -> None:
+        """Emit an :class:`~scorebench.irt.IRTWarning` when EM did not converge."""
+        if not self.converged:
+            import warnings
+
+            from .result import IRTWarning
+
+            warnings.warn(f"IRT fit did not converge: {self.message}", IRTWarning, stacklevel=3)
+
+    def posterior(self, values: np.ndarray | None = None):
+        """E-step at the estimates for ``values`` (default: the fitted responses)."""
+        vals = self.values if values is None else values
+        return poly_estep(onehot(vals, self.layout), self.layout, self.a, self.d, self.nodes,
+                          _log_w(self.nodes))
+
+
+def _log_w(nodes: np.ndarray) -> np.ndarray:
+    from .polyem import normal_log_weights
+
+    return normal_log_weights(nodes)
+
+
+def fit_poly(rm: ResponseMatrix, model: Any, *, max_iter: int = 2000, tol: float | None = None,
+             quadpts: int | None = None, prior_a: tuple[float, float] | None = None,
+             warn: bool = True) -> PolyIRTFit:
+    """Fit polytomous / mixed item models to an ordinal response matrix (see :func:`scorebench.irt.fit`)."""
+    values = rm.values
+    N, J = values.shape
+    obs = ~np.isnan(values)
+    if (obs.sum(axis=0) == 0).any():
+        bad = list(rm.items[obs.sum(axis=0) == 0][:5])
+        raise InputError(f"responses: item(s) {bad} have no answers; drop them before fitting")
+    K = np.nanmax(values, axis=0).astype(int)
+    for j in range(J):
+        col = values[obs[:, j], j].astype(int)
+        seen = np.bincount(col, minlength=K[j] + 1)
+        if K[j] == 0 or (seen == 0).any():
+            missing = np.flatnonzero(seen == 0).tolist()
+            why = "only one score occurs" if K[j] == 0 else f"score(s) {missing} never occur"
+            raise InputError(f"responses: item {rm.items[j]!r} is scored 0..{K[j]} but {why}; every "
+                             "item needs each score from 0 to its maximum at least once (recode the "
+                             "scores to consecutive integers or drop the item)")
+    kinds = _kinds(model, rm.items, K)
+    layout = ItemLayout(kinds, K + 1)
+    res: PolyEMResult = fit_poly_em(values, layout, max_iter=max_iter, tol=1e-5 if tol is None else tol,
+                                    quadpts=quadpts, prior_a=prior_a)
+    rasch_only = all(k in _RASCH for k in kinds)
+    sd = float(res.a[0]) if rasch_only else 1.0
+    items = _items_table(rm, layout, res, sd, values, obs)
+    post = res.posterior.post
+    eap = post @ res.theta
+    se = np.sqrt(np.maximum(post @ res.theta**2 - eap**2, 0.0))
+    abilities = pd.DataFrame({"theta": eap * sd, "se": se * sd, "n": obs.sum(axis=1),
+                              "score": np.where(obs, values, 0.0).sum(axis=1)},
+                             index=pd.Index(rm.systems, name="system"))
+    n_params = _count_params(layout)
+    name = model.lower() if isinstance(model, str) else "mixed"
+    name = POLY_NAMES.get(name, name)
+    out = PolyIRTFit(model=name, method="em", items=items, abilities=abilities,
+                     loglik=res.posterior.loglik, n_params=n_params, n_obs=N, converged=res.converged,
+                     n_iter=res.n_iter, message=res.message, latent_sd=sd, history=tuple(res.history),
+                     layout=layout, a=res.a, d=res.d, nodes=res.theta, values=values)
+    if warn:
+        out.warn_if_needed()
+    return out
+
+
+def _count_params(layout: ItemLayout) -> int:
+    n = 0
+    rsm_K = set()
+    for (kind, K), idx in layout.groups().items():
+        if kind in ("2pl", "graded", "gpcm"):
+            n += len(idx) * (K + 1)
+        elif kind == "pcm":
+            n += len(idx) * K
+        else:
+            n += len(idx) + (K - 1)
+            rsm_K.add(K)
+    if any(k in _RASCH for k in layout.kinds):
+        n += 1  # the shared slope (= latent sd in the Rasch scaling)
+    return n
+
+
+def _items_table(rm, layout: ItemLayout, res: PolyEMResult, sd: float, values, obs) -> pd.DataFrame:
+    J = len(layout.kinds)
+    Kmax = res.d.shape[1]
+    a_rep = res.a / sd
+    b = np.full((J, Kmax), np.nan)
+    for (kind, K), idx in layout.groups().items():
+        b[idx, :K] = thresholds(kind, a_rep[idx], res.d[idx, :K])
+    cols: dict[str, Any] = {"model": list(layout.kinds), "n_cat": layout.n_cat.astype(int), "a": a_rep}
+    for k in range(Kmax):
+        cols[f"d{k + 1}"] = res.d[:, k]
+    for k in range(Kmax):
+        cols[f"b{k + 1}"] = b[:, k]
+    cols["n"] = obs.sum(axis=0)
+    cols["mean"] = np.where(obs, values, 0.0).sum(axis=0) / np.maximum(obs.sum(axis=0), 1)
+    return pd.DataFrame(cols, index=pd.Index(rm.items, name="item"))
