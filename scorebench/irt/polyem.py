@@ -262,6 +262,15 @@ def choose_nodes(layout: ItemLayout, a: np.ndarray, d: np.ndarray, quadpts: int 
     return np.linspace(-6.0, 6.0, n)
 
 
+def _regrid(Y, layout, a, d, theta, log_w, post):
+    """Nodes for the current estimates; kept unless the spacing must shrink by more than 10%."""
+    new = choose_nodes(layout, a, d, None)
+    if len(new) <= 1.1 * len(theta):
+        return theta, log_w, post
+    lw = normal_log_weights(new)
+    return new, lw, poly_estep(Y, layout, a, d, new, lw)
+
+
 @dataclass
 class PolyEMResult:
     a: np.ndarray
@@ -292,11 +301,8 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
     for it in range(1, max_iter + 1):
         post = poly_estep(Y, layout, a, d, theta, log_w)
         history.append(post.loglik)
-        if it == 10 and quadpts is None:
-            new_theta = choose_nodes(layout, a, d, None)
-            if len(new_theta) != len(theta):
-                theta, log_w = new_theta, normal_log_weights(new_theta)
-                post = poly_estep(Y, layout, a, d, theta, log_w)
+        if it == 5 and quadpts is None:  # the start values understate the slopes: regrid once
+            theta, log_w, post = _regrid(Y, layout, a, d, theta, log_w, post)
         na, nd = mstep(layout, a, d, post.counts, theta, prior_a)
         if px:
             w = post.post.sum(axis=0)
@@ -310,6 +316,11 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
         if not (np.isfinite(a).all() and np.isfinite(d[~np.isnan(d)]).all()):
             raise InputError("EM diverged (non-finite estimates); check for items with nearly empty categories")
         if change < tol:
+            if quadpts is None:
+                n_before = len(theta)
+                theta, log_w, _ = _regrid(Y, layout, a, d, theta, log_w, post)
+                if len(theta) != n_before:
+                    continue  # the estimates call for a finer grid: iterate on it
             converged = True
             break
     final = poly_estep(Y, layout, a, d, theta, log_w)

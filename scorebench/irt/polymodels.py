@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_softmax
 
-__all__ = ["POLY_MODELS", "category_probs", "category_jacobian", "item_information_poly", "thresholds"]
+__all__ = ["POLY_MODELS", "category_probs", "category_jacobian", "item_information_poly", "thresholds", "simulate"]
 
 POLY_MODELS = ("2pl", "graded", "gpcm", "pcm", "rsm")
 _CUMULATIVE = ("2pl", "graded")
@@ -148,3 +148,20 @@ def thresholds(kind: str, a: np.ndarray, d: np.ndarray) -> np.ndarray:
         return -d / a
     steps = np.diff(np.concatenate([np.zeros((d.shape[0], 1)), d], axis=1), axis=1)
     return -steps / a
+
+
+def simulate(kind: str, a: np.ndarray, d: np.ndarray, theta: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+    """Draw scores (N, G) for N abilities on G items of one kind (``a`` (G,), ``d`` (G, K)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = simulate("graded", np.ones(3), np.array([[1.0, -1.0]] * 3), np.zeros(5), np.random.default_rng(0))
+    >>> y.shape, bool(set(np.unique(y)) <= {0, 1, 2})
+    ((5, 3), True)
+    """
+    P = category_probs(kind, np.asarray(a, float), np.asarray(d, float), np.asarray(theta, float))  # (G, K+1, N)
+    cum = np.cumsum(P, axis=1)[:, :-1]
+    u = rng.random((P.shape[0], 1, P.shape[2]))
+    return (u > cum).sum(axis=1).T.astype(np.float64)
