@@ -31,7 +31,7 @@ _EXPORTS = {
     "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",
     "fit_mirt": "mirt", "MIRTFit": "mirt", "lz": "personfit", "empirical_reliability": "reliability",
     "PolyIRTFit": "polyfit", "s_x2": "sumscore", "eap_sum_table": "sumscore", "lord_wingersky": "sumscore",
-    "m2": "limited", "marginal_reliability": "limited",
+    "m2": "limited", "marginal_reliability": "limited", "lz_poly": "polypersonfit",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -258,8 +258,10 @@ def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max
     if set(given) - {"a"} and any(v is not None for k, v in given.items() if k != "a"):
         raise InputError(f"priors: the polytomous models take only a prior on 'a', got {sorted(given)}")
     rm = response_matrix(responses, topics=topics, nan_policy=nan_policy, min_systems=2, ordinal=True)
-    return fit_poly(rm, model, max_iter=max(max_iter, 2000) if max_iter == 500 else max_iter, tol=tol,
-                    quadpts=quadpts, prior_a=given.get("a"), warn=warn)
+    cells = float(np.nansum(np.nanmax(rm.values, axis=0) + 1)) * rm.values.shape[0] * 100.0
+    with _blas_limit(cells):
+        return fit_poly(rm, model, max_iter=max(max_iter, 2000) if max_iter == 500 else max_iter, tol=tol,
+                        quadpts=quadpts, prior_a=given.get("a"), warn=warn)
 
 
 def _items_table(rm: ResponseMatrix, spec, params, se, cov_ad, n_item, right, constant, fit_stats,
