@@ -248,3 +248,26 @@ def test_cli_fits_grm_and_rejects_scores_for_the_2pl(tmp_path):
     bad = CliRunner().invoke(cli, ["irt", "fit", str(path), "--model", "2pl"])
     assert bad.exit_code != 0
     assert "expected answers scored 0 (wrong) or 1 (right)" in bad.output
+
+
+def test_crossprod_standard_errors_match_mirt_on_lsat7_with_equal_slopes():
+    # mirt testthat: mirt(LSAT7, 'F = 1-5; CONSTRAIN = (1-5, a1)', SE.type = 'crossprod'): 95% CIs
+    # of d printed to 3 decimals, so SE = (upper - lower) / 3.92 is known to about 3e-4.
+    lower = np.array([1.67, 0.631, 1.277, 0.367, 1.793])
+    upper = np.array([2.067, 0.951, 1.644, 0.676, 2.193])
+    f = irt.fit(_data("lsat7"), "pcm")
+    np.testing.assert_allclose(f.items["d1"], [1.868, 0.791, 1.461, 0.521, 1.993], atol=1e-3)
+    np.testing.assert_allclose(f.items["se_d1"], (upper - lower) / (2 * 1.959964), atol=6e-4)
+    assert f.items["se_a"].isna().all()   # slopes are fixed at 1 in the Rasch scaling
+
+
+def test_score_new_systems_reproduces_the_fitted_eaps():
+    rng = np.random.default_rng(12)
+    y = simulate("gpcm", np.full(6, 1.3), np.tile([0.6, 0.2, -0.5], (6, 1)), rng.normal(size=400), rng)
+    f = irt.fit(pd.DataFrame(y, columns=list("abcdef")), "gpcm")
+    again = f.score(pd.DataFrame(y[:10], columns=list("abcdef")))
+    np.testing.assert_allclose(again["theta"], f.abilities["theta"].iloc[:10], rtol=1e-10)
+    part = f.score(pd.DataFrame(y[:10, :3], columns=list("abc")))
+    assert (part["n"] == 3).all() and (part["se"] > again["se"]).all()
+    with pytest.raises(InputError, match="fitted with scores 0..3"):
+        f.score(pd.DataFrame({"a": [4.0]}))

@@ -327,7 +327,8 @@ def fit_by_topic(responses: Any, model: str = "2pl", *, topics: Any = None, **op
     >>> sorted(tf.fits), tf.wide().shape
     (['a', 'b'], (300, 2))
     """
-    rm = response_matrix(responses, topics=topics, nan_policy=options.pop("nan_policy", "raise"))
+    rm = response_matrix(responses, topics=topics, nan_policy=options.pop("nan_policy", "raise"),
+                         ordinal=is_poly_model(model))
     if rm.topics is None:
         raise InputError("fit_by_topic: no topics; pass a long table with a 'topic' column or topics={item: topic}")
     fits = {}

@@ -125,6 +125,34 @@ class PolyIRTFit:
 
             warnings.warn(f"IRT fit did not converge: {self.message}", IRTWarning, stacklevel=3)
 
+    def score(self, new_responses: Any) -> pd.DataFrame:
+        """EAP abilities (``theta``, ``se``, ``n``) of new systems against the fitted items.
+
+        ``new_responses`` is a wide matrix with the fitted items as columns (a subset is
+        fine: missing items count as not answered) or a long table.
+        """
+        from ..metrics.irt_kind import response_matrix
+
+        rm = response_matrix(new_responses, ordinal=True)
+        if isinstance(rm.items, pd.RangeIndex) and len(rm.items) == len(self.items):
+            values = rm.values
+        else:
+            unknown = [i for i in rm.items if i not in self.items.index]
+            if unknown:
+                raise InputError(f"new_responses: item(s) {unknown[:5]} were not in the fitted model")
+            values = np.full((len(rm.systems), len(self.items)), np.nan)
+            values[:, self.items.index.get_indexer(rm.items)] = rm.values
+        too_high = values > (self.layout.n_cat - 1)[None, :]
+        if too_high.any():
+            j = int(np.argwhere(too_high)[0, 1])
+            raise InputError(f"new_responses: item {self.items.index[j]!r} was fitted with scores "
+                             f"0..{int(self.layout.n_cat[j]) - 1}, got {values[too_high][0]:g}")
+        post = self.posterior(values).post
+        eap = post @ self.nodes
+        sd = np.sqrt(np.maximum(post @ self.nodes**2 - eap**2, 0.0))
+        return pd.DataFrame({"theta": eap * self.latent_sd, "se": sd * self.latent_sd,
+                             "n": (~np.isnan(values)).sum(axis=1)}, index=pd.Index(rm.systems, name="system"))
+
     def posterior(self, values: np.ndarray | None = None):
         """E-step at the estimates for ``values`` (default: the fitted responses)."""
         vals = self.values if values is None else values
@@ -165,6 +193,12 @@ def fit_poly(rm: ResponseMatrix, model: Any, *, max_iter: int = 2000, tol: float
     rasch_only = all(k in _RASCH for k in kinds)
     sd = float(res.a[0]) if rasch_only else 1.0
     items = _items_table(rm, layout, res, sd, values, obs)
+    se = _crossprod_se(values, layout, res)
+    if se is not None:
+        Kmax = res.d.shape[1]
+        items.insert(3 + 2 * Kmax, "se_a", np.nan if rasch_only else se[:, 0] / sd)
+        for k in range(Kmax):
+            items.insert(4 + 2 * Kmax + k, f"se_d{k + 1}", se[:, k + 1])
     post = res.posterior.post
     eap = post @ res.theta
     se = np.sqrt(np.maximum(post @ res.theta**2 - eap**2, 0.0))
@@ -180,6 +214,49 @@ def fit_poly(rm: ResponseMatrix, model: Any, *, max_iter: int = 2000, tol: float
                      layout=layout, a=res.a, d=res.d, nodes=res.theta, values=values)
     if warn:
         out.warn_if_needed()
+    return out
+
+
+def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
+                  max_work: float = 5e9) -> np.ndarray | None:
+    r"""Standard errors of every slope and intercept, (J, 1 + Kmax), NaN padded, or None when too large.
+
+    The information is the cross-product of the systems' score vectors,
+    :math:`\sum_i s_i s_i^\top` with :math:`s_i = \partial\log L_i/\partial\psi` over the free
+    parameters :math:`\psi` (R mirt's ``SE.type = "crossprod"``); derived intercepts (shared
+    rating-scale steps) get their SEs by the delta method.
+    """
+    from .limited import _poly_transform
+    from .polymodels import category_jacobian
+
+    N = values.shape[0]
+    Q = len(res.theta)
+    if float(N) * Q * float((layout.n_cat.astype(float) ** 2).sum()) > max_work:
+        return None
+    post = res.posterior.post
+    sizes = layout.n_cat.astype(int)
+    off = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    S = np.zeros((N, int(sizes.sum())))
+    for (kind, K), idx in layout.groups().items():
+        P, D = category_jacobian(kind, res.a[idx], res.d[idx, :K], res.theta)
+        Dn = D / P[:, None]                                                  # (G, p, K+1, Q)
+        for x, j in enumerate(idx):
+            obs = ~np.isnan(values[:, j])
+            cat = np.where(obs, values[:, j], 0).astype(int)
+            g = post @ Dn[x].reshape((K + 1) * (K + 1), Q).T                 # (N, p*(K+1))
+            g = g.reshape(N, K + 1, K + 1)[np.arange(N), :, cat]             # (N, p)
+            S[:, off[j]:off[j] + K + 1] = np.where(obs[:, None], g, 0.0)
+    fake = type("F", (), {"layout": layout})()
+    T = _poly_transform(fake)
+    Sf = S @ T
+    try:
+        cov = np.linalg.inv(Sf.T @ Sf)
+    except np.linalg.LinAlgError:
+        return None
+    var_full = np.einsum("pq,qr,pr->p", T, cov, T)
+    out = np.full((len(sizes), res.d.shape[1] + 1), np.nan)
+    for j in range(len(sizes)):
+        out[j, :sizes[j]] = np.sqrt(np.maximum(var_full[off[j]:off[j] + sizes[j]], 0.0))
     return out
 
 
