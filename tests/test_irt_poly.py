@@ -271,3 +271,15 @@ def test_score_new_systems_reproduces_the_fitted_eaps():
     assert (part["n"] == 3).all() and (part["se"] > again["se"]).all()
     with pytest.raises(InputError, match="fitted with scores 0..3"):
         f.score(pd.DataFrame({"a": [4.0]}))
+
+
+def test_cli_fit_stats_prints_m2_and_adds_s_x2_columns():
+    from scorebench.cli import cli
+
+    path = REF / "lsat7_expanded_1000x5.csv"
+    if not path.exists():
+        pytest.skip("reference data ../shared/reference/irt is absent")
+    out = CliRunner().invoke(cli, ["irt", "fit", str(path), "--fit-stats"])
+    assert out.exit_code == 0, out.output
+    assert "# M2: 11.938" in out.output and "df: 5" in out.output
+    assert "S_X2_p" in out.output and "14.45" in out.output

@@ -73,16 +73,18 @@ def command() -> None:
 @click.option("--max-iter", default=500, show_default=True, type=int)
 @click.option("--abilities-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the abilities (theta, se) here.")
+@click.option("--fit-stats", is_flag=True, help="Add S-X2 item fit columns; print M2, RMSEA and the "
+              "marginal reliability (complete data only).")
 @_input_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, system_column, transpose,
-                output, fmt) -> None:
+def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, fit_stats, system_column,
+                transpose, output, fmt) -> None:
     """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1 or 0..K) and print the items."""
     from ..irt import fit
 
-    result = fit(_responses(responses, system_column, transpose), model, method=method, scoring=scoring,
-                 priors=_prior(priors), max_iter=max_iter, warn=False)
+    table = _responses(responses, system_column, transpose)
+    result = fit(table, model, method=method, scoring=scoring, priors=_prior(priors), max_iter=max_iter, warn=False)
     summary = result.summary()
     click.echo("# " + "; ".join(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {v}"
                                 for k, v in summary.items()), err=True)
@@ -91,6 +93,18 @@ def fit_command(responses, model, method, scoring, priors, max_iter, abilities_o
     if abilities_out is not None:
         write_table(result.abilities.reset_index(), abilities_out)
     items = result.items.reset_index()
+    if fit_stats:
+        from ..irt import m2, marginal_reliability, s_x2
+
+        sx2 = s_x2(result, table)
+        items = items.join(sx2.rename(columns={"df": "S_X2_df", "RMSEA": "S_X2_RMSEA", "p": "S_X2_p"})
+                           .reset_index(drop=True))
+        try:
+            m = m2(result, table)
+            click.echo(f"# M2: {m['M2']:.6g}; df: {m['df']}; p: {m['p']:.4g}; RMSEA: {m['RMSEA']:.4g}", err=True)
+        except InputError as exc:  # too few items for M2: say so, keep the item fit
+            click.echo(f"# M2: not available ({exc})", err=True)
+        click.echo(f"# marginal reliability: {marginal_reliability(result):.4f}", err=True)
     items.attrs.update({"model": result.model, "method": result.method, "loglik": result.loglik,
                         "converged": result.converged})
     emit(items, output, fmt)
