@@ -100,7 +100,7 @@ def model_curves(fit: Any, responses: Any = None) -> tuple[list[np.ndarray], np.
         own = {"2pl": lambda K: K + 1, "graded": lambda K: K + 1, "gpcm": lambda K: K + 1,
                "pcm": lambda K: K, "rsm": lambda K: 1}
         npar = [own[k](int(c) - 1) for k, c in zip(fit.layout.kinds, fit.layout.n_cat)]
-        extra = 1 if fit.latent_sd != 1.0 or all(k in ("pcm", "rsm") for k in fit.layout.kinds) else 0
+        extra = 1 if any(k in ("pcm", "rsm") for k in fit.layout.kinds) else 0  # the shared slope
         log_w = -0.5 * nodes**2
     else:
         from .models import get_model, prob
