@@ -283,3 +283,26 @@ def test_cli_fit_stats_prints_m2_and_adds_s_x2_columns():
     assert out.exit_code == 0, out.output
     assert "# M2: 11.938" in out.output and "df: 5" in out.output
     assert "S_X2_p" in out.output and "14.45" in out.output
+
+
+def test_slope_prior_reaches_the_posterior_mode_and_separation_is_reported():
+    from scorebench.irt.polyem import normal_log_weights, onehot, poly_estep
+
+    rng = np.random.default_rng(1)
+    y = simulate("graded", np.full(6, 1.5), np.tile([1.0, -1.0], (6, 1)), rng.normal(size=500), rng)
+    f = irt.fit(y, "grm", priors={"a": (1.0, 0.3)}, warn=False)
+    assert f.converged
+    Y, w = onehot(y, f.layout), normal_log_weights(f.nodes)
+
+    def log_post(a):
+        return poly_estep(Y, f.layout, a, f.d, f.nodes, w).loglik - 0.5 * (((a - 1.0) / 0.3) ** 2).sum()
+
+    h = 1e-5
+    grad = [(log_post(f.a + h * e) - log_post(f.a - h * e)) / (2 * h) for e in np.eye(6)]
+    np.testing.assert_allclose(grad, 0.0, atol=5e-3)
+    # an item whose scores are perfectly ordered by the latent trait: no finite slope
+    th = np.sort(rng.normal(size=200))
+    z = np.column_stack([(th > 0) + (th > 1.0), rng.integers(0, 3, 200), (th > -0.5) + (th > 0.5)]).astype(float)
+    with pytest.warns(irt.IRTWarning, match="diverge"):
+        bad = irt.fit(z, "grm")
+    assert not bad.converged

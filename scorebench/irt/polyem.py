@@ -114,8 +114,11 @@ def poly_estep(Y, layout: ItemLayout, a: np.ndarray, d: np.ndarray, theta: np.nd
     return Posterior(post, (top + np.log(tot))[:, 0], counts)
 
 
-def _objective(kind, a, d, r, theta) -> np.ndarray:
-    return (r * log_category_probs(kind, a, d, theta)).sum(axis=(1, 2))
+def _objective(kind, a, d, r, theta, prior_a=None) -> np.ndarray:
+    out = (r * log_category_probs(kind, a, d, theta)).sum(axis=(1, 2))
+    if prior_a is not None and kind not in _RASCH:
+        out = out - 0.5 * ((a - prior_a[0]) / prior_a[1]) ** 2
+    return out
 
 
 def _transform(kind: str, K: int) -> np.ndarray:
@@ -135,13 +138,13 @@ def _grad_info(kind, a, d, r, theta):
     return grad, info
 
 
-def _halving(kind, a, d, step, r, theta, before):
+def _halving(kind, a, d, step, r, theta, before, prior_a=None):
     """Apply ``step`` (G, K+1) with per-item halving until the objective does not decrease."""
     out_a, out_d = a.copy(), d.copy()
     todo = np.ones(len(a), dtype=bool)
     for _ in range(12):
         ta, td = a + step[:, 0], d + step[:, 1:]
-        ok = todo & (_objective(kind, ta, td, r, theta) >= before - 1e-10 * np.abs(before))
+        ok = todo & (_objective(kind, ta, td, r, theta, prior_a) >= before - 1e-10 * np.abs(before))
         if kind in _CUMUL and td.shape[1] > 1:
             ok &= (np.diff(td, axis=1) < 0).all(axis=1)
         out_a[ok], out_d[ok] = ta[ok], td[ok]
@@ -169,8 +172,8 @@ def mstep(layout: ItemLayout, a: np.ndarray, d: np.ndarray, counts: np.ndarray, 
         H = np.einsum("pf,gps,sh->gfh", B, info, B) + 1e-9 * np.eye(B.shape[1])
         step = np.linalg.solve(H, g[..., None])[..., 0]
         step /= np.maximum(1.0, np.abs(step).max(axis=1, keepdims=True))
-        before = _objective(kind, ga, da, r, theta)
-        na, nd = _halving(kind, ga, da, step @ B.T, r, theta, before)
+        before = _objective(kind, ga, da, r, theta, prior_a)
+        na, nd = _halving(kind, ga, da, step @ B.T, r, theta, before, prior_a)
         a[idx], d[idx, :K] = na, nd
         if kind == "rsm":
             _rsm_steps(kind, K, idx, a, d, r, theta)
@@ -304,6 +307,10 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
         if it == 5 and quadpts is None:  # the start values understate the slopes: regrid once
             theta, log_w, post = _regrid(Y, layout, a, d, theta, log_w, post)
         na, nd = mstep(layout, a, d, post.counts, theta, prior_a)
+        if px and prior_a is not None and change < 1e-3:
+            # with a slope prior the PX-EM map's fixed point is not the posterior mode (the prior
+            # is not invariant under the rescaling): finish with plain EM
+            px = False
         if px:
             w = post.post.sum(axis=0)
             mu = float(w @ theta / w.sum())
@@ -315,6 +322,8 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
         a, d = na, nd
         if not (np.isfinite(a).all() and np.isfinite(d[~np.isnan(d)]).all()):
             raise InputError("EM diverged (non-finite estimates); check for items with nearly empty categories")
+        if it >= 50 and (np.abs(a) > 20.0).any():
+            break  # separation: some slope has no finite estimate; say so instead of iterating on
         if change < tol:
             if quadpts is None:
                 n_before = len(theta)
@@ -324,6 +333,13 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
             converged = True
             break
     final = poly_estep(Y, layout, a, d, theta, log_w)
-    msg = (f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g})"
-           if converged else f"EM did not converge in {max_iter} iterations (largest change {change:.2e}, tol {tol:g})")
+    diverging = np.abs(a) > 20.0
+    if converged:
+        msg = f"EM converged in {it} iterations (largest parameter change {change:.2e} < tol {tol:g})"
+    elif diverging.any():
+        msg = (f"EM did not converge: {int(diverging.sum())} item(s) diverge (|a| > 20 after {it} iterations; "
+               "typically the item's scores are perfectly ordered by the others, so the slope has no finite "
+               "estimate). Add a prior on the slopes (priors={'a': (1.0, 1.5)}) or drop those items")
+    else:
+        msg = f"EM did not converge in {max_iter} iterations (largest change {change:.2e}, tol {tol:g})"
     return PolyEMResult(a, d, theta, log_w, final, it, converged, msg, history)

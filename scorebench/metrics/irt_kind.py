@@ -167,7 +167,8 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
         if arr.ndim != 2:
             raise InputError(f"responses: expected a 2-D array (systems x items), got shape {arr.shape}")
         if np.isinf(arr).any():
-            raise InputError("responses: infinite values; expected 0, 1 or NaN")
+            raise InputError("responses: infinite values; expected "
+                             + ("integer scores 0..K" if ordinal else "0, 1") + " or NaN")
         _check_binary(arr, "responses", ordinal=ordinal)
         rm = ResponseMatrix(arr, pd.RangeIndex(arr.shape[0], name="system"),
                             pd.RangeIndex(arr.shape[1], name="item"))
