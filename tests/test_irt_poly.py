@@ -306,3 +306,15 @@ def test_slope_prior_reaches_the_posterior_mode_and_separation_is_reported():
     with pytest.warns(irt.IRTWarning, match="diverge"):
         bad = irt.fit(z, "grm")
     assert not bad.converged
+
+
+def test_responses_kind_accepts_integer_scores_and_rejects_fractions():
+    from scorebench.metrics.irt_kind import extract_responses
+
+    table = pd.DataFrame({"system": ["s1", "s1", "s2"], "item": ["q1", "q2", "q1"], "correct": [0, 3, 2]})
+    inputs = extract_responses(table)
+    np.testing.assert_array_equal(inputs.arrays["correct"], [0, 3, 2])
+    for bad in (-1, 0.5):
+        broken = table.assign(correct=[0, bad, 2])
+        with pytest.raises(InputError, match="integer scores 0, 1, ..., K"):
+            extract_responses(broken)
