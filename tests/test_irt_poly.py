@@ -318,3 +318,14 @@ def test_responses_kind_accepts_integer_scores_and_rejects_fractions():
         broken = table.assign(correct=[0, bad, 2])
         with pytest.raises(InputError, match="integer scores 0, 1, ..., K"):
             extract_responses(broken)
+
+
+def test_information_of_a_rasch_scaled_fit_is_on_the_reported_scale():
+    y = _data("lsat6")
+    pcm, two = irt.fit(y, "pcm"), irt.fit(y, "1pl")
+    th = np.array([-1.0, 0.0, 1.0])
+    # the 1PL reports theta ~ N(0, 1) with a common slope; pcm reports a = 1 and sd = slope
+    want = two.information(th * two.latent_sd / pcm.latent_sd).to_numpy() * (two.latent_sd / pcm.latent_sd) ** 2
+    np.testing.assert_allclose(pcm.information(th).to_numpy(), want, rtol=1e-3)
+    p = 1 / (1 + np.exp(-(th[None, :] - pcm.items["b1"].to_numpy()[:, None])))
+    np.testing.assert_allclose(pcm.information(th).to_numpy(), p * (1 - p), rtol=1e-10)

@@ -153,6 +153,19 @@ class PolyIRTFit:
         return pd.DataFrame({"theta": eap * self.latent_sd, "se": sd * self.latent_sd,
                              "n": (~np.isnan(values)).sum(axis=1)}, index=pd.Index(rm.systems, name="system"))
 
+    def information(self, theta: Any) -> pd.DataFrame:
+        """Item information at abilities ``theta`` on the reported scale (rows = items).
+
+        .. math:: I_j(\theta) = \sum_k [\partial_\theta P_{jk}(\theta)]^2 / P_{jk}(\theta)
+        """
+        from .polymodels import item_information_poly
+
+        th = np.atleast_1d(np.asarray(theta, dtype=np.float64))
+        out = np.empty((len(self.items), th.size))
+        for (kind, K), idx in self.layout.groups().items():
+            out[idx] = item_information_poly(kind, self.a[idx], self.d[idx, :K], th / self.latent_sd)
+        return pd.DataFrame(out / self.latent_sd**2, index=self.items.index, columns=pd.Index(th, name="theta"))
+
     def posterior(self, values: np.ndarray | None = None):
         """E-step at the estimates for ``values`` (default: the fitted responses)."""
         vals = self.values if values is None else values
