@@ -154,7 +154,7 @@ class PolyIRTFit:
                              "n": (~np.isnan(values)).sum(axis=1)}, index=pd.Index(rm.systems, name="system"))
 
     def information(self, theta: Any) -> pd.DataFrame:
-        """Item information at abilities ``theta`` on the reported scale (rows = items).
+        r"""Item information at abilities ``theta`` on the reported scale (rows = items).
 
         .. math:: I_j(\theta) = \sum_k [\partial_\theta P_{jk}(\theta)]^2 / P_{jk}(\theta)
         """
@@ -237,7 +237,8 @@ def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
     The information is the cross-product of the systems' score vectors,
     :math:`\sum_i s_i s_i^\top` with :math:`s_i = \partial\log L_i/\partial\psi` over the free
     parameters :math:`\psi` (R mirt's ``SE.type = "crossprod"``); derived intercepts (shared
-    rating-scale steps) get their SEs by the delta method.
+    rating-scale steps) get their SEs by the delta method. Above 300 parameters without shared
+    ones the information is inverted item by item (between-item terms are dropped).
     """
     from .limited import _poly_transform
     from .polymodels import category_jacobian
@@ -259,15 +260,26 @@ def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
             g = post @ Dn[x].reshape((K + 1) * (K + 1), Q).T                 # (N, p*(K+1))
             g = g.reshape(N, K + 1, K + 1)[np.arange(N), :, cat]             # (N, p)
             S[:, off[j]:off[j] + K + 1] = np.where(obs[:, None], g, 0.0)
+    out = np.full((len(sizes), res.d.shape[1] + 1), np.nan)
+    shared = any(k in ("pcm", "rsm") for k in layout.kinds)
+    if not shared and S.shape[1] > 300:
+        # many items, no shared parameters: item-by-item blocks of the information (the
+        # between-item terms change the SEs little and the full inverse costs O(params^3))
+        for j in range(len(sizes)):
+            block = S[:, off[j]:off[j] + sizes[j]]
+            try:
+                out[j, :sizes[j]] = np.sqrt(np.maximum(np.diag(np.linalg.inv(block.T @ block)), 0.0))
+            except np.linalg.LinAlgError:
+                pass
+        return out
     fake = type("F", (), {"layout": layout})()
     T = _poly_transform(fake)
-    Sf = S @ T
+    Sf = S @ T if shared else S
     try:
         cov = np.linalg.inv(Sf.T @ Sf)
     except np.linalg.LinAlgError:
         return None
-    var_full = np.einsum("pq,qr,pr->p", T, cov, T)
-    out = np.full((len(sizes), res.d.shape[1] + 1), np.nan)
+    var_full = np.einsum("pq,qr,pr->p", T, cov, T) if shared else np.diag(cov)
     for j in range(len(sizes)):
         out[j, :sizes[j]] = np.sqrt(np.maximum(var_full[off[j]:off[j] + sizes[j]], 0.0))
     return out
