@@ -12,6 +12,7 @@ from ..io import read_table, write_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 _MODELS = ["1pl", "rasch", "2pl", "3pl", "4pl"]
+_FIT_MODELS = _MODELS + ["grm", "gpcm", "pcm", "rsm"]
 
 
 def _responses(path: Path, system_column: str | None, transpose: bool) -> pd.DataFrame:
@@ -64,23 +65,26 @@ def command() -> None:
 
 @command.command("fit")
 @click.argument("responses", type=click.Path(path_type=Path))
-@click.option("--model", type=click.Choice(_MODELS), default="2pl", show_default=True)
+@click.option("--model", type=click.Choice(_FIT_MODELS), default="2pl", show_default=True,
+              help="grm/gpcm/pcm/rsm: polytomous models for integer scores 0..K.")
 @click.option("--method", type=click.Choice(["auto", "em", "jml"]), default="auto", show_default=True)
 @click.option("--scoring", type=click.Choice(["eap", "map", "ml"]), default="eap", show_default=True)
 @click.option("--prior", "priors", multiple=True, help="Item prior, e.g. a=1,1.5 (normal) or c=5,17 (beta).")
 @click.option("--max-iter", default=500, show_default=True, type=int)
 @click.option("--abilities-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the abilities (theta, se) here.")
+@click.option("--fit-stats", is_flag=True, help="Add S-X2 item fit columns; print M2, RMSEA and the "
+              "marginal reliability (complete data only).")
 @_input_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, system_column, transpose,
-                output, fmt) -> None:
-    """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1) and print the items."""
+def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, fit_stats, system_column,
+                transpose, output, fmt) -> None:
+    """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1 or 0..K) and print the items."""
     from ..irt import fit
 
-    result = fit(_responses(responses, system_column, transpose), model, method=method, scoring=scoring,
-                 priors=_prior(priors), max_iter=max_iter, warn=False)
+    table = _responses(responses, system_column, transpose)
+    result = fit(table, model, method=method, scoring=scoring, priors=_prior(priors), max_iter=max_iter, warn=False)
     summary = result.summary()
     click.echo("# " + "; ".join(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {v}"
                                 for k, v in summary.items()), err=True)
@@ -89,6 +93,18 @@ def fit_command(responses, model, method, scoring, priors, max_iter, abilities_o
     if abilities_out is not None:
         write_table(result.abilities.reset_index(), abilities_out)
     items = result.items.reset_index()
+    if fit_stats:
+        from ..irt import m2, marginal_reliability, s_x2
+
+        sx2 = s_x2(result, table)
+        items = items.join(sx2.rename(columns={"df": "S_X2_df", "RMSEA": "S_X2_RMSEA", "p": "S_X2_p"})
+                           .reset_index(drop=True))
+        try:
+            m = m2(result, table)
+            click.echo(f"# M2: {m['M2']:.6g}; df: {m['df']}; p: {m['p']:.4g}; RMSEA: {m['RMSEA']:.4g}", err=True)
+        except InputError as exc:  # too few items for M2: say so, keep the item fit
+            click.echo(f"# M2: not available ({exc})", err=True)
+        click.echo(f"# marginal reliability: {marginal_reliability(result):.4f}", err=True)
     items.attrs.update({"model": result.model, "method": result.method, "loglik": result.loglik,
                         "converged": result.converged})
     emit(items, output, fmt)

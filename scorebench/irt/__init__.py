@@ -8,6 +8,9 @@
 * :func:`fit_mirt` — multidimensional 2PL with a few factors.
 * :func:`lz` — person fit (standardised log-likelihood of each system's answer pattern).
 * :func:`empirical_reliability` — reliability of the ability estimates (mirt `empirical_rxx`).
+* polytomous models (``fit(..., model="grm"|"gpcm"|"pcm"|"rsm"|[per item])``) for scores 0..K.
+* :func:`s_x2` (Orlando–Thissen item fit), :func:`m2` (limited-information test fit, RMSEA),
+  :func:`marginal_reliability`, :func:`eap_sum_table` (EAP by summed score).
 * :func:`select` — benchmark compression: a small informative item subset that reconstructs
   full-benchmark scores, with cross-validated size and held-out RMSE.
 
@@ -27,6 +30,8 @@ _EXPORTS = {
     "MODELS": "models", "item_information": "models", "prob": "models",
     "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",
     "fit_mirt": "mirt", "MIRTFit": "mirt", "lz": "personfit", "empirical_reliability": "reliability",
+    "PolyIRTFit": "polyfit", "s_x2": "sumscore", "eap_sum_table": "sumscore", "lord_wingersky": "sumscore",
+    "m2": "limited", "marginal_reliability": "limited", "lz_poly": "polypersonfit",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,6 +18,7 @@ from .information import item_covariance, se_of_b, standard_errors
 from .itemfit import infit_outfit
 from .jml import fit_jml
 from .models import PARAMS, get_model
+from .polyfit import fit_poly, is_poly_model
 from .quadrature import ResponseOps
 from .result import IRTFit
 from .scoring import SCORING_METHODS, AbilityEstimates, score_abilities
@@ -101,11 +102,11 @@ def _blas_limit(cells: float):
     return threadpool_limits(1)
 
 
-def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: str = "eap",
+def fit(responses: Any, model: Any = "2pl", *, method: str = "auto", scoring: str = "eap",
         topics: Any = None, anchors: Any = None, priors: Priors | Mapping | None = None,
         max_iter: int = 500, tol: float | None = None, spacing: float | None = None,
         device: str | None = None, nan_policy: str = "raise", full_se: bool | None = None,
-        warn: bool = True) -> IRTFit:
+        warn: bool = True, quadpts: int | None = None) -> IRTFit:
     r"""Fit a logistic IRT model to a systems x items matrix of right/wrong answers.
 
     .. math::
@@ -116,12 +117,20 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
     (``1pl``: one common slope; ``rasch``: slopes 1 and a free latent sd; ``2pl``: free slopes;
     ``3pl``: plus a lower asymptote with a beta prior; ``4pl``: plus an upper asymptote).
 
+    Items scored 0..K take the polytomous models (``model="grm"``, ``"gpcm"``, ``"pcm"``,
+    ``"rsm"``, or one model per item as a list or ``{item: model}`` mapping mixing these with
+    ``"2pl"`` dichotomous items, like mirt's ``itemtype``); they are fitted by EM with mirt's
+    slope-intercept parameters and return a :class:`~scorebench.irt.polyfit.PolyIRTFit`
+    (formulas and the conversion to thresholds in :mod:`scorebench.irt.polymodels`).
+
     Parameters
     ----------
     responses : DataFrame, ndarray or ResponseMatrix
         Wide 0/1 matrix (rows = systems, columns = items, NaN = not answered) or a long
         ``responses`` table (``system``, ``item``, ``correct``, optional ``topic``).
-    model : {"1pl", "rasch", "2pl", "3pl", "4pl"}
+    model : {"1pl", "rasch", "2pl", "3pl", "4pl", "grm", "gpcm", "pcm", "rsm"} or list or dict
+        A per-item list/mapping selects the polytomous driver (entries ``"2pl"``, ``"graded"``
+        or ``"grm"``, ``"gpcm"``, ``"pcm"``, ``"rsm"``).
     method : {"auto", "em", "jml"}
         Marginal ML by EM on an adaptive dense grid (default), or penalised joint ML
         (``auto`` picks JML only above 2e8 cells).
@@ -135,7 +144,12 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
         to the anchors' scale.
     priors : Priors or mapping, optional
         ``{"a": (mean, sd), "d": (mean, sd), "c": (alpha, beta), "u": (alpha, beta)}``;
-        defaults: none on ``a``/``d``, Beta(5, 17) on ``c``, Beta(2, 20) on ``1 - u``.
+        a key set to ``None`` removes that prior. Defaults: no prior on ``a`` or ``d``;
+        Beta(5, 17) on ``c`` (3PL/4PL; mean 0.23, which keeps the lower asymptote of easy
+        or weakly discriminating items from wandering); Beta(2, 20) on ``1 - u`` (4PL). R mirt's
+        default 3PL has no prior on ``c``: ``priors={"c": None}`` reproduces it (maximum
+        likelihood; ``c`` may then sit on its bound 0 or drift for easy items). The
+        polytomous models take only ``{"a": (mean, sd)}`` (normal prior on free slopes).
     max_iter, tol : int, float
         Iteration limit and convergence tolerance (largest change of any item parameter;
         default 1e-5 for EM, 1e-4 for JML). EM also requires the gradient of the marginal
@@ -143,6 +157,9 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
         ``converged`` means the optimum was reached, not that EM stalled.
     spacing : float, optional
         Fixed grid spacing (default: adapted to the narrowest posterior).
+    quadpts : int, optional
+        Polytomous models only: number of equally spaced nodes on [-6, 6] (default 61, as
+        mirt, or finer when the test information needs it).
     device : {"cpu", "cuda"}, optional
         Run the E-step products with torch on this device (same estimates).
     full_se : bool, optional
@@ -169,6 +186,10 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
     >>> bool(np.corrcoef(result.abilities["theta"], theta)[0, 1] > 0.9)
     True
     """
+    if is_poly_model(model):
+        return _fit_poly(responses, model, method=method, scoring=scoring, topics=topics, anchors=anchors,
+                         priors=priors, max_iter=max_iter, tol=tol, nan_policy=nan_policy, warn=warn,
+                         quadpts=quadpts, device=device)
     spec = get_model(model)
     check_choice(method, "method", METHODS)
     check_choice(scoring, "scoring", SCORING_METHODS)
@@ -245,6 +266,24 @@ def fit(responses: Any, model: str = "2pl", *, method: str = "auto", scoring: st
     return result
 
 
+def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max_iter, tol, nan_policy,
+              warn, quadpts, device):
+    if method not in ("auto", "em"):
+        raise InputError(f"method: the polytomous models are fitted by 'em' only, got {method!r}")
+    if scoring != "eap":
+        raise InputError(f"scoring: the polytomous models support 'eap' scoring only, got {scoring!r}")
+    if anchors is not None or device is not None:
+        raise InputError("anchors and device are supported by the dichotomous models only")
+    given = dict(priors or {}) if not isinstance(priors, Priors) else {"a": priors.a}
+    if set(given) - {"a"} and any(v is not None for k, v in given.items() if k != "a"):
+        raise InputError(f"priors: the polytomous models take only a prior on 'a', got {sorted(given)}")
+    rm = response_matrix(responses, topics=topics, nan_policy=nan_policy, min_systems=2, ordinal=True)
+    cells = float(np.nansum(np.nanmax(rm.values, axis=0) + 1)) * rm.values.shape[0] * 100.0
+    with _blas_limit(cells):
+        return fit_poly(rm, model, max_iter=max(max_iter, 2000) if max_iter == 500 else max_iter, tol=tol,
+                        quadpts=quadpts, prior_a=given.get("a"), warn=warn)
+
+
 def _items_table(rm: ResponseMatrix, spec, params, se, cov_ad, n_item, right, constant, fit_stats,
                  scale) -> pd.DataFrame:
     a, d = params[:, 0], params[:, 1]
@@ -308,7 +347,8 @@ def fit_by_topic(responses: Any, model: str = "2pl", *, topics: Any = None, **op
     >>> sorted(tf.fits), tf.wide().shape
     (['a', 'b'], (300, 2))
     """
-    rm = response_matrix(responses, topics=topics, nan_policy=options.pop("nan_policy", "raise"))
+    rm = response_matrix(responses, topics=topics, nan_policy=options.pop("nan_policy", "raise"),
+                         ordinal=is_poly_model(model))
     if rm.topics is None:
         raise InputError("fit_by_topic: no topics; pass a long table with a 'topic' column or topics={item: topic}")
     fits = {}

@@ -67,7 +67,10 @@ class ResponseMatrix:
         return ResponseMatrix(self.values[rows][:, cols], self.systems[rows], self.items[cols], topics)
 
 
-def _check_binary(values: np.ndarray, where: str, labels: Any = None) -> None:
+def _check_binary(values: np.ndarray, where: str, labels: Any = None, ordinal: bool = False) -> None:
+    if ordinal:
+        _check_ordinal(values, where, labels)
+        return
     bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
     if bad.any():
         example = values[bad].ravel()[0]
@@ -75,13 +78,23 @@ def _check_binary(values: np.ndarray, where: str, labels: Any = None) -> None:
                          "expected answers scored 0 (wrong) or 1 (right), NaN for missing")
 
 
-def _from_long(df: pd.DataFrame, nan_policy: str) -> ResponseMatrix:
+def _check_ordinal(values: np.ndarray, where: str, labels: Any = None) -> None:
+    """Polytomous answers: integer scores 0, 1, ..., K (NaN = not answered)."""
+    bad = ~np.isnan(values) & ((values < 0) | (values != np.round(values)) | np.isinf(values))
+    if bad.any():
+        example = values[bad].ravel()[0]
+        raise InputError(f"{where}: value {example!r} in {describe_rows(bad, labels)}; "
+                         "expected integer scores 0, 1, ..., K (NaN for missing)")
+
+
+def _from_long(df: pd.DataFrame, nan_policy: str, ordinal: bool = False) -> ResponseMatrix:
     df, _ = start_table(df, "responses", list(LONG_COLUMNS), nan_policy)
     correct = numeric_column(df, "correct", nan_ok=True)
-    _check_binary(correct, "column 'correct'", df.index)
+    _check_binary(correct, "column 'correct'", df.index, ordinal)
     if nan_policy == "raise" and np.isnan(correct).any():
         raise InputError(f"column 'correct': NaN (missing values) in "
-                         f"{describe_rows(np.isnan(correct), df.index)}; expected 0 or 1 "
+                         f"{describe_rows(np.isnan(correct), df.index)}; expected "
+                         f"{'an integer score 0..K' if ordinal else '0 or 1'} "
                          "(use nan_policy='omit' to drop such rows; they then count as not answered)")
     dup = df.duplicated(subset=["system", "item"], keep=False).to_numpy()
     if dup.any():
@@ -102,7 +115,7 @@ def _from_long(df: pd.DataFrame, nan_policy: str) -> ResponseMatrix:
 
 
 def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
-                    min_systems: int = 1) -> ResponseMatrix:
+                    min_systems: int = 1, ordinal: bool = False) -> ResponseMatrix:
     """Read responses from a long table, a wide DataFrame or a 2-D array.
 
     Parameters
@@ -116,6 +129,9 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
         For long tables: what a missing ``correct`` means (``omit``: not answered).
     min_systems : int
         Fewest systems accepted (fitting needs 2; scoring one system is fine).
+    ordinal : bool
+        Accept polytomous scores: non-negative integers 0, 1, ..., K (for the graded, partial
+        credit and rating scale models); otherwise answers must be 0 or 1.
 
     Returns
     -------
@@ -132,15 +148,16 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
     """
     if isinstance(data, ResponseMatrix):
         rm = data
+        _check_binary(rm.values, "responses", rm.systems, ordinal)
     elif isinstance(data, pd.DataFrame) and all(c in data.columns for c in LONG_COLUMNS):
-        rm = _from_long(data, nan_policy)
+        rm = _from_long(data, nan_policy, ordinal)
     elif isinstance(data, pd.DataFrame):
         if data.columns.duplicated().any():
             dups = sorted(set(map(str, data.columns[data.columns.duplicated()])))
             raise InputError(f"wide responses: duplicate item column(s) {dups}; expected unique item names")
         values = np.column_stack([numeric_column(data, c, nan_ok=True) for c in data.columns]) \
             if data.shape[1] else np.empty((len(data), 0))
-        _check_binary(values, "wide responses", data.index)
+        _check_binary(values, "wide responses", data.index, ordinal)
         rm = ResponseMatrix(values, pd.Index(data.index, name="system"), pd.Index(data.columns, name="item"))
     else:
         try:
@@ -150,8 +167,9 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
         if arr.ndim != 2:
             raise InputError(f"responses: expected a 2-D array (systems x items), got shape {arr.shape}")
         if np.isinf(arr).any():
-            raise InputError("responses: infinite values; expected 0, 1 or NaN")
-        _check_binary(arr, "responses")
+            raise InputError("responses: infinite values; expected "
+                             + ("integer scores 0..K" if ordinal else "0, 1") + " or NaN")
+        _check_binary(arr, "responses", ordinal=ordinal)
         rm = ResponseMatrix(arr, pd.RangeIndex(arr.shape[0], name="system"),
                             pd.RangeIndex(arr.shape[1], name="item"))
     if rm.values.shape[0] < min_systems or rm.values.shape[1] < 1:
@@ -166,13 +184,14 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
     return rm
 
 
-@register_kind("responses", columns="system, item, correct in {0, 1} (optional topic); or a wide 0/1 matrix",
-               options=())
+@register_kind("responses", columns="system, item, correct in {0, 1} or an integer score 0..K "
+               "(optional topic); or a wide matrix", options=())
 def extract_responses(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
-    """Answers of systems to items, scored right (1) or wrong (0)."""
+    """Answers of systems to items, scored right (1) / wrong (0) or with integer scores 0..K
+    (partial credit, rubric or judge scores, for the polytomous IRT models)."""
     df, _ = start_table(df, "responses", list(LONG_COLUMNS), nan_policy)
     correct = numeric_column(df, "correct", nan_ok=nan_policy == "propagate")
-    _check_binary(correct, "column 'correct'", df.index)
+    _check_ordinal(correct, "column 'correct'", df.index)
     dup = df.duplicated(subset=[c for c in ("system", "task", "item") if c in df.columns], keep=False).to_numpy()
     if dup.any():
         raise InputError(f"columns 'system'/'item': duplicate answers in {describe_rows(dup, df.index)}; "
