@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
+from ._lazy import lazy_attr
+
+ndtri = lazy_attr("scipy.special", "ndtri")
 
 from .errors import InputError
 from .registry import Metric, metric

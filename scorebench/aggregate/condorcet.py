@@ -10,7 +10,9 @@ beats every other by a strict weighted majority) in ``details["condorcet_winner"
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
+from .._lazy import lazy_attr
+
+connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 
 from ..validation import check_choice
 from .input import Battles, ScoreMatrix

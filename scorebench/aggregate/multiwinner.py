@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp
-from scipy.sparse import coo_matrix, hstack
+from .._lazy import lazy_attr
+
+LinearConstraint, milp = lazy_attr("scipy.optimize", "LinearConstraint"), lazy_attr("scipy.optimize", "milp")
+coo_matrix, hstack = lazy_attr("scipy.sparse", "coo_matrix"), lazy_attr("scipy.sparse", "hstack")
 
 from ..errors import ConvergenceError, InputError
 from ..validation import check_choice

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit, log_expit
+from .._lazy import lazy_attr
+
+minimize = lazy_attr("scipy.optimize", "minimize")
+csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")
+connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
+expit, log_expit = lazy_attr("scipy.special", "expit"), lazy_attr("scipy.special", "log_expit")
 
 from ..errors import ConvergenceError, InputError
 from .input import Battles, ScoreMatrix, battles_from_matrix

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
+from .._lazy import lazy_attr
+
+linprog = lazy_attr("scipy.optimize", "linprog")
 
 from ..errors import ConvergenceError, InputError
 from .input import ScoreMatrix, read_input

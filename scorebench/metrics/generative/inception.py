@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import xlogy
+from ..._lazy import lazy_attr
+
+xlogy = lazy_attr("scipy.special", "xlogy")
 
 from ...errors import InputError
 from ...registry import register

@@ -29,7 +29,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
+
+special = lazy_module("scipy.special")
 
 from ...errors import InputError
 from ...registry import register

@@ -32,7 +32,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
+
+special = lazy_module("scipy.special")
 
 from ...errors import InputError
 from ...registry import register
