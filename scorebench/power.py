@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ._lazy import lazy_attr
-
-ndtri = lazy_attr("scipy.special", "ndtri")
-
 from .errors import InputError
 from .registry import Metric, metric
 from .validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
+
+ndtri = lazy_attr("scipy.special", "ndtri")
 
 __all__ = ["MultivariateNormal", "misspecify", "MISSPECIFICATIONS", "power", "PowerResult"]
 

@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from ..._lazy import lazy_attr, lazy_module
-
-scipy_linalg = lazy_module("scipy.linalg")
-dtrmm = lazy_attr("scipy.linalg.blas", "dtrmm")
-
 from ...errors import InputError
 from ...registry import register
 from ._common import as_features, check_same_dim, same_extractor
 from .kind import two_sample
 from .stats import FeatureStats, resolve_precision
+
+scipy_linalg = lazy_module("scipy.linalg")
+dtrmm = lazy_attr("scipy.linalg.blas", "dtrmm")
 
 __all__ = ["FIDResult", "frechet_distance", "fid", "fid_details", "sfid", "mifid",
            "memorization_distance"]

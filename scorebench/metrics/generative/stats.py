@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from ..._lazy import lazy_attr
-
-dsyrk, ssyrk = lazy_attr("scipy.linalg.blas", "dsyrk"), lazy_attr("scipy.linalg.blas", "ssyrk")
-
 from ...errors import InputError
 from ...validation import check_finite
 from ._common import as_features, extractor_of
+
+dsyrk, ssyrk = lazy_attr("scipy.linalg.blas", "dsyrk"), lazy_attr("scipy.linalg.blas", "ssyrk")
 
 __all__ = ["FeatureStats", "PRECISIONS", "resolve_precision"]
 

@@ -36,15 +36,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from ..._lazy import lazy_module
-
-scipy_linalg = lazy_module("scipy.linalg")
-
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_finite
 from ._common import as_features
 from .stats import gram
+
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["vendi_score", "vendi_from_eigenvalues"]
 
