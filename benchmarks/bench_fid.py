@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -26,7 +27,9 @@ def calculate_frechet_distance(mu1, sigma1, mu2, sigma2, eps=1e-6):
     mu1, mu2 = np.atleast_1d(mu1), np.atleast_1d(mu2)
     sigma1, sigma2 = np.atleast_2d(sigma1), np.atleast_2d(sigma2)
     diff = mu1 - mu2
-    covmean, _ = scipy.linalg.sqrtm(sigma1.dot(sigma2), disp=False)
+    with warnings.catch_warnings():  # SciPy 1.17 deprecates disp=, which pytorch-fid passes
+        warnings.simplefilter("ignore", DeprecationWarning)
+        covmean, _ = scipy.linalg.sqrtm(sigma1.dot(sigma2), disp=False)
     if not np.isfinite(covmean).all():
         offset = np.eye(sigma1.shape[0]) * eps
         covmean = scipy.linalg.sqrtm((sigma1 + offset).dot(sigma2 + offset))
