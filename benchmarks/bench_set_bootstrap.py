@@ -34,32 +34,45 @@ def timed(fn) -> tuple[float, object]:
     return time.perf_counter() - start, out
 
 
+def run(rows=(100_000, 1_000_000, 5_000_000), dask_rows: int = 1_000_000, n_boot: int = 200,
+        verbose: bool = True) -> dict:
+    """Time the ECE/Brier scaling rows and the in-memory vs Dask comparison; return the figures."""
+    out: dict = {"scaling": []}
+    if verbose:
+        print("| rows | brier_score s | ece s | ece / brier | ECE method |")
+        print("| ---: | ---: | ---: | ---: | --- |")
+    for n in rows:
+        table = binary(1, n)
+        brier, _ = timed(lambda: scorebench.evaluate(table, ["brier_score"], n_boot=n_boot))
+        ece, scores = timed(lambda: scorebench.evaluate(table, ["ece"], n_boot=n_boot))
+        out["scaling"].append((n, brier, ece))
+        if verbose:
+            print(f"| {n:,} | {brier:.3f} | {ece:.3f} | {ece / brier:.2f} | {scores.attrs['bootstrap']} |")
+    if not dask_rows:
+        return out
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    table = binary(5, dask_rows)
+    metrics = ["brier_score", "log_score", "ece"]
+    memory, _ = timed(lambda: scorebench.evaluate(table, metrics, n_boot=n_boot))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster, Client(cluster):
+        ddf = dd.from_pandas(table, npartitions=10).persist()
+        dask_s, _ = timed(lambda: scorebench.evaluate(ddf, metrics, n_boot=n_boot))
+    out["memory_vs_dask"] = (dask_rows, memory, dask_s)
+    if verbose:
+        print(f"\n5 x {dask_rows:,} rows, {', '.join(metrics)}, n_boot={n_boot}: in memory {memory:.2f} s, "
+              f"Dask (2 workers) {dask_s:.2f} s, ratio {memory / dask_s:.2f}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000, 5_000_000])
     parser.add_argument("--dask-rows", type=int, default=1_000_000)
     parser.add_argument("--n-boot", type=int, default=200)
     args = parser.parse_args()
-    print("| rows | brier_score s | ece s | ece / brier | ECE method |")
-    print("| ---: | ---: | ---: | ---: | --- |")
-    for rows in args.rows:
-        table = binary(1, rows)
-        brier, _ = timed(lambda: scorebench.evaluate(table, ["brier_score"], n_boot=args.n_boot))
-        ece, scores = timed(lambda: scorebench.evaluate(table, ["ece"], n_boot=args.n_boot))
-        print(f"| {rows:,} | {brier:.3f} | {ece:.3f} | {ece / brier:.2f} | {scores.attrs['bootstrap']} |")
-    if not args.dask_rows:
-        return
-    import dask.dataframe as dd
-    from distributed import Client, LocalCluster
-
-    table = binary(5, args.dask_rows)
-    metrics = ["brier_score", "log_score", "ece"]
-    memory, _ = timed(lambda: scorebench.evaluate(table, metrics, n_boot=args.n_boot))
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster, Client(cluster):
-        ddf = dd.from_pandas(table, npartitions=10).persist()
-        dask_s, _ = timed(lambda: scorebench.evaluate(ddf, metrics, n_boot=args.n_boot))
-    print(f"\n5 x {args.dask_rows:,} rows, {', '.join(metrics)}, n_boot={args.n_boot}: in memory {memory:.2f} s, "
-          f"Dask (2 workers) {dask_s:.2f} s, ratio {memory / dask_s:.2f}")
+    run(args.rows, args.dask_rows, args.n_boot)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
+from ._lazy import lazy_attr
 from .errors import InputError
 from .registry import Metric, metric
 from .validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
+
+ndtri = lazy_attr("scipy.special", "ndtri")
 
 __all__ = ["MultivariateNormal", "misspecify", "MISSPECIFICATIONS", "power", "PowerResult"]
 

@@ -10,12 +10,14 @@ beats every other by a strict weighted majority) in ``details["condorcet_winner"
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
+from .._lazy import lazy_attr
 from ..validation import check_choice
 from .input import Battles, ScoreMatrix
 from .profile import condorcet_winner, pairwise_counts
 from .registry import MethodResult, register_method
+
+connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 
 __all__ = ["pairwise", "copeland", "minimax", "schulze", "ranked_pairs", "baldwin", "nanson", "black",
            "schulze_strengths"]

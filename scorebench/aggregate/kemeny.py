@@ -22,16 +22,18 @@ does, so each is solved alone (Truchon, 1998):
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
+from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
 from ..validation import check_choice
 from .condorcet import pairwise
 from .input import Battles, ScoreMatrix
 from .profile import condorcet_winner
 from .registry import MethodResult, register_method
+
+LinearConstraint, milp = lazy_attr("scipy.optimize", "LinearConstraint"), lazy_attr("scipy.optimize", "milp")
+csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")
+connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 
 __all__ = ["kemeny", "kemeny_cost", "kemeny_dp", "kemeny_milp", "kemeny_heuristic", "KEMENY_SOLVERS"]
 

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp
-from scipy.sparse import coo_matrix, hstack
 
+from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
 from ..validation import check_choice
 from .input import ScoreMatrix, read_input
 from .positional import borda_points
 from .profile import column_ranks
+
+LinearConstraint, milp = lazy_attr("scipy.optimize", "LinearConstraint"), lazy_attr("scipy.optimize", "milp")
+coo_matrix, hstack = lazy_attr("scipy.sparse", "coo_matrix"), lazy_attr("scipy.sparse", "hstack")
 
 __all__ = ["Committee", "select_committee", "RULES"]
 

@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
 
+from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
 from .input import ScoreMatrix, read_input
+
+linprog = lazy_attr("scipy.optimize", "linprog")
 
 __all__ = ["possible_winners", "condorcet_weights"]
 

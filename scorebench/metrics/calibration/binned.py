@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
+from ..._lazy import lazy_attr
 from ...errors import InputError
 from ...registry import register
 from ...validation import check_level, check_count, check_positive_int
 from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
+
+ndtri = lazy_attr("scipy.special", "ndtri")
 
 __all__ = ["ece", "mce", "l2_calibration_error", "adaptive_ece", "ece_top_label", "classwise_ece", "reliability_diagram",
            "ReliabilityDiagram"]

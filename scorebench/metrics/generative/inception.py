@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import xlogy
 
+from ..._lazy import lazy_attr
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_finite, check_simplex
 from ._common import check_positive_int, check_rng_seed
+
+xlogy = lazy_attr("scipy.special", "xlogy")
 
 __all__ = ["ISResult", "inception_score", "inception_score_details"]
 

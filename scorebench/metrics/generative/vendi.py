@@ -36,13 +36,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
+from ..._lazy import lazy_module
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_finite
 from ._common import as_features
 from .stats import gram
+
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["vendi_score", "vendi_from_eigenvalues"]
 
@@ -198,7 +200,7 @@ def vendi_score(X: Any, *, q: float = 1.0, kernel: str | Callable | None = None,
     small = gram(xw) if d <= n else gram(xw.T)
     if q == 2:
         return float(1.0 / np.sum(small * small))
-    eig = scipy.linalg.eigh(small, eigvals_only=True, check_finite=False)
+    eig = scipy_linalg.eigh(small, eigvals_only=True, check_finite=False)
     return vendi_from_eigenvalues(eig, q=q, rank_tol=rank_tol, size=max(n, d))
 
 
@@ -207,5 +209,5 @@ def _vendi_kernel(k: np.ndarray, q: float, w: np.ndarray | None, rank_tol: float
     kw = k * np.outer(np.sqrt(w), np.sqrt(w)) if w is not None else k / n
     if q == 2:
         return float(1.0 / np.sum(kw * kw))
-    eig = scipy.linalg.eigh(kw, eigvals_only=True, check_finite=False)
+    eig = scipy_linalg.eigh(kw, eigvals_only=True, check_finite=False)
     return vendi_from_eigenvalues(eig, q=q, rank_tol=rank_tol, size=n)

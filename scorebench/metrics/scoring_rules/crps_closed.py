@@ -29,12 +29,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ..._lazy import lazy_module
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, broadcast_arrays, check_positive
 from ._common import FAMILY, GNEITING_RAFTERY, check_batch
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",

@@ -32,12 +32,14 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ..._lazy import lazy_module
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_choice, check_positive, describe_rows
 from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
+
+special = lazy_module("scipy.special")
 
 __all__ = ["crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
            "ESTIMATORS"]
