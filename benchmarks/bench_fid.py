@@ -3,8 +3,9 @@
 Both sides start from two float32 ``(n, 2048)`` activation arrays (what Inception emits) and
 return the FID. The pytorch-fid side is its ``calculate_activation_statistics`` tail
 (``np.mean``, ``np.cov``) and ``calculate_frechet_distance`` (``scipy.linalg.sqrtm`` of
-``sigma1 @ sigma2``), copied below from pytorch-fid 0.3.0 because the package itself (which
-pulls in torchvision) is not installed here; the arithmetic is the same NumPy/SciPy calls.
+``sigma1 @ sigma2``), re-stated in ``bench_generative.pytorch_fid_route`` with the same
+NumPy/SciPy calls, because the package itself (which pulls in torchvision) is not installed
+here.
 Each side runs in the same process, one after the other; wall and CPU (process) time are
 both printed, because the 2-core machine is shared.
 
@@ -16,32 +17,10 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
-import scipy.linalg
 
-
-def calculate_frechet_distance(mu1, sigma1, mu2, sigma2, eps=1e-6):
-    """pytorch_fid.fid_score.calculate_frechet_distance (v0.3.0), verbatim arithmetic."""
-    mu1, mu2 = np.atleast_1d(mu1), np.atleast_1d(mu2)
-    sigma1, sigma2 = np.atleast_2d(sigma1), np.atleast_2d(sigma2)
-    diff = mu1 - mu2
-    with warnings.catch_warnings():  # SciPy 1.17 deprecates disp=, which pytorch-fid passes
-        warnings.simplefilter("ignore", DeprecationWarning)
-        covmean, _ = scipy.linalg.sqrtm(sigma1.dot(sigma2), disp=False)
-    if not np.isfinite(covmean).all():
-        offset = np.eye(sigma1.shape[0]) * eps
-        covmean = scipy.linalg.sqrtm((sigma1 + offset).dot(sigma2 + offset))
-    if np.iscomplexobj(covmean):
-        covmean = covmean.real
-    return diff.dot(diff) + np.trace(sigma1) + np.trace(sigma2) - 2 * np.trace(covmean)
-
-
-def pytorch_fid_route(act1, act2):
-    mu1, sigma1 = np.mean(act1, axis=0), np.cov(act1, rowvar=False)
-    mu2, sigma2 = np.mean(act2, axis=0), np.cov(act2, rowvar=False)
-    return float(calculate_frechet_distance(mu1, sigma1, mu2, sigma2))
+from bench_generative import pytorch_fid_route
 
 
 def _timed(fn, *args, **kwargs):
