@@ -106,3 +106,33 @@ def test_custom_gains():
 def test_listed_in_the_ranking_family():
     names = set(scorebench.list_metrics(family="ranking")["name"])
     assert {"infap", "gm_map", "gm_bpref", "ndcg_rel", "rndcg", "g", "bin_g", "rbp_resid"} <= names
+
+
+_REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "trec_eval"
+
+
+@pytest.mark.skipif(not (_REF / "out.test.aq").exists(), reason="trec_eval reference data not found")
+@pytest.mark.parametrize("expected_file,qrels_name,run_name,options", [
+    ("out.test.aq", "qrels.test", "results.test", {}),
+    ("out.test.aqc", "qrels.test", "results.trunc", {"complete": True}),
+    ("out.test.aql", "qrels.rel_level", "results.test", {"relevance_level": 2}),
+])
+def test_summary_only_and_residual_measures_match_trec_eval_outputs(expected_file, qrels_name, run_name, options):
+    from scorebench.io_trec import read_trec_qrels, read_trec_run
+
+    expected = {}
+    for line in (_REF / expected_file).read_text().splitlines():
+        measure, qid, value = (part.strip() for part in line.split("\t"))
+        if measure in ("gm_map", "gm_bpref", "rbp_resid"):
+            expected[measure, qid] = float(value)
+    inputs = extract_ranking(read_trec_run(_REF / run_name), qrels=read_trec_qrels(_REF / qrels_name), **options)
+    qids = inputs.frame["qid"].tolist()
+    for name in ("gm_map", "gm_bpref"):
+        assert abs(scorebench.metric(name).compute(inputs.merged()) - expected[name, "all"]) <= 5e-5
+    resid = scorebench.metric("rbp_resid", p=0.9).compute(inputs.merged())
+    for qid, ours in zip(qids, resid):
+        if inputs.merged()["n_ret"][qids.index(qid)] == 0:
+            # a query the run does not answer (-c): trec_eval prints 0, the residual is 1 here
+            assert expected["rbp_resid", qid] == 0.0 and ours == 1.0
+        else:
+            assert abs(ours - expected["rbp_resid", qid]) <= 5e-5, qid
