@@ -74,7 +74,7 @@ def _line(measure: str, qid: str, value: float) -> str:
 
 
 def format_trec_eval(scores: pd.DataFrame, *, query: str = "qid", system: str = "system") -> str:
-    """Render :func:`scorebench.evaluate` output of a ranking table as ``trec_eval -q`` text.
+    r"""Render :func:`scorebench.evaluate` output of a ranking table as ``trec_eval -q`` text.
 
     Parameters
     ----------
