@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.leaderboard_cmd",
     "scorebench.cli.irt_cmd",
     "scorebench.cli.import_cmd",
+    "scorebench.cli.rank_similarity_cmd",
 )
 
 
