@@ -41,6 +41,11 @@ _INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
 # --- helpers ------------------------------------------------------------------------------
 
 
+def _fsum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
+    """:func:`segment_sum` as float64 even with nothing to sum (bincount then gives int64)."""
+    return segment_sum(values, seg, n).astype(np.float64, copy=False)
+
+
 def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(counts), dtype=np.int64)
     if len(counts) > 1:
@@ -117,7 +122,7 @@ def _infap_core(lists: RankedLists) -> np.ndarray:
     jl, rl, nl, ul = j[later], r[later], n[later], u[later]
     term[later] = 1.0 / (jl + 1.0) + (jl / (jl + 1.0)) * ((rl - 1 + nl + ul) / jl) * \
         ((rl - 1 + _INFAP_EPSILON) / (rl - 1 + nl + 2 * _INFAP_EPSILON))
-    return _ratio(segment_sum(term, lists.seg[mask], lists.n), lists.num_rel)
+    return _ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
 
 
 def _gm_map_table(arrays: Any, **params: Any) -> float:
@@ -135,8 +140,8 @@ def _ndcg_rel_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     rcum = _inclusive(g * _discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
     hit = g > 0
-    total = segment_sum(_ratio(rcum[hit], idcg_here[hit]), lists.seg[hit], lists.n)
-    found = segment_sum(hit, lists.seg, lists.n)
+    total = _fsum(_ratio(rcum[hit], idcg_here[hit]), lists.seg[hit], lists.n)
+    found = _fsum(hit, lists.seg, lists.n)
     idcg_all = ideal.at(icum, np.arange(lists.n), ideal.count)
     # relevant documents not retrieved score the final DCG / final ideal DCG
     total += (ideal.count - found) * _ratio(_last(rcum, lists), idcg_all)
@@ -159,7 +164,7 @@ def _rndcg_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     upto = np.minimum(cut, lists.n_ret[cut_seg])
     some = upto > 0
     results[some] = rcum[lists.offsets[cut_seg[some]] + upto[some] - 1]
-    total = segment_sum(results / ideal.at(icum, cut_seg, cut), cut_seg, lists.n).astype(np.float64)
+    total = _fsum(results / ideal.at(icum, cut_seg, cut), cut_seg, lists.n)
     points = np.bincount(cut_seg, minlength=lists.n).astype(np.float64)
     # trec_eval adds the whole list once more when it runs past the ideal gains by 2+ ranks
     extra = (ideal.count > 0) & (lists.n_ret > ideal.count + 1)
@@ -179,20 +184,20 @@ def _g_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     hit = g != 0
     part = g[hit] / np.log2(2.0 + cost[hit] - seen[hit])
     ideal_total = ideal.at(ideal.cumsum(ideal.gains), np.arange(lists.n), ideal.count)
-    return _ratio(segment_sum(part, lists.seg[hit], lists.n), ideal_total)
+    return _ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
 
 
 def _bin_g_core(lists: RankedLists) -> np.ndarray:
     mask = lists.is_rel
     part = 1.0 / np.log2(3.0 + lists.pos[mask] - lists.rel_cum[mask])
-    return _ratio(segment_sum(part, lists.seg[mask], lists.n), lists.num_rel)
+    return _ratio(_fsum(part, lists.seg[mask], lists.n), lists.num_rel)
 
 
 def _rbp_resid_core(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     p = _check_p(p, "rbp_resid")
     unjudged = ~(lists.rel >= 0)  # NaN (not in the pool) or negative (pooled, unjudged)
     weight = np.power(p, lists.pos)
-    return np.power(p, lists.n_ret) + (1.0 - p) * segment_sum(weight * unjudged, lists.seg, lists.n)
+    return np.power(p, lists.n_ret) + (1.0 - p) * _fsum(weight * unjudged, lists.seg, lists.n)
 
 
 # --- public functions (registered) -------------------------------------------------------
