@@ -67,3 +67,18 @@ def test_errors():
         diversity_scores(run, qrels, alpha=1.0)
     with pytest.raises(InputError, match="twice"):
         diversity_scores(pd.concat([run, run]), qrels)
+
+
+def test_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    q, r, out = tmp_path / "div.qrels", tmp_path / "div.run", tmp_path / "div.csv"
+    q.write_text("1 1 a 1\n1 1 b 1\n1 2 b 1\n1 2 c 1\n1 3 d 1\n")
+    r.write_text("1 Q0 a 1 4 S\n1 Q0 b 2 3 S\n1 Q0 c 3 2 S\n1 Q0 e 4 1 S\n")
+    result = CliRunner().invoke(cli, ["diversity", str(r), str(q), "--k", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(out)["s_recall@2"].iloc[0] == pytest.approx(2 / 3)
+    result = CliRunner().invoke(cli, ["diversity", str(r), str(q), "--alpha", "2"])
+    assert result.exit_code != 0 and "alpha" in result.output
