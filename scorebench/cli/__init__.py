@@ -28,6 +28,8 @@ _COMMAND_MODULES = (
     "scorebench.cli.irt_cmd",
     "scorebench.cli.import_cmd",
     "scorebench.cli.reward_cmd",
+    "scorebench.cli.rank_similarity_cmd",
+    "scorebench.cli.diversity_cmd",
 )
 
 

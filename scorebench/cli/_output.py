@@ -21,7 +21,8 @@ def _check_output(ctx: click.Context, param: click.Parameter, value):
     if {"scorebench.output", "scorebench.fmt"} <= set(ctx.meta):
         output, fmt = ctx.meta["scorebench.output"], ctx.meta["scorebench.fmt"]
         if output is not None:
-            detect_format(output, fmt, allowed=WRITE_FORMATS)
+            if fmt is None or fmt in WRITE_FORMATS:  # other formats are written by their command
+                detect_format(output, fmt, allowed=WRITE_FORMATS)
             check_writable(output)
     return value
 
@@ -31,9 +32,13 @@ def _safe_csv(ctx: click.Context, param: click.Parameter, value):
     return value
 
 
-FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(WRITE_FORMATS), default=None,
-                             callback=_check_output,
-                             help="Output format (default: from the --output suffix).")
+def format_option(*extra: str, help: str = "Output format (default: from the --output suffix)."):
+    """The ``--format`` option; ``extra``: text formats the command writes itself (``trec_eval``)."""
+    return click.option("--format", "fmt", type=click.Choice([*WRITE_FORMATS, *extra]), default=None,
+                        callback=_check_output, help=help)
+
+
+FORMAT_OPTION = format_option()
 _SAFE_CSV = click.option("--safe-csv", is_flag=True, expose_value=False, callback=_safe_csv,
                          help="CSV output for spreadsheets: prefix text cells that start with = + - @ "
                               "(or a tab/CR) with ' so they are not run as formulas.")

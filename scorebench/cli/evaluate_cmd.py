@@ -13,7 +13,7 @@ from ..evaluate import evaluate
 from ..io import read_table
 from ..tables import get_kind
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+from ._output import OUTPUT_OPTION, format_option, emit, parse_options
 from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 
 
@@ -58,7 +58,8 @@ from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 @click.option("--proportion-interval", type=click.Choice(["wilson", "jeffreys", "bootstrap"]), default="wilson",
               show_default=True, help="Interval of proportions such as accuracy.")
 @OUTPUT_OPTION
-@FORMAT_OPTION
+@format_option("trec_eval", help="Output format (default: from the --output suffix); trec_eval: the text of "
+                                "trec_eval -q.")
 def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
             per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
             reference, device, sha256, trust_model, cluster, proportion_interval, source_format, source_options,
@@ -95,7 +96,23 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
         scores = evaluate(data, list(metrics), kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
                           nan_policy=nan_policy, per_unit=per_unit, progress=_ProgressBar() if show else None,
                           cluster=cluster, proportion_interval=proportion_interval, **kind_options)
-    emit(scores, output, fmt)
+    if fmt == "trec_eval":
+        _emit_trec_eval(scores, output)
+    else:
+        emit(scores, output, fmt)
+
+
+def _emit_trec_eval(scores, output: Path | None) -> None:
+    from ..io import _write_text, atomic_write, check_writable
+    from ..trec_eval_output import format_trec_eval
+
+    text = format_trec_eval(scores)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    check_writable(output)
+    atomic_write({output: lambda tmp: _write_text(tmp, lambda handle: handle.write(text))})
+    click.echo(f"wrote {text.count(chr(10))} lines to {output}", err=True)
 
 
 class _ProgressBar:

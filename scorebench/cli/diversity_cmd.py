@@ -1,0 +1,31 @@
+"""``scorebench diversity``: intent-aware measures (ndeval's) of a run, per query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..io import detect_format, read_table
+from ..io_trec_prefs import read_trec_qrels_jg
+from ..metrics.ranking.diversity import diversity_scores
+from ._input import load_table
+from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+
+
+@click.command("diversity")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--k", "k", default=20, show_default=True, type=int, help="Cut-off of the @k measures.")
+@click.option("--alpha", default=0.5, show_default=True, type=float, help="Redundancy penalty.")
+@click.option("--beta", default=0.5, show_default=True, type=float, help="NRBP persistence.")
+@OUTPUT_OPTION
+@FORMAT_OPTION
+def command(run, qrels, k, alpha, beta, output, fmt) -> None:
+    """alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA and S-recall of RUN per query. QRELS: TREC
+    diversity qrels (qid subtopic docid rel) or a table with qid, subtopic, docid, relevance."""
+    if detect_format(qrels) in ("trec_qrels", "trec_run") or qrels.suffix.lower() in (".txt", ".qrels"):
+        judged = read_trec_qrels_jg(qrels).rename(columns={"jg": "subtopic"})
+    else:
+        judged = read_table(qrels)
+    emit(diversity_scores(load_table(run, None, ()), judged, k=k, alpha=alpha, beta=beta), output, fmt)

@@ -1,0 +1,127 @@
+"""Scores as ``trec_eval -q`` prints them, so scripts that parse trec_eval's output can switch.
+
+One line per (query, measure) and then per measure over all queries (query id ``all``),
+each ``printf("%-22s\\t%s\\t%6.4f\\n", measure, qid, value)`` as trec_eval 10.0's
+``meas_print_single.c`` / ``meas_print_final.c`` write them; counts (``num_ret``,
+``num_rel``, ``num_rel_ret``, ``num_q``) print as integers and their ``all`` value is the
+*sum* over queries, as trec_eval's (scorebench's table value is the mean per query).
+Measures take trec_eval's names where one exists (``ndcg@10`` -> ``ndcg_cut_10``, ``mrr``
+-> ``recip_rank``, ``p@5`` -> ``P_5``); others keep their scorebench name. Each system
+(the ``system`` column, trec_eval's run tag) is a block ending with its ``runid`` and
+``num_q`` lines.
+
+Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), README and
+``meas_print_single.c``, ``meas_print_final.c``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["trec_eval_name", "format_trec_eval"]
+
+#: scorebench base names (without the ``@`` value) -> trec_eval measure names.
+_PLAIN = {
+    "map": "map", "ndcg": "ndcg", "mrr": "recip_rank", "p": "set_P", "r": "set_recall", "rprec": "Rprec",
+    "bpref": "bpref", "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret",
+    "11pt_avg": "11pt_avg", "infap": "infAP", "gm_map": "gm_map", "gm_bpref": "gm_bpref",
+    "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "g": "G", "bin_g": "binG", "set_f": "set_F",
+    "set_map": "set_map", "set_relative_p": "set_relative_P", "utility": "utility",
+}
+#: parameterised names: scorebench base -> (trec_eval stem, how the value prints)
+_CUT = {
+    "ndcg": "ndcg_cut_{}", "map": "map_cut_{}", "p": "P_{}", "r": "recall_{}", "success": "success_{}",
+    "relative_p": "relative_P_{}", "unj": "unj_{}",
+}
+_FLOAT_CUT = {"rprec_mult": "Rprec_mult_{:.2f}", "iprec_at_recall": "iprec_at_recall_{:.2f}"}
+_COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}
+_NAME = re.compile(r"^([A-Za-z0-9_]+)(?:@([^()]+))?(\(.*\))?$")
+
+
+def trec_eval_name(metric: str) -> str:
+    """trec_eval's name of a resolved scorebench metric name (itself when trec_eval has none).
+
+    Examples
+    --------
+    >>> [trec_eval_name(m) for m in ["ndcg@10", "mrr", "rprec_mult@0.2", "infap", "rbp"]]
+    ['ndcg_cut_10', 'recip_rank', 'Rprec_mult_0.20', 'infAP', 'rbp']
+    """
+    match = _NAME.match(metric)
+    if match is None or match.group(3):  # variants with non-default parameters keep their name
+        return metric
+    base, at = match.group(1), match.group(2)
+    if at is None:
+        return _PLAIN.get(base, metric)
+    try:
+        if base in _CUT and float(at).is_integer():
+            return _CUT[base].format(int(float(at)))
+        if base in _FLOAT_CUT:
+            return _FLOAT_CUT[base].format(float(at))
+    except ValueError:
+        pass
+    return metric
+
+
+def _line(measure: str, qid: str, value: float) -> str:
+    if measure in _COUNTS and math.isfinite(value):
+        return f"{measure:<22}\t{qid}\t{int(round(value))}"
+    return f"{measure:<22}\t{qid}\t{value:6.4f}"
+
+
+def format_trec_eval(scores: pd.DataFrame, *, query: str = "qid", system: str = "system") -> str:
+    r"""Render :func:`scorebench.evaluate` output of a ranking table as ``trec_eval -q`` text.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Output of ``evaluate(..., kind="ranking")``, with ``per_unit=True`` for the per-query
+        lines (without it only the ``all`` lines are written).
+    query, system : str
+        The query-id and run-tag columns.
+
+    Returns
+    -------
+    str
+        The text, one line per value, newline-terminated.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"system": ["r", "r", "r"], "qid": ["1", "2", "all"], "metric": ["map"] * 3,
+    ...                   "value": [0.5, 1.0, 0.75], "n": [1, 1, 2]})
+    >>> format_trec_eval(s).splitlines()
+    ['map                   \t1\t0.5000', 'map                   \t2\t1.0000', 'runid                 \tall\tr', 'num_q                 \tall\t2', 'map                   \tall\t0.7500']
+    """
+    missing = [c for c in ("metric", "value") if c not in scores.columns]
+    if missing:
+        raise InputError(f"trec_eval output needs the columns {missing} of evaluate()'s scores")
+    other = [c for c in scores.columns if c not in (query, system, "metric", "value", "ci_low", "ci_high", "n")]
+    if other:
+        raise InputError(f"trec_eval output writes one run per system; group only by {system!r} "
+                         f"(found grouping columns {other})")
+    frame = scores.copy()
+    if query not in frame.columns:
+        frame[query] = "all"
+    if system not in frame.columns:
+        frame[system] = None
+    lines: list[str] = []
+    for tag, block in frame.groupby(system, sort=False, dropna=False):
+        per_query = block[block[query].astype(str) != "all"]
+        summary = block[block[query].astype(str) == "all"]
+        for qid, rows in per_query.groupby(query, sort=False):
+            lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
+        if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
+            lines.append(f"{'runid':<22}\tall\t{tag}")
+        n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
+        lines.append(_line("num_q", "all", float(n_q)))
+        for metric, value, n in zip(summary["metric"], summary["value"],
+                                    summary["n"] if "n" in summary.columns else [n_q] * len(summary)):
+            name = trec_eval_name(metric)
+            total = float(value) * float(n) if name in _COUNTS else float(value)  # trec_eval sums counts
+            lines.append(_line(name, "all", total))
+    return "".join(line + "\n" for line in lines)
