@@ -81,10 +81,10 @@ def test_first_threshold_default_unchanged():
 def test_conventions_differ_on_a_fixture():
     # 10 ID examples: recall 0.9 or 1.0. Hendrycks picks the closest, 0.9 (|0.9 - 0.95| is
     # 0.04999... in floating point), where no OOD example is accepted; the first-threshold
-    # rule needs recall 1.0, which accepts the OOD example at 0.85; OpenOOD flags all five
-    # OOD examples at threshold 0.85, which flags one ID example (0.9) of ten.
+    # rule needs recall 1.0, which accepts the OOD example tied with the last ID one at 0.9;
+    # OpenOOD flags all five OOD examples at threshold 0.9, which flags one ID example of ten.
     y = np.r_[np.zeros(10), np.ones(5)]
-    s = np.r_[np.arange(10) / 10, 0.85, 2, 2, 2, 2]
+    s = np.r_[np.arange(10) / 10, 0.9, 2, 2, 2, 2]
     assert fpr_at_95_tpr(y, s) == 0.2
     assert fpr_at_95_tpr(y, s, convention="hendrycks") == 0.0 == hendrycks_fpr_at_recall(1 - y, -s)
     assert fpr_at_95_tpr(y, s, convention="openood") == 0.1 == openood(-s, y.astype(int))[0]
