@@ -29,6 +29,7 @@ from .quantile import interval_score, pinball_loss, quantile_score, weighted_int
 from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
 from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
 from .error_spread import error_spread_score  # noqa: F401  (registers it)
+from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
