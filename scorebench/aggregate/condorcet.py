@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..validation import check_choice
+from ..validation import check_choice, check_positive_int
 from .input import Battles, ScoreMatrix
 from .profile import condorcet_winner, pairwise_counts
+from .ranked_pairs_search import MAX_STATES, ranked_pairs_tb, ranked_pairs_winners
 from .registry import MethodResult, register_method
-
-connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 
 __all__ = ["pairwise", "copeland", "minimax", "schulze", "ranked_pairs", "baldwin", "nanson", "black",
            "schulze_strengths"]
@@ -119,15 +117,30 @@ def schulze(data: ScoreMatrix | Battles) -> MethodResult:
 
 
 @register_method("ranked_pairs", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
-                 citation="Tideman (1987), Social Choice and Welfare 4(3)")
-def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
+                 citation="Tideman (1987), Social Choice and Welfare 4(3); ties in margins as pref_voting's "
+                          "ranked_pairs (winners over all tie-breaking orders; Brill & Fischer 2012, AAAI)")
+def ranked_pairs(data: ScoreMatrix | Battles, *, max_states: int = MAX_STATES) -> MethodResult:
     r"""Ranked pairs (Tideman): lock majorities from the largest margin down, skipping cycles.
 
-    Pairs with equal margins form one batch and are treated alike, independently of row
-    order: a batch edge is dropped if it closes a cycle with the edges locked before the
-    batch, or if it lies on a cycle formed together with the other batch edges. The score
-    is minus the number of systems above ``a`` in the locked graph's transitive closure, so
-    the systems nothing is locked above (the winners) share the top score.
+    Edges :math:`a \to b` with margin :math:`P_{ab} - P_{ba} > 0` are locked in decreasing
+    order of margin; an edge that would close a cycle with the edges locked before it is
+    skipped. Equal margins are ordered by a tie-breaking order, and the rule is neutral
+    about it: a system is a winner if it is unbeaten in the locked graph under *some*
+    tie-breaking order of the equal-margin edges (Tideman 1987; pref_voting's
+    ``ranked_pairs``; Brill & Fischer 2012). Without ties in the margins this is the
+    single textbook outcome.
+
+    Score: 0 for the winners. Below them, the systems follow the resolute ranked pairs
+    order with equal margins tried in input order of the systems (pref_voting's
+    ``ranked_pairs_tb``): a non-winner scores minus one minus the number of non-winners
+    locked above it there. Without ties in the margins this is Tideman's ranked pairs
+    order (systems tied only by zero margins can share a score). Deciding who can win is
+    NP-complete (Brill & Fischer 2012); the search explores locking states (see
+    :mod:`~scorebench.aggregate.ranked_pairs_search`) and stops with an
+    :class:`~scorebench.errors.InputError` after ``max_states`` of them.
+    ``details["n_states"]`` counts the branching states (0: no order dependence). An earlier
+    scorebench version dropped every edge of an equal-margin batch that lay on a cycle
+    within the batch; that rule has no published source and is gone.
 
     Examples
     --------
@@ -137,32 +150,18 @@ def ranked_pairs(data: ScoreMatrix | Battles) -> MethodResult:
     >>> ranked_pairs(m).scores.tolist()
     [0.0, -1.0, -2.0]
     """
+    check_positive_int(max_states, "max_states")
     P, _ = pairwise(data, ties=False)
-    M = P - P.T
-    n = len(M)
-    reach = np.eye(n, dtype=bool)  # reach[i, j]: j is below i in the locked graph (reflexive)
-    locked = np.zeros((n, n), dtype=bool)
-    src, dst = np.nonzero(M > 0)
-    margins = M[src, dst]
-    skipped = 0
-    for value in np.unique(margins)[::-1]:
-        sel = margins == value
-        cand = [(a, b) for a, b in zip(src[sel], dst[sel]) if not reach[b, a]]
-        skipped += int(sel.sum()) - len(cand)
-        if not cand:
-            continue
-        graph = locked.copy()
-        for a, b in cand:
-            graph[a, b] = True
-        _, label = connected_components(graph, directed=True, connection="strong")
-        for a, b in cand:
-            if label[a] == label[b]:  # on a cycle formed with other edges of the same batch
-                skipped += 1
-                continue
-            locked[a, b] = True
-            reach |= np.outer(reach[:, a], reach[b, :])
-    scores = 1.0 - reach.sum(axis=0)
-    return _result(data, P, scores, skipped_pairs=skipped)
+    scores, n_states = _ranked_pairs_scores(P - P.T, max_states)
+    return _result(data, P, scores, n_states=n_states)
+
+
+def _ranked_pairs_scores(M: np.ndarray, max_states: int) -> tuple[np.ndarray, int]:
+    """Ranked pairs scores from margins: 0 for the winners, then the tie-broken order."""
+    win, n_states = ranked_pairs_winners(M, max_states=max_states)
+    closure = ranked_pairs_tb(M)
+    above = (closure & ~win[:, None]).sum(axis=0) - 1  # non-winners locked above (self excluded)
+    return np.where(win, 0.0, -1.0 - above), n_states
 
 
 def _borda_on(P: np.ndarray, T: np.ndarray, alive: np.ndarray, tie_value: float) -> np.ndarray:

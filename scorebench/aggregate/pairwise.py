@@ -96,8 +96,10 @@ def bt_fit(W: np.ndarray, *, prior: float = 0.0, tol: float = 1e-10, max_iter: i
     ``W[i, j]`` counts the (weighted) wins of ``i`` over ``j``; a tie adds 1/2 to both
     directions. With ``prior`` :math:`\lambda = 0` the estimate is centred (mean 0) and exists
     only when every system both wins and loses along a chain of battles (the win graph is
-    strongly connected); :math:`\lambda > 0` is a Gaussian prior with variance :math:`1/\lambda`
-    (choix's ``alpha``). Solved by Newton's method.
+    strongly connected); :math:`\lambda > 0` is a Gaussian prior with variance :math:`1/\lambda`.
+    choix penalises :math:`\alpha\lVert\theta\rVert^2` rather than
+    :math:`\tfrac{\lambda}{2}\lVert\theta\rVert^2`, so ``prior=λ`` equals choix's
+    ``opt_pairwise(..., alpha=λ/2)`` (pinned by a test). Solved by Newton's method.
 
     Examples
     --------

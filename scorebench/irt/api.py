@@ -368,7 +368,7 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
     """Abilities of systems against a table of fixed item parameters (e.g. a saved fit).
 
     ``items`` is indexed by item (or has an ``item`` column) with ``a`` and ``b`` (and
-    optionally ``c``, ``u``), as written by ``scorebench irt fit --items-out``. Items the
+    optionally ``c``, ``u``), as printed by ``scorebench irt fit`` (``-o items.csv`` saves it). Items the
     responses lack count as not answered; responses to unknown items raise.
 
     Examples

@@ -102,7 +102,7 @@ def doc_accuracy(source_logits: Any, source_labels: Any, target_logits: Any, /) 
 
 
 def mano_score(logits: Any, /, *, p: float = 4.0, normalization: str = "auto", threshold: float = 5.0,
-               taylor_order: int = 2) -> float:
+               taylor_order: int = 2, batch_size: int | None = None) -> float:
     r"""MaNo: the normalised entry-wise :math:`L_p` norm of the normalised logit matrix.
 
     Each logit vector :math:`q_i` is mapped onto the simplex by :math:`\sigma`, the rows
@@ -134,6 +134,15 @@ def mano_score(logits: Any, /, *, p: float = 4.0, normalization: str = "auto", t
         :math:`\eta` (5 in the paper).
     taylor_order : int
         Order of the Taylor expansion of the exponential (2 in the paper).
+    batch_size : int or None
+        ``None`` (default): the formula above on the whole set. An integer reproduces the
+        authors' batched evaluation (``algs/mano.py`` of Renchunzi-Xie/MaNo): the rows are
+        cut into consecutive batches of ``batch_size`` (the last one smaller), each batch
+        :math:`b` gets :math:`\lVert P_b \rVert_p / (|b| K)^{1/p}` and the score is the
+        unweighted mean over batches; the softrun criterion is likewise the mean of the
+        per-batch criteria. Batches follow row order (the authors' loaders may shuffle,
+        which makes their number random); the packaged ``src/mano`` version divides every
+        batch by :math:`(NK)^{1/p}` instead, a different (batch-count dependent) scale.
 
     References
     ----------
@@ -145,15 +154,23 @@ def mano_score(logits: Any, /, *, p: float = 4.0, normalization: str = "auto", t
     --------
     >>> round(mano_score([[5.0, 0.0], [0.0, 5.0]], normalization="softmax"), 4)
     0.8353
+    >>> round(mano_score([[5.0, 0.0], [0.0, 5.0], [1.0, 0.0]], normalization="softmax", batch_size=2), 4)
+    0.7264
     """
     z = _logits(logits)
     check_choice(normalization, "normalization", _NORMALIZATIONS)
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 1:
         raise InputError(f"p: expected a norm order >= 1, got {p!r}")
     taylor_order = check_positive_int(taylor_order, "taylor_order")
+    if batch_size is None:
+        bounds = [(0, z.shape[0])]
+    else:
+        batch_size = check_positive_int(batch_size, "batch_size")
+        bounds = [(i, min(i + batch_size, z.shape[0])) for i in range(0, z.shape[0], batch_size)]
     if normalization == "auto":
         top = z.max(axis=1)
-        criterion = float(np.mean(top + np.log(np.exp(z - top[:, None]).sum(axis=1)) - z.mean(axis=1)))
+        ce = top + np.log(np.exp(z - top[:, None]).sum(axis=1)) - z.mean(axis=1)
+        criterion = float(np.mean([ce[a:b].mean() for a, b in bounds]))
         normalization = "softmax" if criterion > threshold else "taylor"
     if normalization == "softmax":
         probs = _softmax(z)
@@ -162,7 +179,7 @@ def mano_score(logits: Any, /, *, p: float = 4.0, normalization: str = "auto", t
         v = v - v.min(axis=1, keepdims=True)
         sums = v.sum(axis=1, keepdims=True)
         probs = np.divide(v, sums, out=np.zeros_like(v), where=sums > 0)
-    return float(np.mean(np.abs(probs) ** p) ** (1.0 / p))
+    return float(np.mean([np.mean(np.abs(probs[a:b]) ** p) ** (1.0 / p) for a, b in bounds]))
 
 
 # --- evaluation across shifted test sets ---------------------------------------------

@@ -137,10 +137,18 @@ def _curve(y: np.ndarray, s: np.ndarray) -> RocCurve:
                     tps=tps, fps=fps)
 
 
-def _average_precision(curve: RocCurve) -> float:
-    # Step-wise area as scikit-learn: sum over thresholds of (R_k - R_{k-1}) P_k.
+_PR_METHODS = ("average_precision", "trapezoid")
+
+
+def _average_precision(curve: RocCurve, method: str = "average_precision") -> float:
+    check_choice(method, "method", _PR_METHODS)
     tps, fps = curve.tps[1:], curve.fps[1:]
     precision = tps / (tps + fps)
+    if method == "trapezoid":
+        # OpenOOD: sklearn.metrics.auc(recall, precision) on precision_recall_curve, whose
+        # points are the distinct thresholds plus (recall 0, precision 1).
+        return float(np.trapezoid(np.r_[1.0, precision], np.r_[0.0, curve.tpr[1:]]))
+    # Step-wise area as scikit-learn: sum over thresholds of (R_k - R_{k-1}) P_k.
     recall_steps = np.diff(curve.tpr)
     return float((recall_steps * precision).sum())
 
@@ -166,40 +174,54 @@ def auroc(is_ood: Any, score: Any, /) -> float:
 
 
 @register("aupr_out", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, citation=_CITE_HG)
-def aupr_out(is_ood: Any, score: Any, /) -> float:
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+def aupr_out(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve with OOD as the positive class.
 
     Average precision, the step-wise area
     :math:`\sum_k (R_k - R_{k-1}) P_k` over the distinct thresholds, as scikit-learn's
     ``average_precision_score(is_ood, score)``.
 
+    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
+    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
+    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
+    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
+    2019) and the papers built on its code use average precision (the default).
+
     Examples
     --------
     >>> round(aupr_out([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 6)
     0.833333
+    >>> round(aupr_out([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], method="trapezoid"), 6)
+    0.791667
     """
-    return _average_precision(roc_curve(is_ood, score))
+    return _average_precision(roc_curve(is_ood, score), method)
 
 
 @register("aupr", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, citation=_CITE_HG)
-def aupr(is_ood: Any, score: Any, /) -> float:
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+def aupr(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve, positive class OOD (same as :func:`aupr_out`).
 
     .. math:: \mathrm{AP} = \sum_k (R_k - R_{k-1})\, P_k
+
+    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
+    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
+    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
+    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
+    2019) and the papers built on its code use average precision (the default).
 
     Examples
     --------
     >>> round(aupr([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 6)
     0.833333
     """
-    return aupr_out(is_ood, score)
+    return aupr_out(is_ood, score, method=method)
 
 
 @register("aupr_in", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, citation=_CITE_HG)
-def aupr_in(is_ood: Any, score: Any, /) -> float:
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+def aupr_in(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve with in-distribution as the positive class.
 
     Average precision of the labels ``1 - is_ood`` ranked by ``-score``:
@@ -207,39 +229,79 @@ def aupr_in(is_ood: Any, score: Any, /) -> float:
 
     .. math:: \mathrm{AP}_{in} = \sum_k (R^{in}_k - R^{in}_{k-1})\, P^{in}_k
 
+    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
+    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
+    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
+    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
+    2019) and the papers built on its code use average precision (the default).
+
     Examples
     --------
     >>> round(aupr_in([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 6)
     0.833333
     """
     y, s = _validate(is_ood, score)
-    return _average_precision(_curve(1.0 - y, -s))
+    return _average_precision(_curve(1.0 - y, -s), method)
+
+
+_FPR_CONVENTIONS = ("first", "hendrycks", "openood")
 
 
 @register("fpr_at_95_tpr", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"tpr": 0.95},
+          bounds=(0.0, 1.0), per_row=False, params={"tpr": 0.95, "convention": "first"},
           citation="Liang, Li & Srikant (2018), ODIN, ICLR; " + _CITE_HG)
-def fpr_at_95_tpr(is_ood: Any, score: Any, /, *, tpr: float = 0.95) -> float:
-    r"""False positive rate at 95% true positive rate (FPR95), in-distribution positive.
+def fpr_at_95_tpr(is_ood: Any, score: Any, /, *, tpr: float = 0.95, convention: str = "first") -> float:
+    r"""False positive rate at 95% true positive rate (FPR95).
 
-    With in-distribution examples as positives (accepted when ``score`` is low), take the
-    first threshold of the exact ROC curve whose true positive rate reaches ``tpr`` and
-    report the fraction of OOD examples accepted there:
+    ``convention="first"`` (default): with in-distribution examples as positives (accepted
+    when ``score`` is low), take the first threshold of the exact ROC curve whose true
+    positive rate reaches ``tpr`` and report the fraction of OOD examples accepted there:
 
     .. math:: \mathrm{FPR}@\tau = \mathrm{FPR}_{in}\big(\min\{k : \mathrm{TPR}_{in,k} \ge \tau\}\big)
 
     equal to ``fpr[np.searchsorted(tpr_curve, tpr)]`` of scikit-learn's
-    ``roc_curve(1 - is_ood, -score, drop_intermediate=False)``.
+    ``roc_curve(1 - is_ood, -score, drop_intermediate=False)``: the definition of Liang
+    et al. (2018, ODIN) and Lee et al. (2018, Mahalanobis).
+
+    ``convention="hendrycks"``: ``fpr_and_fdr_at_recall`` of the Outlier Exposure code
+    (Hendrycks, Mazeika & Dietterich 2019), also used by energy-based OOD (Liu et al.
+    2020), ReAct (Sun et al. 2021), KNN (Sun et al. 2022) and others built on it:
+    in-distribution positive, the curve is cut at the first threshold of full recall and
+    the threshold whose recall is *closest* to ``tpr`` (``argmin |recall - tpr|``, first
+    of equals in decreasing recall) is used, so the recall there can fall below ``tpr``.
+
+    ``convention="openood"``: OpenOOD v1.5 (Zhang et al. 2023; ``auc_and_fpr_recall``):
+    OOD is the positive class, and the metric is the fraction of *in-distribution*
+    examples flagged as OOD at the first point of scikit-learn's default
+    ``roc_curve(is_ood, score)`` (``drop_intermediate=True``) whose OOD true positive rate
+    reaches ``tpr`` — the mirror image of the other two, so numbers are not comparable.
 
     Examples
     --------
     >>> fpr_at_95_tpr([0, 0, 0, 1, 1], [0.1, 0.2, 0.9, 0.5, 0.95])
     0.5
+    >>> fpr_at_95_tpr([0, 0, 0, 1, 1], [0.1, 0.2, 0.9, 0.5, 0.95], convention="openood")
+    0.3333333333333333
     """
-    if not isinstance(tpr, (int, float)) or not 0.0 < float(tpr) <= 1.0:
+    if isinstance(tpr, bool) or not isinstance(tpr, (int, float)) or not 0.0 < float(tpr) <= 1.0:
         raise InputError(f"tpr: expected a rate in (0, 1], got {tpr!r}")
+    check_choice(convention, "convention", _FPR_CONVENTIONS)
     y, s = _validate(is_ood, score)
+    if convention == "openood":
+        curve = _curve(y, s)
+        tps, fps = curve.tps[1:], curve.fps[1:]
+        if len(fps) > 2:  # scikit-learn's drop_intermediate: keep only the corners
+            keep = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+            tps, fps = tps[keep], fps[keep]
+        tpr_curve, fpr_curve = np.r_[0.0, tps] / tps[-1], np.r_[0.0, fps] / fps[-1]
+        return float(fpr_curve[int(np.argmax(tpr_curve >= float(tpr)))])
     curve = _curve(1.0 - y, -s)
+    if convention == "hendrycks":
+        tps, fps = curve.tps[1:], curve.fps[1:]
+        recall = tps / tps[-1]
+        last = int(np.searchsorted(tps, tps[-1]))
+        recall, fps = np.r_[recall[last::-1], 1.0], np.r_[fps[last::-1], 0.0]
+        return float(fps[int(np.argmin(np.abs(recall - float(tpr))))] / curve.n_neg)
     k = int(np.searchsorted(curve.tpr, float(tpr), side="left"))
     return float(curve.fpr[k])
 

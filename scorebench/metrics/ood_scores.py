@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError
-from ..validation import (as_float_array, as_float_matrix, check_finite, check_positive, check_positive_int,
+from ..validation import (as_float_array, as_float_matrix, check_choice, check_finite, check_positive, check_positive_int,
                           check_positive_number)
 
 __all__ = [
@@ -118,7 +118,7 @@ def _p_normalise(x: np.ndarray, p: float) -> np.ndarray:
 
 
 def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, p: float = 2.0,
-                   temperature: float = 0.05) -> np.ndarray:
+                   temperature: float = 0.05, variant: str = "paper") -> np.ndarray:
     r"""ConjNorm density score (Peng et al. 2024): Bregman divergence of the p-norm family.
 
     Features are normalised to unit :math:`\ell_p` norm and compared with class
@@ -140,6 +140,16 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
     higher = in-distribution. ``p = 2`` is the Gaussian (cosine) member; the paper
     searches ``p`` per data set.
 
+    ``variant="authors"`` reproduces the authors' released code
+    (``run_cifar10_densenet.py`` and siblings, function ``dist``): the gradient term is
+    :math:`\mu_{kj} |\mu_{kj}|^{q-2} / (\lVert \mu_{\cdot j} \rVert_q + 10^{-10})^{q-2}`, with the
+    :math:`q`-norm taken *across classes* for each feature :math:`j` (their prototype
+    matrix is passed transposed) instead of over the features of :math:`\mu_k`, and
+    the code's guards: :math:`x / (\lVert x \rVert_p + 10^{-10})`,
+    :math:`(\lVert z \rVert_q + 10^{-10})^2` and :math:`\log(\cdot + 10^{-15})`. The two
+    agree at ``p = 2`` up to those guards. The authors' random resampling of the
+    training rows (``alpha``, with replacement) is not reproduced: all rows are used.
+
     Parameters
     ----------
     features : (n, d) array
@@ -152,6 +162,8 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
         Norm coefficient, > 1.
     temperature : float
         Temperature :math:`T`.
+    variant : {"paper", "authors"}
+        The paper's formula (default) or the authors' code (see above).
 
     References
     ----------
@@ -170,24 +182,37 @@ def conjnorm_score(features: Any, train_features: Any, train_labels: Any, /, *, 
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not np.isfinite(p) or p <= 1:
         raise InputError(f"p: expected a norm coefficient > 1, got {p!r}")
     t = check_positive_number(temperature, "temperature")
+    check_choice(variant, "variant", ("paper", "authors"))
     x, train = _feature_pair(features, train_features)
     _, codes = _labels(train_labels, train.shape[0])
     q = p / (p - 1.0)
+    authors = variant == "authors"
     counts = np.bincount(codes).astype(np.float64)
     means = np.zeros((counts.size, train.shape[1]))
     np.add.at(means, codes, train)
     means /= counts[:, None]
-    protos = _p_normalise(means, p)
-    grad = np.sign(protos) * np.abs(protos) ** (q - 1.0) * (
-        np.linalg.norm(protos, ord=q, axis=1, keepdims=True) ** (2.0 - q))
+    eps = 1e-10 if authors else 0.0
+
+    def normalise(z: np.ndarray) -> np.ndarray:
+        if not authors:
+            return _p_normalise(z, p)
+        return z / (np.linalg.norm(z, ord=p, axis=1, keepdims=True) + eps)
+
+    protos = normalise(means)
+    signed = np.sign(protos) * np.abs(protos) ** (q - 1.0)  # mu |mu|^(q-2), 0 where mu = 0
+    if authors:  # q-norm across classes, one per feature (the code's axis=-1 on the transposed matrix)
+        grad = signed / (np.linalg.norm(protos, ord=q, axis=0, keepdims=True) + eps) ** (q - 2.0)
+    else:
+        grad = signed * np.linalg.norm(protos, ord=q, axis=1, keepdims=True) ** (2.0 - q)
 
     def log_kernel(z: np.ndarray) -> np.ndarray:
-        zn = _p_normalise(z, p)
-        half_sq = 0.5 * np.linalg.norm(zn, ord=q, axis=1, keepdims=True) ** 2
+        zn = normalise(z)
+        half_sq = 0.5 * (np.linalg.norm(zn, ord=q, axis=1, keepdims=True) + eps) ** 2
         return (zn @ grad.T - half_sq) / t
 
     log_z = _logsumexp(log_kernel(train), axis=0)  # per class, over all training rows
-    return _logsumexp(log_kernel(x) - log_z[None, :], axis=1)
+    score = _logsumexp(log_kernel(x) - log_z[None, :], axis=1)
+    return np.logaddexp(score, np.log(1e-15)) if authors else score
 
 
 def mahalanobis_score(features: Any, train_features: Any, train_labels: Any, /, *,

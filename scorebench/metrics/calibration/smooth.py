@@ -131,7 +131,10 @@ def smooth_ece(y: Any, p: Any, *, bandwidth: float | None = None) -> float:
     The cost is :math:`O(n + G \\log G)` per bandwidth. Fixed points below 1e-4 are
     reported as the value at :math:`\\sigma = 10^{-4}`. The ``relplot`` reference
     implementation (Apple) evaluates the same quantity on a coarser mesh and bisects to
-    10 steps only; the two agree to about 1e-3.
+    10 steps only; on forecasts inside (0, 1) the two agree to about 1e-3. When forecasts
+    sit at (or very near) 0 or 1 they do not: relplot's kernel is truncated at the
+    boundary instead of reflected, so mass near 0 and 1 is lost and its smECE can differ
+    from this one by much more than 1e-3.
 
     References
     ----------

@@ -14,6 +14,15 @@ One unit per (system[, task], qid). The extraction follows trec_eval 10.0:
   largest relevance in the *whole* qrels; the Dask engine computes it once before it
   partitions the qrels (:func:`qrels_global_options`), so both engines agree.
 
+Deliberate differences from trec_eval 10.0:
+
+* without ``complete=True`` (``-c``), queries in the qrels that a run lacks are dropped
+  from that run's averages, as trec_eval 9.x and pytrec_eval do (the published numbers
+  most tables are compared with), not counted as zeros;
+* fractional relevance grades are used as given in the gain of graded measures (nDCG,
+  ERR, ...); trec_eval 10.0's ``comp_rel_gain`` casts them to integers, truncating 0.5
+  to 0.
+
 Ids are compared as strings (an integer qid 301 matches "301"). All of it is vectorised, no
 Python loop per query: qids are factorised (one hash per block of a grouped column),
 docids are matched through two hashes of their bytes, keyed per query (:mod:`._ids`; an exact

@@ -26,6 +26,10 @@ from .crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_
 from .ipw import ipw_inverse_link, ipw_link, ipw_score
 from .multivariate import energy_score, variogram_score
 from .quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
+from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
+from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
+from .error_spread import error_spread_score  # noqa: F401  (registers it)
+from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
