@@ -45,19 +45,22 @@ def check_support(x: np.ndarray, name: str, support: str) -> None:
     with np.errstate(invalid="ignore"):
         bad = ~SUPPORTS[support](x) & ~np.isnan(x)
     if bad.any():
-        raise InputError(f"{name}: value {show_value(x[bad].ravel()[0])} in {describe_rows(bad)}; "
-                         f"expected values in {support}")
+        expected = {"positive": "> 0", "nonnegative": ">= 0"}.get(support, f"in {support}")
+        raise InputError(f"{name}: expected values {expected}, got {show_value(x[bad].ravel()[0])} "
+                         f"in {describe_rows(bad)}")
 
 
 def prep(obs: Any, spec: Mapping[str, tuple[str, Any]], values: Mapping[str, Any],
          *, obs_inf: bool = False) -> list[np.ndarray]:
     """``obs`` and the parameters (in ``spec`` order) as broadcast float64 arrays, each
     checked against its support. ``-inf``/``+inf`` are accepted for parameters whose
-    default is infinite (truncation bounds) and refused elsewhere."""
+    default is infinite (truncation bounds) and refused elsewhere; ``None`` for an
+    optional parameter means its default."""
     arrays = {"obs": as_float_array(obs, "obs", check_inf=not obs_inf)}
     for name, (_, default) in spec.items():
         infinite_ok = isinstance(default, float) and math.isinf(default)
-        arrays[name] = as_float_array(values[name], name, check_inf=not infinite_ok)
+        value = default if values[name] is None and default is not None else values[name]
+        arrays[name] = as_float_array(value, name, check_inf=not infinite_ok)
     arrays = dict(zip(arrays, broadcast_arrays(**arrays)))
     for name, (support, _) in spec.items():
         check_support(arrays[name], name, support)
@@ -74,8 +77,10 @@ def _table_fn(fn: Callable[..., np.ndarray], name: str, spec: Mapping[str, tuple
             raise InputError(f"{name}: the parametric table lacks parameter column(s) {missing}; "
                              f"expected columns y, {', '.join(required)} "
                              f"(optional: {', '.join(p for p in spec if p not in required) or 'none'})")
-        kwargs = {p: arrays[p] for p in spec if p in arrays and p not in fixed}
-        return fn(arrays["y"], **kwargs, **params)
+        kwargs = {p: arrays[p] for p in spec if p in arrays}
+        # A registry parameter that is set (e.g. ``crps_beta(lower=-1)``) overrides the column.
+        kwargs.update({p: v for p, v in params.items() if v is not None})
+        return fn(arrays["y"], **kwargs)
 
     return table
 
@@ -86,7 +91,8 @@ def register_dist(name: str, spec: Mapping[str, tuple[str, Any]], support: str, 
     """Register a CRPS (``log=False``) or log score (``log=True``) of a parametric distribution.
 
     ``spec`` maps each parameter to ``(support, default)`` (``None`` = required); ``params``
-    are registry keyword parameters (not table columns).
+    names optional parameters that can also be bound in the metric name with value ``None``
+    meaning "from the column, else the default" (``crps_beta(lower=-1,upper=2)``).
     """
     params = dict(params or {})
 

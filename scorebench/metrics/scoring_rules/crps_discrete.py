@@ -132,7 +132,8 @@ def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     def cdf_sf(sl, k):
         nn, pp = fn[sl, None], fp[sl, None]
         kk = np.minimum(k, nn)
-        return special.bdtr(kk, nn, pp), special.bdtrc(kk, nn, pp)
+        ni = nn.astype(np.int64)  # scipy deprecates float n
+        return special.bdtr(kk, ni, pp), special.bdtrc(kk, ni, pp)
 
     return _lattice_crps(obs, n, cdf_sf)
 
