@@ -214,9 +214,15 @@ def _logis_p(x):
 
 def _g_small(t):
     """``log1p(t) - t / (1 + t)`` for ``0 <= t <= 1`` without cancellation at small t."""
-    k = np.arange(2, 22)
-    series = np.sum((-1.0) ** k * (k - 1) / k * t[..., None] ** k, axis=-1)
-    return np.where(t < 0.05, series, np.log1p(t) - t / (1.0 + t))
+    shape = np.shape(t)
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    with np.errstate(invalid="ignore"):
+        out = np.log1p(t) - t / (1.0 + t)
+    small = t < 0.05
+    if small.any():
+        k = np.arange(2, 22)
+        out[small] = np.sum((-1.0) ** k * (k - 1) / k * t[small][:, None] ** k, axis=-1)
+    return out.reshape(shape)
 
 
 def _logis_h_upper(x):
