@@ -129,3 +129,18 @@ def test_log_scores_are_registered_with_specs():
         assert name in names
         m = scorebench.metric(name)
         assert m.kind == "parametric" and m.bounds == (-np.inf, np.inf) and m.distribution is not None
+
+
+def test_ranked_log_score_matches_scoringrules_and_definition():
+    g = np.random.default_rng(2)
+    P = g.dirichlet(np.ones(5), 200)
+    y = g.integers(0, 5, 200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = np.asarray(sr.rls_score(y + 1, P), dtype=float)  # scoringrules counts classes from 1
+    np.testing.assert_allclose(S.ranked_log_score(y, P), ref, rtol=1e-12)
+    # By hand: thresholds k = 0, 1 below/at the outcome 2 of 3 classes.
+    assert S.ranked_log_score([2], [[0.25, 0.25, 0.5]])[0] == pytest.approx(-np.log(0.75) - np.log(0.5))
+    # A forecast ruling the outcome out stays finite (clipped like log_score).
+    assert np.isfinite(S.ranked_log_score([0], [[0.0, 1.0]])[0])
+    assert "ranked_log_score" in set(scorebench.list_metrics(family="scoring_rules")["name"])

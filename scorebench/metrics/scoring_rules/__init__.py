@@ -27,6 +27,7 @@ from .crps_extreme import crps_2pexponential, crps_expm, crps_gev, crps_gpd
 from .crps_positive import crps_csg0, crps_loglaplace, crps_loglogistic
 from .crps_discrete import crps_binomial, crps_hypergeometric, crps_negbinom, crps_poisson
 from .crps_approx import crps_quadrature, crps_quantile, threshold_brier_score
+from .ranked_log import ranked_log_score
 from . import log_scores
 from .log_scores import *  # noqa: F403  (log_score_<dist> for every closed form with a density)
 from .crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_ensemble,
@@ -47,6 +48,7 @@ __all__ = [
     "crps_gev", "crps_gpd", "crps_expm", "crps_2pexponential", "crps_csg0", "crps_loglaplace",
     "crps_loglogistic", "crps_poisson", "crps_negbinom", "crps_binomial", "crps_hypergeometric",
     "crps_quantile", "crps_quadrature", "threshold_brier_score", *log_scores.__all__,
+    "ranked_log_score",
     "crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
     "silverman_bandwidth",
     "pinball_loss", "quantile_score", "interval_score", "weighted_interval_score",
