@@ -42,3 +42,35 @@ def test_wis_weights_through_a_table_and_errors():
         S.weighted_interval_score([0.0], [[-1.0, 0.0, 1.0]], [0.25, 0.5, 0.75], weights=[-1.0])
     with pytest.raises(scorebench.InputError, match="weight_median"):
         S.weighted_interval_score([0.0], [[-1.0, 1.0]], [0.25, 0.75], weight_median=0.5)
+
+
+def test_crps_ensemble_omits_nan_members_like_properscoring():
+    import properscoring as ps
+
+    g = np.random.default_rng(1)
+    y = g.normal(size=300)
+    ens = g.normal(size=(300, 12))
+    ens[g.uniform(size=ens.shape) < 0.2] = np.nan
+    ens[5] = np.nan  # no members left: NaN, as properscoring
+    got = S.crps_ensemble(y, ens, nan_policy="omit")
+    ref = ps.crps_ensemble(y, ens)
+    assert np.isnan(got[5]) and np.isnan(ref[5])
+    np.testing.assert_allclose(np.delete(got, 5), np.delete(ref, 5), rtol=1e-12)
+    # Equal to scoring the compressed rows directly, with either estimator.
+    row = ens[0][~np.isnan(ens[0])]
+    for est in ("standard", "fair"):
+        assert S.crps_ensemble(y[0], ens[0], estimator=est, nan_policy="omit") == pytest.approx(
+            float(S.crps_ensemble(y[0], row, estimator=est)), rel=1e-14)
+    # The default still propagates.
+    assert np.isnan(S.crps_ensemble(y, ens)).sum() > 200
+    with pytest.raises(scorebench.InputError, match="nan_policy"):
+        S.crps_ensemble(y, ens, nan_policy="drop")
+
+
+def test_crps_ensemble_nan_policy_through_a_table():
+    table = pd.DataFrame({"system": "s", "y": [0.0, 1.0], "m0": [-1.0, 0.0], "m1": [np.nan, 2.0],
+                          "m2": [1.0, np.nan]})
+    m = scorebench.metric("crps_ensemble(nan_policy=omit)")
+    got = scorebench.evaluate(table, m, n_boot=0, nan_policy="propagate")
+    expected = np.mean([S.crps_ensemble(0.0, [-1.0, 1.0]), S.crps_ensemble(1.0, [0.0, 2.0])])
+    assert got["value"].iloc[0] == pytest.approx(expected)
