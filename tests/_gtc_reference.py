@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import mpmath as mp
 
-from _crps_numeric import crps_numeric
+sys.path.insert(0, str(Path(__file__).parent))  # also when collected alone (doctest-modules)
+from _crps_numeric import crps_numeric  # noqa: E402
 
 
 def normal_cdf(z):
