@@ -224,9 +224,9 @@ def _tables(draws: int, n: int, seed: int) -> dict[str, tuple[pd.DataFrame, dict
 
 
 # Parametric rules that need a callable (quadrature) or an outcome on their support (count
-# and GPD log scores are +inf for the real-valued y here): covered by their own tests.
+# and GPD/GEV log scores are +inf for y off their support here): covered by their own tests.
 _NEEDS_OWN_TABLE = {"crps_quadrature", "log_score_poisson", "log_score_negbinom", "log_score_binomial",
-                    "log_score_hypergeometric", "log_score_gpd"}
+                    "log_score_hypergeometric", "log_score_gpd", "log_score_gev"}
 
 
 def test_every_registered_metric_lies_inside_its_own_interval():
