@@ -92,6 +92,10 @@ class Metric:
     note : callable or None
         Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
         attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
+    distribution : mapping or None
+        For rules of a parametric forecast distribution: ``{"parameters": {name: (support,
+        default)}, "support": <support of the outcome>}`` (default ``None`` = required), the
+        columns a ``parametric`` table provides.
     """
 
     name: str
@@ -115,6 +119,7 @@ class Metric:
     interval: str | None = None
     bootstrap_stats: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    distribution: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def interval_method(self) -> str:
@@ -222,7 +227,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              finalize: Callable[..., Any] | None = None,
              proportion: bool = False, interval: str | None = None,
              bootstrap_stats: Callable[..., Any] | None = None,
-             note: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+             note: Callable[..., Any] | None = None,
+             distribution: Mapping[str, Any] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -252,7 +258,7 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
-            bootstrap_stats=bootstrap_stats, note=note,
+            bootstrap_stats=bootstrap_stats, note=note, distribution=distribution,
         )
         return fn
 

@@ -21,6 +21,15 @@ from .categorical import (GENERATORS, BregmanGenerator, bregman_score, brier_sco
 from .crps_closed import (crps_beta, crps_exponential, crps_gamma, crps_laplace, crps_logistic,
                           crps_lognormal, crps_mixnorm, crps_normal, crps_t, crps_uniform,
                           dawid_sebastiani_score, log_score_normal)
+from .crps_truncated import (crps_2pnormal, crps_clogistic, crps_cnormal, crps_ct, crps_gtclogistic,
+                              crps_gtcnormal, crps_gtct, crps_tlogistic, crps_tnormal, crps_tt)
+from .crps_extreme import crps_2pexponential, crps_expm, crps_gev, crps_gpd
+from .crps_positive import crps_csg0, crps_loglaplace, crps_loglogistic
+from .crps_discrete import crps_binomial, crps_hypergeometric, crps_negbinom, crps_poisson
+from .crps_approx import crps_quadrature, crps_quantile, threshold_brier_score
+from .ranked_log import ranked_log_score
+from . import log_scores
+from .log_scores import *  # noqa: F403  (log_score_<dist> for every closed form with a density)
 from .crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_ensemble,
                             silverman_bandwidth, twcrps_ensemble)
 from .ipw import ipw_inverse_link, ipw_link, ipw_score
@@ -38,6 +47,12 @@ __all__ = [
     "crps_normal", "crps_logistic", "crps_laplace", "crps_exponential", "crps_gamma",
     "crps_lognormal", "crps_uniform", "crps_beta", "crps_t", "crps_mixnorm",
     "log_score_normal", "dawid_sebastiani_score",
+    "crps_gtcnormal", "crps_tnormal", "crps_cnormal", "crps_gtclogistic", "crps_tlogistic",
+    "crps_clogistic", "crps_gtct", "crps_tt", "crps_ct", "crps_2pnormal",
+    "crps_gev", "crps_gpd", "crps_expm", "crps_2pexponential", "crps_csg0", "crps_loglaplace",
+    "crps_loglogistic", "crps_poisson", "crps_negbinom", "crps_binomial", "crps_hypergeometric",
+    "crps_quantile", "crps_quadrature", "threshold_brier_score", *log_scores.__all__,
+    "ranked_log_score",
     "crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
     "silverman_bandwidth",
     "pinball_loss", "quantile_score", "interval_score", "weighted_interval_score",

@@ -94,8 +94,8 @@ def _crps_engine(obs: np.ndarray, ens: np.ndarray, fair: bool,
 
 @register("crps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"estimator": "standard"}, citation=GNEITING_RAFTERY + "; " + FERRO)
-def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndarray:
+          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY + "; " + FERRO)
+def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate") -> np.ndarray:
     r"""CRPS of an ensemble forecast, with the standard or the fair estimator.
 
     .. math:: \mathrm{CRPS}_{\text{standard}} = \frac1M \sum_{i=1}^M |x_i - y|
@@ -113,6 +113,11 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndar
         ``"standard"``: the CRPS of the empirical distribution of the members (biased
         upward by :math:`\mathbb E|X-X'|/(2M)` for the underlying distribution).
         ``"fair"``: Ferro's unbiased estimator; compare ensembles of different sizes with it.
+    nan_policy : {"propagate", "omit"}, default "propagate"
+        ``"omit"`` scores each row on its non-NaN members only (properscoring's behaviour;
+        a row without members, or a NaN observation, scores NaN); ``"propagate"`` gives
+        NaN for any row with a NaN member. In a table, ``"omit"`` needs the table-level
+        ``nan_policy="propagate"`` so that such rows reach the metric.
 
     Returns
     -------
@@ -130,10 +135,29 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndar
     0.5
     >>> crps_ensemble(0.0, [-1.0, 1.0], estimator="fair").tolist()
     0.0
+    >>> crps_ensemble(0.0, [-1.0, np.nan, 1.0], nan_policy="omit").tolist()
+    0.5
     """
     check_choice(estimator, "estimator", ESTIMATORS)
+    check_choice(nan_policy, "nan_policy", ("propagate", "omit"))
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
+    if nan_policy == "omit" and np.isnan(ens_f).any():
+        return run_engine(_omit_nan_members, obs_f, ens_f, batch, estimator == "fair")
     return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair")
+
+
+def _omit_nan_members(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarray:
+    """:func:`_crps_engine` on each row's non-NaN members: rows are grouped by their
+    member count, NaNs sorted to the end of each row and cut off."""
+    counts = (~np.isnan(ens)).sum(axis=-1)
+    out = np.full(obs.shape, np.nan)
+    for m in np.unique(counts):
+        if m == 0 or (fair and m < 2):
+            continue  # no members (or too few for the fair estimator): NaN
+        rows = np.flatnonzero(counts == m)
+        members = np.sort(ens[rows], axis=-1)[:, :m]  # np.sort puts NaN last
+        out[rows] = _crps_engine(obs[rows], members, fair)
+    return out
 
 
 @register("twcrps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),

@@ -135,8 +135,9 @@ def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.nd
 
 @register("weighted_interval_score", family=FAMILY, kind="quantile", inputs=("y", "q", "levels"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          citation=BRACHER)
-def weighted_interval_score(y: Any, q: Any, levels: Any) -> np.ndarray:
+          params={"weights": None, "weight_median": None}, citation=BRACHER)
+def weighted_interval_score(y: Any, q: Any, levels: Any, *, weights: Any = None,
+                            weight_median: float | None = None) -> np.ndarray:
     r"""Weighted interval score (WIS) of central intervals and (optionally) the median.
 
     The levels must pair up symmetrically, :math:`\tau` with :math:`1 - \tau`: ``K`` central
@@ -158,10 +159,21 @@ def weighted_interval_score(y: Any, q: Any, levels: Any) -> np.ndarray:
     q : array_like, shape (..., Q)
     levels : array_like, shape (Q,)
         Symmetric quantile levels, strictly increasing.
+    weights : array_like, shape (K,), optional
+        Custom non-negative interval weights :math:`w_k`, one per central interval, ordered
+        as the lower levels (widest interval first); default :math:`\alpha_k / 2`.
+    weight_median : float, optional
+        Custom weight :math:`w_0 \ge 0` of :math:`|y - m|`; default 1/2.
+
+    The normaliser stays :math:`1/(K + \tfrac12)` (:math:`1/K` without a median) whatever
+    the weights, as in Bracher et al. (2021, eq. 2).
 
     Examples
     --------
     >>> weighted_interval_score([1.0], [[0.0, 0.5, 2.0]], [0.25, 0.5, 0.75]).tolist()
+    [0.5]
+    >>> weighted_interval_score([1.0], [[0.0, 0.5, 2.0]], [0.25, 0.5, 0.75], weights=[0.25],
+    ...                         weight_median=0.5).tolist()  # the canonical weights again
     [0.5]
     """
     y, q, lv = _quantile_inputs(y, q, levels)
@@ -170,5 +182,20 @@ def weighted_interval_score(y: Any, q: Any, levels: Any) -> np.ndarray:
                          f"1 - tau, optionally with 0.5 for the median), got {lv.tolist()}")
     has_median = lv.size % 2 == 1
     k = lv.size // 2
-    total = pinball_loss(y[..., None], q, lv).sum(axis=-1)
+    factor = np.ones(lv.size)  # pinball weight per level: 1 for the canonical weights
+    if weights is not None:
+        w = as_float_array(weights, "weights", check_inf=True)
+        if w.shape != (k,) or np.isnan(w).any() or (w < 0).any():
+            raise InputError(f"weights: expected {k} non-negative interval weights (one per central "
+                             f"interval, widest first), got {np.asarray(weights).tolist()}")
+        # w_k IS_alpha = w_k (2 / alpha) (rho_{alpha/2}(y - l) + rho_{1 - alpha/2}(y - u)).
+        per = w / lv[:k]
+        factor[:k], factor[lv.size - k:] = per, per[::-1]
+    if weight_median is not None:
+        if not has_median:
+            raise InputError("weight_median: the levels have no median (0.5) to weight")
+        if not np.isfinite(weight_median) or weight_median < 0:
+            raise InputError(f"weight_median: expected a non-negative number, got {weight_median!r}")
+        factor[k] = 2.0 * weight_median  # w0 |y - m| = 2 w0 rho_{1/2}(y - m)
+    total = (pinball_loss(y[..., None], q, lv) * factor).sum(axis=-1)
     return total / (k + 0.5) if has_median else total / k
