@@ -36,8 +36,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import expit, log_expit
 
 from ..errors import ConvergenceError, InputError
 from ..stats import interval_bounds, rng_for
@@ -45,6 +43,11 @@ from ..validation import check_level, check_positive_int
 from .input import as_battles
 from .ranking import competition_ranks
 from .registry import MethodResult, register_bootstrap, register_method
+from .._lazy import lazy_attr
+
+minimize = lazy_attr("scipy.optimize", "minimize")
+expit = lazy_attr("scipy.special", "expit")
+log_expit = lazy_attr("scipy.special", "log_expit")
 
 __all__ = ["style_control", "StyleControl", "style_features", "fit_contextual_bt", "bradley_terry_style",
            "STYLE_V1"]

@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
 from ...errors import InputError
 from ...registry import register
@@ -54,6 +53,9 @@ from ...stats import interval_bounds, rng_for
 from ...stats_tests import proportion_interval
 from ...validation import check_level, check_positive_int, describe_rows
 from .kinds import extract_judgments
+from ..._lazy import lazy_attr
+
+ndtr = lazy_attr("scipy.special", "ndtr")
 
 __all__ = ["swap_consistency", "position_bias", "judge_length_bias", "position_counts", "length_counts",
            "judge_bias_tests", "self_preference", "judge_agreement", "votes_from_judgments"]

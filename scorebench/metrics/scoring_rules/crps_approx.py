@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import integrate
+from ..._lazy import lazy_module
 
 from ...errors import InputError
 from ...registry import register
@@ -27,6 +27,8 @@ from ...validation import as_float_array, check_positive_number
 from ._common import FAMILY, GNEITING_RAFTERY
 from .crps_ensemble import _ensemble_inputs
 from .quantile import _quantile_inputs, pinball_loss
+
+integrate = lazy_module("scipy.integrate")
 
 __all__ = ["crps_quantile", "crps_quadrature", "threshold_brier_score"]
 

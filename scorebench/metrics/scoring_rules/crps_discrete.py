@@ -21,12 +21,14 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
 
 from ...errors import InputError
 from .crps_closed import JKL
 from ._common import chunk_slices
 from ._dist import prep, register_dist
+
+special = lazy_module("scipy.special")
 
 __all__ = ["crps_poisson", "crps_negbinom", "crps_binomial", "crps_hypergeometric"]
 

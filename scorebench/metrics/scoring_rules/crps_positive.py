@@ -13,10 +13,12 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
 
 from .crps_closed import JKL
 from ._dist import prep, register_dist
+
+special = lazy_module("scipy.special")
 
 __all__ = ["crps_csg0", "crps_loglaplace", "crps_loglogistic"]
 

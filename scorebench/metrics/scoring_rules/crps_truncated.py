@@ -39,11 +39,13 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
 
 from ...errors import InputError
 from .crps_closed import JKL, _log_ndtr_diff
 from ._dist import prep, register_dist
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "crps_gtcnormal", "crps_tnormal", "crps_cnormal",

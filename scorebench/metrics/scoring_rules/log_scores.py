@@ -16,11 +16,13 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from ..._lazy import lazy_module
 
 from .crps_closed import _log_ndtr_diff
 from .crps_truncated import _BOUNDS, _LOGISTIC, _NORMAL, _T, _TWO_PIECE, _logis_diff, _t_diff
 from ._dist import prep, register_dist
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "log_score_tnormal", "log_score_tlogistic", "log_score_tt", "log_score_logistic", "log_score_laplace",
