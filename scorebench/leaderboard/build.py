@@ -65,6 +65,8 @@ class Section:
     rows: tuple[tuple[str, ...], ...]
     data: pd.DataFrame = field(repr=False)
     figures: tuple[Figure, ...] = ()
+    groups: tuple[tuple[str, str], ...] = ()  # column -> group shown/hidden together on the page
+    filters: tuple[tuple[str, str], ...] = ()  # column -> "cat" | "num": a filter on the page
 
 
 @dataclass(frozen=True)
