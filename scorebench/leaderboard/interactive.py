@@ -86,7 +86,7 @@ def sort_value(text: str) -> str | None:
     Examples
     --------
     >>> sort_value("0.8123 [0.80, 0.82]"), sort_value("10 (2–12)"), sort_value("< 1e-4"), sort_value("bert")
-    ('0.8123', '10', '9.999999999e-05', None)
+    ('0.8123', '10', '9.99999999e-05', None)
     """
     match = _NUMBER.match(str(text))
     if match is None:
@@ -122,10 +122,12 @@ def column_tooltip(column: str) -> str | None:
     from ..registry import metric as lookup_metric
 
     name = re.sub(r"\s*[↑↓]$", "", str(column)).strip()
-    try:
-        record = lookup_metric(name)
-    except Exception:  # not a metric column: maybe an aggregation method's score/rank
-        record = None
+    record = None
+    if name != str(column).strip():  # only metric columns carry the direction arrow ("p" is no metric here)
+        try:
+            record = lookup_metric(name)
+        except Exception:  # an external board's column that happens to end in an arrow
+            record = None
     if record is not None:
         doc = (record.fn.__doc__ or "").strip().splitlines()
         parts = [doc[0].strip()] if doc and doc[0].strip() else []
