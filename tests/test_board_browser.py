@@ -191,6 +191,41 @@ def test_without_javascript_the_static_table_is_complete(browser, tmp_path):
     context.close()
 
 
+def test_long_tables_are_paged_but_sorted_and_searched_whole(browser, tmp_path):
+    n = 150
+    rows = tuple((f"s{i:03d}", f"{(i * 37) % n}") for i in range(n))
+    section = Section("long", "Long", "", ("system", "score"), rows,
+                      pd.DataFrame({"system": [r[0] for r in rows], "value": [float(r[1]) for r in rows]}))
+    board = Board(BoardSpec(path=tmp_path / "l.toml", name="l", title="L"), (section,), ())
+    write_board(board, tmp_path / "site")
+    path = tmp_path / "site" / "index.html"
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(path.as_uri())
+    pg.wait_for_selector("html[data-sb-ready]")
+    visible = "table#long tbody tr:not([hidden]) td:nth-child(1)"
+    names = lambda: pg.eval_on_selector_all(visible, "e => e.map(x => x.textContent)")  # noqa: E731
+    assert names() == [r[0] for r in rows[:100]]
+    assert "first 100 shown" in pg.inner_text(".sb-count")
+    pg.click("table#long thead th:nth-child(2)")
+    pg.click("table#long thead th:nth-child(2)")  # descending over all 150 rows, not the first page
+    best = sorted(rows, key=lambda r: -int(r[1]))
+    assert names() == [r[0] for r in best[:100]]
+    pg.fill("input.sb-search", "s14")
+    found = names()
+    assert sorted(found) == [f"s14{i}" for i in range(10)]
+    assert found == [r[0] for r in best if r[0].startswith("s14")]  # still in the sorted order
+    pg.fill("input.sb-search", "")
+    pg.click("button.sb-more")
+    assert len(names()) == n and pg.locator("button.sb-more").is_hidden()
+    context.close()
+    off = browser.new_context(java_script_enabled=False)
+    pg = off.new_page()
+    pg.goto(path.as_uri())
+    assert len(names()) == n  # without the script every row shows
+    off.close()
+
+
 MTEB = Path(__file__).resolve().parents[1] / "leaderboards" / "mteb" / "index.html"
 
 
@@ -206,8 +241,8 @@ def test_committed_mteb_board(browser):
     table = "section > table"
     first = pg.eval_on_selector(table, "t => t.id")
     names = f"table#{first} tbody tr:not([hidden]) td.name"
-    n_rows = pg.eval_on_selector_all(names, "e => e.length")
-    assert n_rows > 200
+    pg.click(f"table#{first} + button.sb-more")  # past the first page
+    assert pg.eval_on_selector_all(names, "e => e.length") > 200
     heads = pg.eval_on_selector_all(f"table#{first} thead th", "e => e.map(x => x.textContent)")
     col = heads.index("Mean (Task)") + 1
     pg.click(f"table#{first} thead th:nth-child({col})")

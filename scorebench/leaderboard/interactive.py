@@ -33,9 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .build import Board, Section
 
 __all__ = ["script", "script_hash", "content_security_policy", "sort_value", "header_attrs", "cell_attrs",
-           "data_block", "script_block", "column_tooltip", "CSS", "NAME_COLUMNS"]
+           "data_block", "script_block", "head_block", "column_tooltip", "CSS", "NAME_COLUMNS"]
 
 NAME_COLUMNS = ("system", "method", "model")
+PAGE_ROWS = 100  # rows shown before "show all"; must match PAGE in board.js
 
 CSS = """
 th.sb-sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
@@ -44,7 +45,7 @@ th.sb-sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" ▲"}th[a
 #sb-drill{position:fixed;top:5%;right:2%;max-width:48%;max-height:88%;overflow:auto;background:#fff;
 border:1px solid #888;box-shadow:0 4px 16px rgba(0,0,0,.25);padding:.5em 1em;z-index:10}
 #sb-drill .sb-close{float:right}
-""".strip()
+""".strip() + f"\n.sb-js section>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}){{display:none}}"
 
 _NUMBER = re.compile(r"^\s*(<\s*)?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf)")
 
@@ -55,15 +56,23 @@ def script() -> str:
     return resources.files(__package__).joinpath("assets", "board.js").read_text(encoding="utf-8")
 
 
-def script_hash() -> str:
-    """The CSP source expression of the inline script: ``'sha256-<base64 digest>'``.
+# Runs in <head>, before the table is parsed: with it the rows past the first page are not
+# laid out at all (see CSS); without JavaScript the class never appears and every row shows.
+HEAD_SCRIPT = 'document.documentElement.classList.add("sb-js");'
+
+
+def script_hash(text: str | None = None) -> str:
+    """The CSP source expression of an inline script (default: the page script): ``'sha256-<base64>'``.
 
     Examples
     --------
     >>> script_hash().startswith("'sha256-") and script_hash().endswith("='")
     True
+    >>> script_hash("")  # the well-known digest of the empty string
+    "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
     """
-    digest = hashlib.sha256(script().encode("utf-8")).digest()
+    text = script() if text is None else text
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
@@ -75,7 +84,8 @@ def content_security_policy() -> str:
     >>> content_security_policy().split(";")[0]
     "default-src 'none'"
     """
-    return f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {script_hash()}"
+    return (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+            f"script-src {script_hash(HEAD_SCRIPT)} {script_hash()}")
 
 
 def sort_value(text: str) -> str | None:
@@ -187,40 +197,75 @@ def header_attrs(section: Section, index: int, column: str) -> str:
     return out
 
 
-def _json_value(value: Any) -> Any:
-    from .build import pin
-
-    if value is None:
-        return None
+def _json_value(value: Any, digits: int = 6) -> Any:
+    """A JSON scalar for the page: floats to ``digits`` significant digits (the page shows 4;
+    ``board.json`` keeps 10), NaN/NA/inf -> None."""
+    if value is None or isinstance(value, str):
+        return value
     try:
-        if value != value:  # NaN, pd.NA raises
+        if value != value:  # NaN; pd.NA raises
             return None
     except (TypeError, ValueError):
         return None
-    value = pin(value)
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, bool):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
         return None
-    return value if isinstance(value, (int, float, str, bool)) else str(value)
+    if number == int(number) and abs(number) < 2**53:
+        return int(number)
+    return float(f"{number:.{digits}g}")
 
 
 def drill_data(board: Board) -> dict[str, Any]:
-    """``{"sections": {key: title}, "systems": {name: [[section, task, metric, value, lo, hi, rank,
-    rank_lo, rank_hi], ...]}}`` from every section's numbers."""
+    """Every value of every system, compactly: ``{"sections": [[key, title], ...], "labels": [...],
+    "systems": {name: [[section, task, metric, value, lo, hi, rank, rank_lo, rank_hi], ...]}}``.
+
+    ``section`` indexes ``sections``; ``task`` and ``metric`` index ``labels`` (None: no task);
+    trailing absent fields are dropped, so a record may stop after ``hi``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scorebench.leaderboard.build import Board, Section
+    >>> from scorebench.leaderboard.spec import BoardSpec
+    >>> data = pd.DataFrame({"system": ["a"], "task": ["t"], "metric": ["m"], "value": [0.123456789],
+    ...                      "ci_low": [0.1], "ci_high": [0.2]})
+    >>> s = Section("k", "K", "", ("system",), (("a",),), data)
+    >>> drill_data(Board(BoardSpec(path="x.toml", name="x", title="X"), (s,), ()))
+    {'sections': [['k', 'K']], 'labels': ['t', 'm'], 'systems': {'a': [[0, 0, 1, 0.123457, 0.1, 0.2]]}}
+    """
     systems: dict[str, list[list[Any]]] = {}
-    titles: dict[str, str] = {}
-    fields = ("task", "metric", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high")
+    sections: list[list[str]] = []
+    labels: dict[str, int] = {}
+
+    def label(value: Any) -> int | None:
+        if value is None or (isinstance(value, float) and value != value):
+            return None
+        return labels.setdefault(str(value), len(labels))
+
+    numbers = ("value", "ci_low", "ci_high", "rank", "rank_low", "rank_high")
     for section in board.sections:
         data = section.data
         if data is None or data.empty or "system" not in data.columns:
             continue
-        titles[section.key] = section.title
-        cols = [data[c].tolist() if c in data.columns else [None] * len(data) for c in fields]
+        index = len(sections)
+        sections.append([section.key, section.title])
+        none = [None] * len(data)
+        tasks = data["task"].tolist() if "task" in data.columns else none
+        metrics = data["metric"].tolist() if "metric" in data.columns else none
+        cols = [data[c].tolist() if c in data.columns else none for c in numbers]
         for i, system in enumerate(data["system"].tolist()):
-            if system is None or system != system:
+            if system is None or (isinstance(system, float) and system != system):
                 continue
-            systems.setdefault(str(system), []).append(
-                [section.key, *(_json_value(col[i]) for col in cols)])
-    return {"sections": titles, "systems": systems}
+            record = [index, label(tasks[i]), label(metrics[i]), *(_json_value(c[i]) for c in cols)]
+            while len(record) > 3 and record[-1] is None:
+                record.pop()
+            systems.setdefault(str(system), []).append(record)
+    return {"sections": sections, "labels": list(labels), "systems": systems}
 
 
 def _safe_json(doc: Any) -> str:
@@ -244,3 +289,8 @@ def data_block(board: Board) -> str:
 def script_block() -> str:
     """The inline page script; its hash is in :func:`content_security_policy`."""
     return f"<script>{script()}</script>"
+
+
+def head_block() -> str:
+    """The one-line ``<head>`` script that marks the page as scripted (hash in the CSP)."""
+    return f"<script>{HEAD_SCRIPT}</script>"

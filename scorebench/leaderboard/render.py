@@ -109,7 +109,7 @@ def render_html(board: Board) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f'<meta http-equiv="Content-Security-Policy" content="{interactive.content_security_policy()}">',
-           f"<title>{_e(spec.title)}</title>", f"<style>{_CSS}\n{interactive.CSS}</style>", "</head>", "<body>",
+           f"<title>{_e(spec.title)}</title>", f"<style>{_CSS}\n{interactive.CSS}</style>", interactive.head_block(), "</head>", "<body>",
            f"<h1>{_e(spec.title)}</h1>"]
     if spec.external:
         out.append('<p><span class="badge">External leaderboard</span> numbers re-ranked from a published '

@@ -4,8 +4,10 @@
 (function () {
   "use strict";
   var dataNode = document.getElementById("sb-data");
-  var data = dataNode ? JSON.parse(dataNode.textContent) : {systems: {}, sections: {}};
+  var data = dataNode ? JSON.parse(dataNode.textContent) : {systems: {}, sections: [], labels: []};
   var NAME_COLS = {system: 1, method: 1, model: 1};
+  // Rows beyond a page are display:none: a 1,000 x 50 table laid out in full costs seconds.
+  var PAGE = 100;
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -44,6 +46,7 @@
     this.hiddenGroups = {};
     this.filters = {};
     this.query = "";
+    this.limit = PAGE;
     this.nameCol = -1;
     this.heads.forEach(function (th, i) {
       var label = th.textContent.trim();
@@ -123,10 +126,17 @@
     this.count = el("span", {"class": "sb-count", "aria-live": "polite"});
     bar.appendChild(this.count);
     this.table.parentNode.insertBefore(bar, this.table);
-    this.updateCount(this.rows.length);
+    this.more = el("button", {type: "button", "class": "sb-more"});
+    this.more.addEventListener("click", function () { self.limit = Infinity; self.apply(); });
+    this.table.parentNode.insertBefore(this.more, this.table.nextSibling);
+    this.apply();
   };
 
-  Board.prototype.updateCount = function (n) { this.count.textContent = " " + n + " of " + this.rows.length + " rows"; };
+  Board.prototype.updateCount = function (n, shown) {
+    this.count.textContent = " " + n + " of " + this.rows.length + " rows" + (shown < n ? ", first " + shown + " shown" : "");
+    this.more.hidden = shown >= n;
+    this.more.textContent = "show all " + n + " rows";
+  };
 
   Board.prototype.key = function (row, i) {
     var td = row.cells[i];
@@ -154,6 +164,7 @@
     this.rows.forEach(function (r) { frag.appendChild(r); });
     this.tbody.appendChild(frag);
     this.heads.forEach(function (th, j) { th.setAttribute("aria-sort", j === i ? (dir > 0 ? "ascending" : "descending") : "none"); });
+    this.apply();
   };
 
   Board.prototype.visible = function (row) {
@@ -172,9 +183,15 @@
   };
 
   Board.prototype.apply = function () {
-    var n = 0, self = this;
-    this.rows.forEach(function (r) { var v = self.visible(r); r.hidden = !v; if (v) n++; });
-    this.updateCount(n);
+    var n = 0, shown = 0, self = this;
+    this.rows.forEach(function (r) {
+      r._sbMatch = self.visible(r);
+      if (r._sbMatch) n++;
+      var show = r._sbMatch && shown < self.limit;
+      if (show) shown++;
+      if (r.hidden === show) r.hidden = !show;
+    });
+    this.updateCount(n, shown);
   };
 
   Board.prototype.shown = function (i) {
@@ -191,7 +208,7 @@
   Board.prototype.view = function () {
     var self = this, cols = [], out = [];
     this.heads.forEach(function (th, i) { if (self.shown(i)) cols.push(i); });
-    this.rows.forEach(function (r) { if (!r.hidden) out.push(cols.map(function (i) { return r.cells[i] ? cellText(r.cells[i]) : ""; })); });
+    this.rows.forEach(function (r) { if (r._sbMatch) out.push(cols.map(function (i) { return r.cells[i] ? cellText(r.cells[i]) : ""; })); });
     return {columns: cols.map(function (i) { return self.heads[i].textContent; }), rows: out};
   };
   Board.prototype.csv = function () {
@@ -204,6 +221,7 @@
     return JSON.stringify(v.rows.map(function (r) { var o = {}; v.columns.forEach(function (c, j) { o[c] = r[j]; }); return o; }), null, 1);
   };
 
+  function lab(i) { return i === null || i === undefined ? "" : data.labels[i]; }
   var panel = null;
   function drill(name) {
     if (!panel) {
@@ -222,9 +240,9 @@
     var tb = el("tbody");
     recs.forEach(function (r) {
       var tr = el("tr");
-      var lo = r[4], hi = r[5];
+      var lo = r[4], hi = r[5], sec = data.sections[r[0]];
       var rank = r[6] === null || r[6] === undefined ? "" : String(r[6]) + (r[7] !== null && r[7] !== undefined ? " (" + r[7] + "–" + r[8] + ")" : "");
-      [data.sections[r[0]] || r[0], r[1], r[2], fmt(r[3]), lo === null || lo === undefined ? "" : "[" + fmt(lo) + ", " + fmt(hi) + "]", rank]
+      [sec ? sec[1] : "", lab(r[1]), lab(r[2]), fmt(r[3]), lo === null || lo === undefined ? "" : "[" + fmt(lo) + ", " + fmt(hi) + "]", rank]
         .forEach(function (c, j) { tr.appendChild(el("td", j < 3 ? {"class": "name"} : null, c)); });
       tb.appendChild(tr);
     });
@@ -241,5 +259,6 @@
     if (table.tHead && table.tBodies.length) boards[table.id] = new Board(table);
   });
   window.scorebenchBoards = boards;
+  document.documentElement.classList.remove("sb-js");  // the rows are paged by the script from now on
   document.documentElement.setAttribute("data-sb-ready", "1");
 })();
