@@ -608,6 +608,10 @@ def build_board(spec: BoardSpec) -> Board:
         scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
             columns=["system", "task", "metric", "value"])
         sections.extend(_aggregate_sections(ctx, scores, spec.aggregate))
+    if spec.incomplete is not None:
+        from .incomplete import incomplete_sections
+
+        sections.extend(incomplete_sections(ctx, spec.incomplete))
     if spec.irt is not None:
         irt = _irt_section(ctx)
         if irt is not None:

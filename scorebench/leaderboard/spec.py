@@ -43,6 +43,10 @@ A spec declares where a board's numbers come from and how they are shown::
     source = "glue"                          # ... or a wide systems x tasks table
     methods = ["mean", "borda", "copeland", "kemeny", "win_rate"]
 
+    [incomplete]                             # a benchmark with missing cells (MTEB result files):
+    source = "mteb"                          # leaderboard columns + missing-aware rankings
+    n_boot = 200                             # stratified task resamples (default: n_boot)
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
@@ -63,7 +67,7 @@ from typing import Any
 from ..errors import InputError, UnknownMetricError
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
-           "IRTSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
+           "IRTSpec", "IncompleteSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
 
 PLOT_TYPES = ("reliability", "rank_intervals", "critical_difference", "irt", "roc", "pr")
 DERIVED = ("correct",)  # derived columns a source may ask for
@@ -131,6 +135,16 @@ class IRTSpec:
 
 
 @dataclass(frozen=True)
+class IncompleteSpec:
+    """An incomplete benchmark (MTEB-style result files): the leaderboard's own columns next to
+    missing-aware rankings (:mod:`scorebench.leaderboard.incomplete`)."""
+
+    source: str
+    n_boot: int | None = None
+    top: int = 15
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     """One figure; ``source``/``metric``/``task`` as the plot type needs."""
 
@@ -161,6 +175,7 @@ class BoardSpec:
     compare: tuple[CompareSpec, ...] = ()
     aggregate: AggregateSpec | None = None
     irt: IRTSpec | None = None
+    incomplete: IncompleteSpec | None = None
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -297,6 +312,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
     compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
     agg = r.get("aggregate", dict, None)
     irt = r.get("irt", dict, None)
+    incomplete = r.get("incomplete", dict, None)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
         path=path, name=name, title=title, description=r.get("description", str, ""),
@@ -306,14 +322,17 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
         sources=sources, evaluate=evaluate, compare=compare,
         aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
         irt=_irt(irt, f"{path}: irt") if irt is not None else None,
+        incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
         plots=plots, out_dir=base / name,
     )
     r.done()
-    if not (spec.evaluate or spec.aggregate):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block or an [aggregate] table")
+    if not (spec.evaluate or spec.aggregate or spec.incomplete):
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate] or an "
+                         "[incomplete] table")
     for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
                 *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
-                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else [])]:
+                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
+                *([spec.incomplete.source] if spec.incomplete else [])]:
         spec.source(ref)
     if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
         raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
@@ -406,6 +425,16 @@ def _irt(data: Any, where: str) -> IRTSpec:
     r = _Reader(data, where)
     spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "rasch"))
     r.done()
+    return spec
+
+
+def _incomplete(data: Any, where: str) -> IncompleteSpec:
+    r = _Reader(data, where)
+    spec = IncompleteSpec(source=r.get("source", str, required=True), n_boot=r.get("n_boot", int, None),
+                          top=r.get("top", int, 15))
+    r.done()
+    if (spec.n_boot is not None and spec.n_boot < 0) or spec.top < 1:
+        raise InputError(f"{where}: 'n_boot' must be >= 0 and 'top' >= 1")
     return spec
 
 
