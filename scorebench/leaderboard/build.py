@@ -612,6 +612,10 @@ def build_board(spec: BoardSpec) -> Board:
         from .incomplete import incomplete_sections
 
         sections.extend(incomplete_sections(ctx, spec.incomplete))
+    if spec.items is not None:
+        from .items_board import items_sections
+
+        sections.extend(items_sections(ctx, spec.items))
     if spec.irt is not None:
         irt = _irt_section(ctx)
         if irt is not None:

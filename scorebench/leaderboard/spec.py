@@ -47,6 +47,10 @@ A spec declares where a board's numbers come from and how they are shown::
     source = "mteb"                          # leaderboard columns + missing-aware rankings
     n_boot = 200                             # stratified task resamples (default: n_boot)
 
+    [items]                                  # a right/wrong matrix (items x systems CSV):
+    source = "answers"                       # Wilson accuracy, McNemar-Holm matrix, IRT abilities
+    model = "2pl"                            # a_prior = [1.0, 0.5]: normal prior on the slopes
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
@@ -67,7 +71,7 @@ from typing import Any
 from ..errors import InputError, UnknownMetricError
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
-           "IRTSpec", "IncompleteSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
+           "IRTSpec", "IncompleteSpec", "ItemsSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
 
 PLOT_TYPES = ("reliability", "rank_intervals", "critical_difference", "irt", "roc", "pr")
 DERIVED = ("correct",)  # derived columns a source may ask for
@@ -145,6 +149,18 @@ class IncompleteSpec:
 
 
 @dataclass(frozen=True)
+class ItemsSpec:
+    """A systems x items right/wrong matrix: accuracy, McNemar significance, IRT abilities
+    (:mod:`scorebench.leaderboard.items_board`)."""
+
+    source: str
+    layout: str = "items_x_systems"
+    model: str = "2pl"
+    a_prior: tuple[float, ...] = ()
+    max_iter: int = 500
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     """One figure; ``source``/``metric``/``task`` as the plot type needs."""
 
@@ -176,6 +192,7 @@ class BoardSpec:
     aggregate: AggregateSpec | None = None
     irt: IRTSpec | None = None
     incomplete: IncompleteSpec | None = None
+    items: ItemsSpec | None = None
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -313,6 +330,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
     agg = r.get("aggregate", dict, None)
     irt = r.get("irt", dict, None)
     incomplete = r.get("incomplete", dict, None)
+    items = r.get("items", dict, None)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
         path=path, name=name, title=title, description=r.get("description", str, ""),
@@ -323,16 +341,18 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
         aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
         irt=_irt(irt, f"{path}: irt") if irt is not None else None,
         incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
+        items=_items(items, f"{path}: items") if items is not None else None,
         plots=plots, out_dir=base / name,
     )
     r.done()
-    if not (spec.evaluate or spec.aggregate or spec.incomplete):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate] or an "
-                         "[incomplete] table")
+    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items):
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete] "
+                         "or [items] table")
     for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
                 *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
                 *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
-                *([spec.incomplete.source] if spec.incomplete else [])]:
+                *([spec.incomplete.source] if spec.incomplete else []),
+                *([spec.items.source] if spec.items else [])]:
         spec.source(ref)
     if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
         raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
@@ -435,6 +455,26 @@ def _incomplete(data: Any, where: str) -> IncompleteSpec:
     r.done()
     if (spec.n_boot is not None and spec.n_boot < 0) or spec.top < 1:
         raise InputError(f"{where}: 'n_boot' must be >= 0 and 'top' >= 1")
+    return spec
+
+
+def _items(data: Any, where: str) -> ItemsSpec:
+    r = _Reader(data, where)
+    prior = r.get("a_prior", list, [])
+    spec = ItemsSpec(source=r.get("source", str, required=True), layout=r.get("layout", str, "items_x_systems"),
+                     model=r.get("model", str, "2pl"), max_iter=r.get("max_iter", int, 500),
+                     a_prior=tuple(float(v) for v in prior if isinstance(v, (int, float)) and not isinstance(v, bool)))
+    r.done()
+    if spec.layout not in ("items_x_systems", "systems_x_items"):
+        raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
+    if prior and (len(spec.a_prior) != 2 or len(prior) != 2 or not spec.a_prior[1] > 0):
+        raise InputError(f"{where}: a_prior expected [mean, sd] with sd > 0, got {prior!r}")
+    if spec.max_iter < 1:
+        raise InputError(f"{where}: max_iter must be >= 1")
+    from ..irt import MODELS
+
+    if spec.model not in MODELS:
+        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
     return spec
 
 
