@@ -616,6 +616,10 @@ def build_board(spec: BoardSpec) -> Board:
         from .items_board import items_sections
 
         sections.extend(items_sections(ctx, spec.items))
+    if spec.compression is not None:
+        from .compression import compression_sections
+
+        sections.extend(compression_sections(ctx, spec.compression))
     if spec.irt is not None:
         irt = _irt_section(ctx)
         if irt is not None:

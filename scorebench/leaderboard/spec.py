@@ -71,7 +71,7 @@ from typing import Any
 from ..errors import InputError, UnknownMetricError
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
-           "IRTSpec", "IncompleteSpec", "ItemsSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
+           "IRTSpec", "IncompleteSpec", "ItemsSpec", "CompressionSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
 
 PLOT_TYPES = ("reliability", "rank_intervals", "critical_difference", "irt", "roc", "pr")
 DERIVED = ("correct",)  # derived columns a source may ask for
@@ -161,6 +161,18 @@ class ItemsSpec:
 
 
 @dataclass(frozen=True)
+class CompressionSpec:
+    """Benchmark compression curves on held-out systems (:mod:`scorebench.leaderboard.compression`)."""
+
+    sources: tuple[str, ...]
+    sizes: tuple[int, ...] = (10, 25, 50, 100)
+    model: str = "2pl"
+    test_size: float = 0.2
+    random: int = 50
+    layout: str = "systems_x_items"
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     """One figure; ``source``/``metric``/``task`` as the plot type needs."""
 
@@ -193,6 +205,7 @@ class BoardSpec:
     irt: IRTSpec | None = None
     incomplete: IncompleteSpec | None = None
     items: ItemsSpec | None = None
+    compression: CompressionSpec | None = None
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -331,6 +344,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
     irt = r.get("irt", dict, None)
     incomplete = r.get("incomplete", dict, None)
     items = r.get("items", dict, None)
+    compression = r.get("compression", dict, None)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
         path=path, name=name, title=title, description=r.get("description", str, ""),
@@ -342,17 +356,19 @@ def parse_spec(data: dict[str, Any], path: Path) -> BoardSpec:
         irt=_irt(irt, f"{path}: irt") if irt is not None else None,
         incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
         items=_items(items, f"{path}: items") if items is not None else None,
+        compression=_compression(compression, f"{path}: compression") if compression is not None else None,
         plots=plots, out_dir=base / name,
     )
     r.done()
-    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete] "
-                         "or [items] table")
+    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items or spec.compression):
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete], "
+                         "[items] or [compression] table")
     for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
                 *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
                 *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
                 *([spec.incomplete.source] if spec.incomplete else []),
-                *([spec.items.source] if spec.items else [])]:
+                *([spec.items.source] if spec.items else []),
+                *(spec.compression.sources if spec.compression else ())]:
         spec.source(ref)
     if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
         raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
@@ -471,6 +487,26 @@ def _items(data: Any, where: str) -> ItemsSpec:
         raise InputError(f"{where}: a_prior expected [mean, sd] with sd > 0, got {prior!r}")
     if spec.max_iter < 1:
         raise InputError(f"{where}: max_iter must be >= 1")
+    from ..irt import MODELS
+
+    if spec.model not in MODELS:
+        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
+    return spec
+
+
+def _compression(data: Any, where: str) -> CompressionSpec:
+    r = _Reader(data, where)
+    sizes = r.get("sizes", list, [10, 25, 50, 100])
+    if not sizes or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in sizes):
+        raise InputError(f"{where}: 'sizes' expected a non-empty list of positive integers, got {sizes!r}")
+    spec = CompressionSpec(sources=r.strings("sources", required=True), sizes=tuple(sorted(set(sizes))),
+                           model=r.get("model", str, "2pl"), test_size=float(r.get("test_size", (int, float), 0.2)),
+                           random=r.get("random", int, 50), layout=r.get("layout", str, "systems_x_items"))
+    r.done()
+    if not 0 < spec.test_size < 1 or spec.random < 1:
+        raise InputError(f"{where}: 'test_size' must be in (0, 1) and 'random' >= 1")
+    if spec.layout not in ("items_x_systems", "systems_x_items"):
+        raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
     from ..irt import MODELS
 
     if spec.model not in MODELS:

@@ -105,7 +105,7 @@
     });
     var groups = [];
     this.heads.forEach(function (th) { var g = th.getAttribute("data-group"); if (g && groups.indexOf(g) < 0) groups.push(g); });
-    if (groups.length > 1) {
+    if (groups.length) {
       var box = el("span", {"class": "sb-groups"});
       box.appendChild(el("span", null, "columns: "));
       groups.forEach(function (g) {
