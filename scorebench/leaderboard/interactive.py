@@ -164,10 +164,11 @@ def _group(section: Section, column: str) -> str | None:
     groups = dict(getattr(section, "groups", ()) or ())
     if groups:
         return groups.get(column)
-    if column in NAME_COLUMNS or column in ("band", "rank", "n"):
-        return None
+    # by default only metric columns (arrowed) and a method's score/rank pair are toggled
+    if re.search(r"\s[↑↓]$", column):
+        return column
     match = re.match(r"^(.*)\s+(score|rank)$", column)
-    return match.group(1) if match else column
+    return match.group(1) if match else None
 
 
 def _filter_kind(section: Section, index: int, column: str) -> str | None:
