@@ -117,8 +117,19 @@ def compression_sections(ctx: Any, block: Any) -> list:
                     "draws)", _curve_plot(data))
     return [Section("compression", "Benchmark compression: IRT-selected vs random items", note,
                     ("benchmark", "items kept", "items", "held-out systems", "RMSE, IRT items [95%]",
-                     "RMSE, random items [95% range]", "ratio"), rows, data.assign(section="compression"),
+                     "RMSE, random items [95% range]", "ratio"), rows, _long(data),
                     (figure,), filters=(("benchmark", "cat"),))]
+
+
+def _long(data: pd.DataFrame) -> pd.DataFrame:
+    """One row per (benchmark, size, selection): ``system`` is the selection rule, ``task`` the benchmark."""
+    keep = ["benchmark", "size", "n_items", "n_train", "n_test"]
+    frames = [data[keep].assign(system=name, metric="rmse", value=data[f"{p}_rmse"], ci_low=data[f"{p}_low"],
+                                ci_high=data[f"{p}_high"]) for p, name in (("irt", "IRT-selected items"),
+                                                                           ("random", "random items"))]
+    out = pd.concat(frames, ignore_index=True).rename(columns={"benchmark": "task"})
+    return out.assign(section="compression")[["section", "task", "system", "metric", "size", "value", "ci_low",
+                                              "ci_high", "n_items", "n_train", "n_test"]]
 
 
 def _curve_plot(data: pd.DataFrame) -> str:
