@@ -190,11 +190,20 @@ def test_markdown_escapes_untrusted_names_and_keeps_the_table(toy):
 def test_html_escapes_untrusted_names_and_loads_nothing_external(toy):
     _, _, board = toy
     page = board_files(board)["index.html"].decode()
-    assert "<script" not in page.lower()
+    # three script elements only: the <head> one-liner and the page script, both named by their hash
+    # in the CSP, and the inert JSON data
+    from scorebench.leaderboard import interactive
+
+    assert page.lower().count("<script") == 3 and page.count("</script>") == 3
+    assert f'<script type="application/json" id="sb-data">' in page and f"<script>{interactive.script()}</script>" in page
+    assert interactive.head_block() in page.split("</head>")[0]
+    assert f"script-src {interactive.script_hash(interactive.HEAD_SCRIPT)} {interactive.script_hash()}\"" in page
+    assert "<script>alert(1)" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "pipe|name\nwith newline" in page
     assert not re.search(r"(src|href)=\"(?!data:image/svg\+xml;base64,)", page)
-    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    shown = re.sub(r' title="[^"]*"', "", page)  # a citation's URL in a tooltip loads nothing
+    assert "http://" not in shown.replace("http://www.w3.org", "") and "https://" not in shown
     assert page.count("<figure") == len(board.figures)
 
 
@@ -364,7 +373,7 @@ def test_html_renders_in_headless_chromium(tmp_path, toy):
     assert summary.tables == sum(1 for s in board.sections if s.columns)
     assert summary.rows == expected_rows  # no row was broken up by a name
     assert summary.svg_images == len(board.figures) > 0
-    assert summary.scripts == 0
+    assert summary.scripts == 3  # the hashed head one-liner and page script, and the inert JSON data
     assert EVIL in summary.cells and PIPE in summary.cells  # shown as text, not markup
     shot = tmp_path / "shot.png"
     run = subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1200,2400", "--hide-scrollbars",

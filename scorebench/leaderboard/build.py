@@ -65,6 +65,8 @@ class Section:
     rows: tuple[tuple[str, ...], ...]
     data: pd.DataFrame = field(repr=False)
     figures: tuple[Figure, ...] = ()
+    groups: tuple[tuple[str, str], ...] = ()  # column -> group shown/hidden together on the page
+    filters: tuple[tuple[str, str], ...] = ()  # column -> "cat" | "num": a filter on the page
 
 
 @dataclass(frozen=True)
@@ -615,6 +617,18 @@ def build_board(spec: BoardSpec) -> Board:
         scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
             columns=["system", "task", "metric", "value"])
         sections.extend(_aggregate_sections(ctx, scores, spec.aggregate))
+    if spec.incomplete is not None:
+        from .incomplete import incomplete_sections
+
+        sections.extend(incomplete_sections(ctx, spec.incomplete))
+    if spec.items is not None:
+        from .items_board import items_sections
+
+        sections.extend(items_sections(ctx, spec.items))
+    if spec.compression is not None:
+        from .compression import compression_sections
+
+        sections.extend(compression_sections(ctx, spec.compression))
     if spec.irt is not None:
         irt = _irt_section(ctx)
         if irt is not None:

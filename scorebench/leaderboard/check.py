@@ -79,8 +79,10 @@ def board_folder_files(out_dir: Path) -> dict[str, bytes]:
         return {}
     files = {}
     for path in sorted(out_dir.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            files[path.relative_to(out_dir).as_posix()] = path.read_bytes()
+        rel = path.relative_to(out_dir).as_posix()
+        # preview.png: the gallery's screenshot of the page, taken by a browser, not made by the build
+        if path.is_file() and not path.name.startswith(".") and rel != "preview.png":
+            files[rel] = path.read_bytes()
     return files
 
 

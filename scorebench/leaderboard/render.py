@@ -3,7 +3,8 @@
 Names come from untrusted result tables, so every string is escaped for its target:
 :func:`scorebench.io.escape_markdown` for Markdown cells (HTML-escaped, pipes escaped, one
 line), :func:`html.escape` for HTML. The HTML page is self-contained: inline CSS, figures
-as ``data:image/svg+xml;base64`` images (an image cannot run scripts), no scripts, no
+as ``data:image/svg+xml;base64`` images (an image cannot run scripts), one inline script
+allowed by its CSP hash (:mod:`.interactive`: sorting, search, filters, drill-down), no
 external resources. Nothing depends on the time or the machine: same board, same bytes.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import escape_markdown, safe_csv_table
+from . import interactive
 from .build import Board, Section, pin
 
 __all__ = ["render_markdown_board", "render_html", "render_csv", "render_json", "write_board", "OUTPUT_FILES"]
@@ -86,28 +88,28 @@ def _html_table(section: Section) -> list[str]:
         return []
     names = {i for i, c in enumerate(section.columns) if c in _NAME_COLUMNS}
     name_cls = ' class="name"'
-    head = "".join(f'<th scope="col"{name_cls if i in names else ""}>{_e(c)}</th>'
-                   for i, c in enumerate(section.columns))
+    head = "".join(f'<th scope="col"{name_cls if i in names else ""}{interactive.header_attrs(section, i, c)}>'
+                   f'{_e(c)}</th>' for i, c in enumerate(section.columns))
     band_col = section.columns.index("band") if "band" in section.columns else None
     out = [f'<table id="{_e(section.key)}"><thead><tr>{head}</tr></thead><tbody>']
     for row in section.rows:
         cls = ""
         if band_col is not None and row[band_col].isdigit():
             cls = f' class="band-{"odd" if int(row[band_col]) % 2 else "even"}"'
-        cells = "".join(f'<td{name_cls if i in names else ""}>{_e(v)}</td>' for i, v in enumerate(row))
+        cells = "".join(f'<td{name_cls if i in names else interactive.cell_attrs(v)}>{_e(v)}</td>'
+                        for i, v in enumerate(row))
         out.append(f"<tr{cls}>{cells}</tr>")
     out.append("</tbody></table>")
     return out
 
 
 def render_html(board: Board) -> str:
-    """A self-contained HTML page (inline CSS, inline SVG images, no scripts)."""
+    """A self-contained HTML page (inline CSS, inline SVG images, one hashed inline script)."""
     spec = board.spec
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-           "img-src data:; style-src 'unsafe-inline'\">",
-           f"<title>{_e(spec.title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+           f'<meta http-equiv="Content-Security-Policy" content="{interactive.content_security_policy()}">',
+           f"<title>{_e(spec.title)}</title>", f"<style>{_CSS}\n{interactive.CSS}</style>", interactive.head_block(), "</head>", "<body>",
            f"<h1>{_e(spec.title)}</h1>"]
     if spec.external:
         out.append('<p><span class="badge">External leaderboard</span> numbers re-ranked from a published '
@@ -130,6 +132,7 @@ def render_html(board: Board) -> str:
     out += [f"<li>{_e(k)}: <code>{_e(v)}</code></li>" for k, v in board.provenance]
     out.append(f"</ul><p>Regenerate with <code>scorebench leaderboard build {_e(spec.command_path)}</code>.</p>"
                "</footer>")
+    out += [interactive.data_block(board), interactive.script_block()]  # sort, filter, drill-down
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
 

@@ -43,6 +43,14 @@ A spec declares where a board's numbers come from and how they are shown::
     source = "glue"                          # ... or a wide systems x tasks table
     methods = ["mean", "borda", "copeland", "kemeny", "win_rate"]
 
+    [incomplete]                             # a benchmark with missing cells (MTEB result files):
+    source = "mteb"                          # leaderboard columns + missing-aware rankings
+    n_boot = 200                             # stratified task resamples (default: n_boot)
+
+    [items]                                  # a right/wrong matrix (items x systems CSV):
+    source = "answers"                       # Wilson accuracy, McNemar-Holm matrix, IRT abilities
+    model = "2pl"                            # a_prior = [1.0, 0.5]: normal prior on the slopes
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
@@ -80,7 +88,7 @@ from typing import Any
 from ..errors import InputError, UnknownMetricError
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
-           "IRTSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
+           "IRTSpec", "IncompleteSpec", "ItemsSpec", "CompressionSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
 
 PLOT_TYPES = ("reliability", "rank_intervals", "critical_difference", "irt", "roc", "pr")
 DERIVED = ("correct",)  # derived columns a source may ask for
@@ -152,6 +160,40 @@ class IRTSpec:
 
 
 @dataclass(frozen=True)
+class IncompleteSpec:
+    """An incomplete benchmark (MTEB-style result files): the leaderboard's own columns next to
+    missing-aware rankings (:mod:`scorebench.leaderboard.incomplete`)."""
+
+    source: str
+    n_boot: int | None = None
+    top: int = 15
+
+
+@dataclass(frozen=True)
+class ItemsSpec:
+    """A systems x items right/wrong matrix: accuracy, McNemar significance, IRT abilities
+    (:mod:`scorebench.leaderboard.items_board`)."""
+
+    source: str
+    layout: str = "items_x_systems"
+    model: str = "2pl"
+    a_prior: tuple[float, ...] = ()
+    max_iter: int = 500
+
+
+@dataclass(frozen=True)
+class CompressionSpec:
+    """Benchmark compression curves on held-out systems (:mod:`scorebench.leaderboard.compression`)."""
+
+    sources: tuple[str, ...]
+    sizes: tuple[int, ...] = (10, 25, 50, 100)
+    model: str = "2pl"
+    test_size: float = 0.2
+    random: int = 50
+    layout: str = "systems_x_items"
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     """One figure; ``source``/``metric``/``task`` as the plot type needs."""
 
@@ -182,6 +224,9 @@ class BoardSpec:
     compare: tuple[CompareSpec, ...] = ()
     aggregate: AggregateSpec | None = None
     irt: IRTSpec | None = None
+    incomplete: IncompleteSpec | None = None
+    items: ItemsSpec | None = None
+    compression: CompressionSpec | None = None
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -327,6 +372,9 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
     agg = r.get("aggregate", dict, None)
     irt = r.get("irt", dict, None)
+    incomplete = r.get("incomplete", dict, None)
+    items = r.get("items", dict, None)
+    compression = r.get("compression", dict, None)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
         path=path, name=name, title=title, description=r.get("description", str, ""),
@@ -336,6 +384,9 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
         sources=sources, evaluate=evaluate, compare=compare,
         aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
         irt=_irt(irt, f"{path}: irt") if irt is not None else None,
+        incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
+        items=_items(items, f"{path}: items") if items is not None else None,
+        compression=_compression(compression, f"{path}: compression") if compression is not None else None,
         plots=plots, out_dir=base / name,
     )
     r.done()
@@ -345,11 +396,15 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
             _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
     if spec.aggregate is not None and spec.aggregate.n_boot is not None:
         _check_rounds(spec.aggregate.n_boot, f"{path}: aggregate n_boot")
-    if not (spec.evaluate or spec.aggregate):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block or an [aggregate] table")
+    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items or spec.compression):
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete], "
+                         "[items] or [compression] table")
     for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
                 *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
-                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else [])]:
+                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
+                *([spec.incomplete.source] if spec.incomplete else []),
+                *([spec.items.source] if spec.items else []),
+                *(spec.compression.sources if spec.compression else ())]:
         spec.source(ref)
     if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
         raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
@@ -466,6 +521,56 @@ def _irt(data: Any, where: str) -> IRTSpec:
     r = _Reader(data, where)
     spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "rasch"))
     r.done()
+    return spec
+
+
+def _incomplete(data: Any, where: str) -> IncompleteSpec:
+    r = _Reader(data, where)
+    spec = IncompleteSpec(source=r.get("source", str, required=True), n_boot=r.get("n_boot", int, None),
+                          top=r.get("top", int, 15))
+    r.done()
+    if (spec.n_boot is not None and spec.n_boot < 0) or spec.top < 1:
+        raise InputError(f"{where}: 'n_boot' must be >= 0 and 'top' >= 1")
+    return spec
+
+
+def _items(data: Any, where: str) -> ItemsSpec:
+    r = _Reader(data, where)
+    prior = r.get("a_prior", list, [])
+    spec = ItemsSpec(source=r.get("source", str, required=True), layout=r.get("layout", str, "items_x_systems"),
+                     model=r.get("model", str, "2pl"), max_iter=r.get("max_iter", int, 500),
+                     a_prior=tuple(float(v) for v in prior if isinstance(v, (int, float)) and not isinstance(v, bool)))
+    r.done()
+    if spec.layout not in ("items_x_systems", "systems_x_items"):
+        raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
+    if prior and (len(spec.a_prior) != 2 or len(prior) != 2 or not spec.a_prior[1] > 0):
+        raise InputError(f"{where}: a_prior expected [mean, sd] with sd > 0, got {prior!r}")
+    if spec.max_iter < 1:
+        raise InputError(f"{where}: max_iter must be >= 1")
+    from ..irt import MODELS
+
+    if spec.model not in MODELS:
+        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
+    return spec
+
+
+def _compression(data: Any, where: str) -> CompressionSpec:
+    r = _Reader(data, where)
+    sizes = r.get("sizes", list, [10, 25, 50, 100])
+    if not sizes or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in sizes):
+        raise InputError(f"{where}: 'sizes' expected a non-empty list of positive integers, got {sizes!r}")
+    spec = CompressionSpec(sources=r.strings("sources", required=True), sizes=tuple(sorted(set(sizes))),
+                           model=r.get("model", str, "2pl"), test_size=float(r.get("test_size", (int, float), 0.2)),
+                           random=r.get("random", int, 50), layout=r.get("layout", str, "systems_x_items"))
+    r.done()
+    if not 0 < spec.test_size < 1 or spec.random < 1:
+        raise InputError(f"{where}: 'test_size' must be in (0, 1) and 'random' >= 1")
+    if spec.layout not in ("items_x_systems", "systems_x_items"):
+        raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
+    from ..irt import MODELS
+
+    if spec.model not in MODELS:
+        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
     return spec
 
 

@@ -1,0 +1,83 @@
+"""The [compression] board block: IRT-selected vs random item subsets on held-out systems."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scorebench.errors import InputError
+from scorebench.leaderboard.build import build_board
+from scorebench.leaderboard.compression import compression_curve
+from scorebench.leaderboard.render import board_files
+from scorebench.leaderboard.spec import load_spec
+
+EVIL = "<script>alert(1)</script>"
+
+
+def _answers(n: int = 300, j: int = 60, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n)
+    a, b = rng.uniform(0.8, 2.5, j), rng.normal(size=j)
+    return (rng.random((n, j)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+
+
+def test_curve_is_deterministic_and_beats_random_on_2pl_data():
+    y = _answers()
+    one = compression_curve(y, [5, 15, 60], n_random=30, n_boot=50, seed=1, label="x")
+    two = compression_curve(y, [5, 15, 60], n_random=30, n_boot=50, seed=1, label="x")
+    pd.testing.assert_frame_equal(one, two)
+    assert (one["irt_low"] <= one["irt_rmse"]).all() and (one["irt_rmse"] <= one["irt_high"]).all()
+    assert (one["random_low"] <= one["random_rmse"]).all() and (one["random_rmse"] <= one["random_high"]).all()
+    assert one.loc[0, "irt_rmse"] < one.loc[0, "random_rmse"]
+    # keeping every item, the random "subset" is the full benchmark: no error at all
+    assert one.loc[2, "random_rmse"] == pytest.approx(0.0, abs=1e-15)
+    assert one["n_test"].iloc[0] == 60 and one["n_train"].iloc[0] == 240
+
+
+def test_curve_input_errors():
+    y = _answers(n=40, j=20)
+    with pytest.raises(InputError, match="between 1 and the number of items"):
+        compression_curve(y, [30])
+    with pytest.raises(InputError, match="test_size"):
+        compression_curve(y, [5], test_size=1.5)
+    with pytest.raises(InputError, match="at least 10 training"):
+        compression_curve(y[:11], [5])
+
+
+def _spec(tmp_path, extra: str = "") -> object:
+    y = _answers(n=200, j=40, seed=2)
+    frame = pd.DataFrame(y, index=[f"m{i}" for i in range(len(y))], columns=[f"i{j}" for j in range(y.shape[1])])
+    frame.to_csv(tmp_path / "a.csv")
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'name = "c"\nn_boot = 30\n[[sources]]\nname = "{EVIL}"\npath = "a.csv"\n'
+                    f'[compression]\nsources = ["{EVIL}"]\nsizes = [5, 10]\nrandom = 10\n{extra}', encoding="utf-8")
+    return spec
+
+
+def test_board_section_and_escaping(tmp_path):
+    board = build_board(load_spec(_spec(tmp_path)))
+    (section,) = board.sections
+    assert [r[1] for r in section.rows] == ["5", "10"] and section.figures
+    page = board_files(board)["index.html"].decode()
+    assert EVIL not in page and "&lt;script&gt;" in page
+
+
+def test_spec_validation(tmp_path):
+    with pytest.raises(InputError, match="sizes"):
+        _bad(tmp_path, "sizes = [0]")
+    with pytest.raises(InputError, match="test_size"):
+        _bad(tmp_path, "test_size = 1.0")
+    with pytest.raises(InputError, match="unknown source"):
+        p = _spec(tmp_path)
+        p.write_text(p.read_text().replace(f'sources = ["{EVIL}"]', 'sources = ["nope"]'))
+        load_spec(p)
+
+
+def _bad(tmp_path, line: str):
+    p = _spec(tmp_path)
+    text = p.read_text()
+    key = line.split("=")[0].strip()
+    text = "\n".join(ln for ln in text.splitlines() if not ln.startswith(key + " ")) + f"\n{line}\n"
+    p.write_text(text)
+    return load_spec(p)
