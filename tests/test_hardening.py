@@ -254,6 +254,19 @@ def test_bidi_controls_are_marked_in_every_rendered_file(hostile_board):
     assert "abc[U+202E]def" in (out / "index.html").read_text(encoding="utf-8")
 
 
+def test_bidi_controls_in_the_spec_title_and_description_are_marked(tmp_path):
+    _binary_csv(tmp_path / "preds.csv", systems=("a", "b"), tasks=("t",), n=20)
+    path = _spec(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8").replace('title = "B"', 'title = "x\u202ey"\ndescription = "d\u2066e"'),
+                    encoding="utf-8")
+    spec = load_spec(path)
+    assert (spec.title, spec.description) == ("x[U+202E]y", "d[U+2066]e")
+    write_board(build_board(spec), tmp_path / "out")
+    for name in ("README.md", "index.html"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "\u202e" not in text and "\u2066" not in text and "x[U+202E]y" in text, name
+
+
 def test_colliding_task_slugs_get_distinct_files_and_ids(hostile_board):
     out, board = hostile_board
     keys = [s.key for s in board.sections]

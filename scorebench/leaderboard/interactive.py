@@ -29,6 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from ..io import mark_bidi
+
 if TYPE_CHECKING:  # pragma: no cover
     from .build import Board, Section
 
@@ -270,7 +272,8 @@ def drill_data(board: Board) -> dict[str, Any]:
 
 
 def _safe_json(doc: Any) -> str:
-    text = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # bidirectional controls shown as [U+XXXX], as in the table's names (they occur only in strings)
+    text = mark_bidi(json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
     # Inside <script> nothing may read as markup: "</script>", "<!--" all lose their "<".
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))

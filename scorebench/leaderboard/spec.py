@@ -86,6 +86,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, UnknownMetricError
+from ..io import mark_bidi
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
            "IRTSpec", "IncompleteSpec", "ItemsSpec", "CompressionSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
@@ -377,7 +378,8 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     compression = r.get("compression", dict, None)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
-        path=path, name=name, title=title, description=r.get("description", str, ""),
+        # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
+        path=path, name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
         script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits,
         external=r.get("external", bool, False),
         requires=tuple((base / p).resolve() for p in r.strings("requires")),
