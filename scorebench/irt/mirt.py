@@ -33,13 +33,13 @@ import pandas as pd
 from ..errors import InputError
 from ..metrics.irt_kind import response_matrix
 from .quadrature import ResponseOps
-from .result import IRTWarning
+from .result import InformationCriteria, IRTWarning
 
 __all__ = ["MIRTFit", "fit_mirt"]
 
 
 @dataclass(frozen=True)
-class MIRTFit:
+class MIRTFit(InformationCriteria):
     """A fitted multidimensional 2PL.
 
     Attributes
@@ -60,14 +60,6 @@ class MIRTFit:
     n_iter: int
     message: str
     history: tuple = field(default=(), repr=False)
-
-    @property
-    def aic(self) -> float:
-        return -2.0 * self.loglik + 2.0 * self.n_params
-
-    @property
-    def bic(self) -> float:
-        return -2.0 * self.loglik + self.n_params * math.log(self.n_obs)
 
 
 def _nodes(k: int, per_dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..metrics.irt_kind import ResponseMatrix
 from .polyem import ItemLayout, PolyEMResult, fit_poly_em, poly_estep, onehot
 from .polymodels import thresholds
+from .result import InformationCriteria
 
 __all__ = ["POLY_NAMES", "PolyIRTFit", "fit_poly", "is_poly_model"]
 
@@ -64,7 +65,7 @@ def _kinds(model: Any, items: pd.Index, K: np.ndarray) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class PolyIRTFit:
+class PolyIRTFit(InformationCriteria):
     """A fitted polytomous or mixed-format IRT model (mirt-style slope-intercept parameters).
 
     Attributes
@@ -99,16 +100,6 @@ class PolyIRTFit:
     d: np.ndarray = field(default=None, repr=False)        # (J, Kmax) intercepts, NaN padded
     nodes: np.ndarray = field(default=None, repr=False)
     values: np.ndarray = field(default=None, repr=False)   # (N, J) scores, NaN = missing
-
-    @property
-    def aic(self) -> float:
-        """:math:`-2\\ell + 2k`."""
-        return -2.0 * self.loglik + 2.0 * self.n_params
-
-    @property
-    def bic(self) -> float:
-        """:math:`-2\\ell + k\\log N`."""
-        return -2.0 * self.loglik + self.n_params * np.log(self.n_obs)
 
     def summary(self) -> dict[str, Any]:
         """Model, sizes, log-likelihood, AIC/BIC and convergence in one mapping."""

@@ -20,8 +20,26 @@ class IRTWarning(UserWarning):
     """A fit that did not converge, or items whose estimates are suspicious."""
 
 
+class InformationCriteria:
+    """AIC and BIC of a fitted model with ``loglik``, ``n_params`` and ``n_obs`` (systems)."""
+
+    loglik: float
+    n_params: int
+    n_obs: int
+
+    @property
+    def aic(self) -> float:
+        """Akaike information criterion, :math:`-2\\ell + 2k`."""
+        return -2.0 * self.loglik + 2.0 * self.n_params
+
+    @property
+    def bic(self) -> float:
+        """Bayesian information criterion, :math:`-2\\ell + k\\log N` (N = systems)."""
+        return -2.0 * self.loglik + self.n_params * float(np.log(self.n_obs))
+
+
 @dataclass(frozen=True)
-class IRTFit:
+class IRTFit(InformationCriteria):
     """A fitted unidimensional IRT model.
 
     Attributes
@@ -60,16 +78,6 @@ class IRTFit:
     history: tuple = field(default=(), repr=False)
     params: np.ndarray = field(default=None, repr=False)  # (J, 4) a, d, c, u on the theta scale
     theta_scale: float = field(default=1.0, repr=False)   # reported theta = theta_scale * internal
-
-    @property
-    def aic(self) -> float:
-        """Akaike information criterion, :math:`-2\\ell + 2k`."""
-        return -2.0 * self.loglik + 2.0 * self.n_params
-
-    @property
-    def bic(self) -> float:
-        """Bayesian information criterion, :math:`-2\\ell + k\\log N` (N = systems)."""
-        return -2.0 * self.loglik + self.n_params * np.log(self.n_obs)
 
     def summary(self) -> dict[str, Any]:
         """Model, estimator, sizes, log-likelihood, AIC/BIC and convergence in one mapping."""

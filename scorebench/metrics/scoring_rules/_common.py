@@ -85,3 +85,14 @@ def probability_matrix(P: Any, name: str = "P", *, atol: float = 1e-6) -> np.nda
         raise InputError(f"{name}: expected probabilities over at least 2 classes on the last axis, "
                          f"got shape {P.shape}")
     return check_simplex(P, name, atol=atol)
+
+
+def check_thresholds(a: Any, b: Any) -> tuple[float, float]:
+    """The weight window ``[a, b]`` of a threshold-weighted score as floats, with ``a < b``."""
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        raise InputError(f"a, b: expected numbers, got {a!r}, {b!r}") from None
+    if np.isnan(a) or np.isnan(b) or not a < b:
+        raise InputError(f"a, b: expected thresholds with a < b, got a={a!r}, b={b!r}")
+    return a, b

@@ -37,7 +37,7 @@ from ..._lazy import lazy_module
 from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_choice, check_positive, describe_rows
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
+from ._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
 
 special = lazy_module("scipy.special")
 
@@ -190,12 +190,7 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     0.25
     """
     check_choice(estimator, "estimator", ESTIMATORS)
-    try:
-        a, b = float(a), float(b)
-    except (TypeError, ValueError):
-        raise InputError(f"a, b: expected numbers, got {a!r}, {b!r}") from None
-    if math.isnan(a) or math.isnan(b) or not a < b:
-        raise InputError(f"a, b: expected thresholds with a < b, got a={a!r}, b={b!r}")
+    a, b = check_thresholds(a, b)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
     return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair", bounds=(a, b))
 

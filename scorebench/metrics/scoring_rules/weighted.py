@@ -21,23 +21,13 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ...validation import describe_rows
-from ._common import FAMILY
+from ._common import FAMILY, check_thresholds
 from .crps_ensemble import _ensemble_inputs
 
 __all__ = ["owcrps_ensemble", "vrcrps_ensemble"]
 
 ALLEN = "Allen, Ginsbourger & Ziegel (2023), SIAM/ASA JUQ 11(2):906-940"
 HOLZMANN = "Holzmann & Klar (2017), Annals of Applied Statistics 11(4):2404-2431"
-
-
-def _thresholds(a: Any, b: Any) -> tuple[float, float]:
-    try:
-        a, b = float(a), float(b)
-    except (TypeError, ValueError):
-        raise InputError(f"a, b: expected numbers, got {a!r}, {b!r}") from None
-    if math.isnan(a) or math.isnan(b) or not a < b:
-        raise InputError(f"a, b: expected thresholds with a < b, got a={a!r}, b={b!r}")
-    return a, b
 
 
 def _window_terms(obs: np.ndarray, ens: np.ndarray, a: float, b: float):
@@ -80,7 +70,7 @@ def owcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     >>> float(owcrps_ensemble(0.5, [0.0, 1.0, 5.0], a=-1.0, b=2.0))
     0.25
     """
-    a, b = _thresholds(a, b)
+    a, b = check_thresholds(a, b)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
     wy, k, near, pair, _ = _window_terms(obs_f, ens_f, a, b)
     bad = (wy > 0) & (k == 0)
@@ -118,7 +108,7 @@ def vrcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     >>> float(vrcrps_ensemble(0.5, [0.0, 1.0]))
     0.25
     """
-    a, b = _thresholds(a, b)
+    a, b = check_thresholds(a, b)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
     m = ens_f.shape[1]
     wy, k, near, pair, absx = _window_terms(obs_f, ens_f, a, b)

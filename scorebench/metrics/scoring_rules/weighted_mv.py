@@ -22,9 +22,9 @@ import numpy as np
 
 from ...registry import register
 from ...validation import as_float_array
-from ._common import FAMILY, GNEITING_RAFTERY
+from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
 from .multivariate import energy_score, variogram_score
-from .weighted import ALLEN, _thresholds
+from .weighted import ALLEN
 
 __all__ = ["twenergy_score", "twvariogram_score"]
 
@@ -67,7 +67,7 @@ def twenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     >>> float(twenergy_score([0.0, 0.0], [[3.0, 4.0], [-3.0, -4.0]], a=0.0))
     1.25
     """
-    a, b = _thresholds(a, b)
+    a, b = check_thresholds(a, b)
     return energy_score(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b), estimator=estimator)
 
 
@@ -98,5 +98,5 @@ def twvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
     >>> float(twvariogram_score([0.0, 1.0], [[0.0, 1.0], [0.0, 1.0]], a=0.5))
     0.0
     """
-    a, b = _thresholds(a, b)
+    a, b = check_thresholds(a, b)
     return variogram_score(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b), p=p, weights=weights)
