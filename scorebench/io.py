@@ -239,7 +239,7 @@ _BIDI_TABLE = {ord(c): f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS}
 
 
 def mark_bidi(text: str) -> str:
-    """Replace bidirectional control characters with a visible ``[U+XXXX]`` mark.
+    """Replace bidirectional control characters with a visible ``[U+hhhh]`` mark.
 
     Examples
     --------

@@ -9,7 +9,7 @@ The static page stays complete without JavaScript; this module only adds
 * ``data-group`` (columns that are shown or hidden together) and ``data-filter`` (``cat``:
   a select of the column's values; ``num``: a "at least" box) on header cells;
 * the drill-down data of every system (each of its values with interval and rank) as a JSON
-  block, ``<`` ``>`` ``&`` and the two JavaScript line separators written as ``\\uXXXX``
+  block, ``<`` ``>`` ``&`` and the two JavaScript line separators written as ``\\u`` escapes
   escapes so no text can close the block;
 * the script ``assets/board.js`` inline, allowed by the page's Content-Security-Policy through
   its SHA-256 hash (no ``unsafe-inline`` for scripts, nothing loaded from anywhere).
@@ -272,7 +272,7 @@ def drill_data(board: Board) -> dict[str, Any]:
 
 
 def _safe_json(doc: Any) -> str:
-    # bidirectional controls shown as [U+XXXX], as in the table's names (they occur only in strings)
+    # bidirectional controls shown as [U+hhhh], as in the table's names (they occur only in strings)
     text = mark_bidi(json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
     # Inside <script> nothing may read as markup: "</script>", "<!--" all lose their "<".
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
