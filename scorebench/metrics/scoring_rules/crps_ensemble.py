@@ -38,6 +38,7 @@ from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array, check_choice, check_positive, describe_rows
 from ._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
+from ._members import fair_denominator, member_weights, omit_nan_members
 
 special = lazy_module("scipy.special")
 
@@ -92,10 +93,31 @@ def _crps_engine(obs: np.ndarray, ens: np.ndarray, fair: bool,
     return out
 
 
+def _crps_engine_w(obs: np.ndarray, ens: np.ndarray, w: np.ndarray, fair: bool) -> np.ndarray:
+    r"""Weighted CRPS of rows ``ens (N, M)`` with weights ``w (N, M)`` summing to 1 per row.
+
+    For members sorted ascending with cumulative weights :math:`C_i`,
+    :math:`\tfrac12\sum_{i,j} w_i w_j |x_i - x_j| = \sum_i w_i x_{(i)} (2C_i - w_i - 1)`;
+    the fair estimator divides it by :math:`1 - \sum_i w_i^2`.
+    """
+    c = fair_denominator(w, ens.shape[1]) if fair else 1.0
+    out = np.empty(obs.shape)
+    for sl in chunk_slices(obs.size, 4 * 8 * ens.shape[1], budget=_CRPS_CHUNK_BYTES * 4):
+        d = ens[sl] - obs[sl, None]
+        order = np.argsort(d, axis=1)
+        d = np.take_along_axis(d, order, axis=1)
+        ws = np.take_along_axis(w[sl], order, axis=1)
+        half_pair = np.einsum("nm,nm->n", ws * d, 2.0 * np.cumsum(ws, axis=1) - ws - 1.0)
+        out[sl] = np.einsum("nm,nm->n", ws, np.abs(d)) - half_pair / (c if np.isscalar(c) else c[sl])
+    return out
+
+
 @register("crps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY + "; " + FERRO)
-def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate") -> np.ndarray:
+          params={"estimator": "standard", "nan_policy": "propagate", "ens_w": None},
+          citation=GNEITING_RAFTERY + "; " + FERRO)
+def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
+                  ens_w: Any = None) -> np.ndarray:
     r"""CRPS of an ensemble forecast, with the standard or the fair estimator.
 
     .. math:: \mathrm{CRPS}_{\text{standard}} = \frac1M \sum_{i=1}^M |x_i - y|
@@ -118,6 +140,12 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy
         a row without members, or a NaN observation, scores NaN); ``"propagate"`` gives
         NaN for any row with a NaN member. In a table, ``"omit"`` needs the table-level
         ``nan_policy="propagate"`` so that such rows reach the metric.
+    ens_w : array_like, shape (..., M), optional
+        Non-negative member weights :math:`w_i` (normalised to sum to 1 per row; scoringrules'
+        ``ens_w``). The forecast is then :math:`\sum_i w_i \delta_{x_i}`:
+        :math:`\sum_i w_i |x_i - y| - \frac{1}{2c}\sum_{i,j} w_i w_j |x_i - x_j|` with
+        :math:`c = 1` (standard) or :math:`1 - \sum_i w_i^2` (fair); equal weights give the
+        unweighted scores. With ``nan_policy="omit"`` NaN members get weight 0.
 
     Returns
     -------
@@ -137,10 +165,16 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy
     0.0
     >>> crps_ensemble(0.0, [-1.0, np.nan, 1.0], nan_policy="omit").tolist()
     0.5
+    >>> crps_ensemble(0.0, [-1.0, 1.0, 3.0], ens_w=[1.0, 1.0, 0.0]).tolist()
+    0.5
     """
     check_choice(estimator, "estimator", ESTIMATORS)
     check_choice(nan_policy, "nan_policy", ("propagate", "omit"))
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
+    if ens_w is not None:
+        w = member_weights(ens_w, obs_f.size, ens_f.shape[1], batch)
+        ens_f, w = omit_nan_members(ens_f, w, nan_policy, empty="nan")
+        return run_engine(_crps_engine_w, obs_f, ens_f, batch, w, estimator == "fair")
     if nan_policy == "omit" and np.isnan(ens_f).any():
         return run_engine(_omit_nan_members, obs_f, ens_f, batch, estimator == "fair")
     return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair")
