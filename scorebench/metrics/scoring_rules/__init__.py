@@ -39,6 +39,8 @@ from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers
 from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
 from .error_spread import error_spread_score  # noqa: F401  (registers it)
 from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
+from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401
+                                  vrvariogram_score)
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
