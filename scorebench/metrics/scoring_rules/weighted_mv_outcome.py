@@ -97,7 +97,7 @@ def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 
     Examples
     --------
-    >>> float(owenergy_score([0.0, 0.0], [[3.0, 4.0], [-3.0, -4.0], [9.0, 9.0]], a=-5.0, b=5.0))
+    >>> round(float(owenergy_score([0.0, 0.0], [[3.0, 4.0], [-3.0, -4.0], [9.0, 9.0]], a=-5.0, b=5.0)), 12)
     2.5
     """
     obs_f, ens_f, batch, wy, u, wbar = _box_inputs(obs, ens, a, b, ens_w, nan_policy)
