@@ -247,6 +247,20 @@ def silverman_bandwidth(ens: np.ndarray) -> np.ndarray:
     return 1.06 * np.minimum(sd, (q75 - q25) / 1.34) * m ** (-0.2)
 
 
+def kde_bandwidth(bandwidth: Any, ens: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """Per-row kernel bandwidths ``(N,)`` for ``ens (N, M)``: Silverman's rule, or the given ones (> 0)."""
+    if bandwidth is None:
+        h = silverman_bandwidth(ens)
+        _check_spread(h, "so no bandwidth can be estimated; pass bandwidth=")
+        return h
+    h = as_float_array(bandwidth, "bandwidth", check_inf=True)
+    check_positive(h, "bandwidth")
+    try:
+        return np.broadcast_to(h, batch).reshape(-1)
+    except ValueError:
+        raise InputError(f"bandwidth: shape {np.shape(h)} does not match the batch shape {batch}") from None
+
+
 @register("log_score_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper=None, per_row=True,
           params={"bandwidth": None},
@@ -275,16 +289,7 @@ def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarr
     1.418939
     """
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
-    if bandwidth is None:
-        h = silverman_bandwidth(ens_f)
-        _check_spread(h, "so no bandwidth can be estimated; pass bandwidth=")
-    else:
-        h = as_float_array(bandwidth, "bandwidth", check_inf=True)
-        check_positive(h, "bandwidth")
-        try:
-            h = np.broadcast_to(h, batch).reshape(-1)
-        except ValueError:
-            raise InputError(f"bandwidth: shape {np.shape(h)} does not match the batch shape {batch}") from None
+    h = kde_bandwidth(bandwidth, ens_f, batch)
     m = ens_f.shape[-1]
     out = np.empty(obs_f.shape)
     for sl in chunk_slices(out.size, 3 * 8 * m):  # bounded working memory
