@@ -41,6 +41,7 @@ from .error_spread import error_spread_score  # noqa: F401  (registers it)
 from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
 from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401
                                   vrvariogram_score)
+from .weighted_members import crps_ensemble_w, energy_score_w, variogram_score_w  # noqa: F401  (kinds + metrics)
 from .clogs import clogs_ensemble  # noqa: F401  (registers it)
 from .dss_mv import dawid_sebastiani_mv, dssmv_ensemble  # noqa: F401  (registers dssmv_ensemble)
 
