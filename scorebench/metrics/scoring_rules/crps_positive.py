@@ -119,7 +119,12 @@ def crps_loglogistic(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     w = np.where(pos, (np.log(np.where(pos, obs, 1.0)) - mulog) / sigmalog, -np.inf)
     cdf, sf = special.expit(w), special.expit(-w)
     upper = w > 0
-    two_i_minus_1 = np.where(upper, 1.0 - 2.0 * special.betainc(1.0 - sigmalog, 1.0 + sigmalog, sf),
-                             2.0 * special.betainc(1.0 + sigmalog, 1.0 - sigmalog, cdf) - 1.0)
-    b = np.exp(special.betaln(1.0 + sigmalog, 1.0 - sigmalog))
+    # One betainc per element (on the side where its argument is the small tail), not two.
+    s, up = np.broadcast_to(sigmalog, w.shape).ravel(), upper.ravel()
+    two_i_minus_1 = np.empty(w.size)
+    two_i_minus_1[up] = 1.0 - 2.0 * special.betainc(1.0 - s[up], 1.0 + s[up], sf.ravel()[up])
+    two_i_minus_1[~up] = 2.0 * special.betainc(1.0 + s[~up], 1.0 - s[~up], cdf.ravel()[~up]) - 1.0
+    two_i_minus_1 = two_i_minus_1.reshape(w.shape)
+    # B(1 + s, 1 - s) = Gamma(1 + s) Gamma(1 - s) = pi s / sin(pi s) (reflection formula)
+    b = np.pi * sigmalog / np.sin(np.pi * sigmalog)
     return obs * (2.0 * cdf - 1.0) - np.exp(mulog) * b * (two_i_minus_1 + sigmalog)
