@@ -41,9 +41,10 @@ def _gev_std(s: np.ndarray, xi: np.ndarray) -> np.ndarray:
         below = ~inside & (xi > 0)  # left of the support: F = 0
         above = ~inside & (xi < 0)  # right of the support: F = 1
         f = np.where(below, 0.0, np.where(above, 1.0, np.exp(-x)))
-        g_in = (special.gammaincc(1.0 - xi, x) * special.gamma(1.0 - xi) - f) / xi
-        g = np.where(below, 0.0, np.where(above, (special.gamma(1.0 - xi) - 1.0) / xi, g_in))
-        const = (1.0 - (2.0 - 2.0 ** xi) * special.gamma(1.0 - xi)) / xi
+        gam = special.gamma(1.0 - xi)  # shared by the three terms below
+        g_in = (special.gammaincc(1.0 - xi, x) * gam - f) / xi
+        g = np.where(below, 0.0, np.where(above, (gam - 1.0) / xi, g_in))
+        const = (1.0 - (2.0 - 2.0 ** xi) * gam) / xi
         return s * (2.0 * f - 1.0) - 2.0 * g - const
 
 
@@ -84,8 +85,10 @@ def crps_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarra
     s = (obs - mu) / sigma
     small = np.abs(shape) < _GEV_XI_SMALL
     near = small & (np.abs(s) < 0.5 / _GEV_XI_SMALL)
-    xi = np.where(shape == 0, np.nan, shape)
-    out = np.where(shape == 0, _gumbel_std(s), _gev_std(s, xi))
+    zero = shape == 0
+    out = np.array(_gev_std(s, np.where(zero, np.nan, shape)))  # writable, also for 0-d input
+    if zero.any():  # the Gumbel form (one expi) only where the shape is exactly 0
+        out[zero] = _gumbel_std(s[zero])
     if near.any():
         h = _GEV_XI_SMALL
         sn, xn = s[near], shape[near]
