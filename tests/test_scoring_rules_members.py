@@ -193,3 +193,11 @@ def test_weighted_crps_is_strictly_proper_on_weighted_ensembles(q, p, seed):
     assert elsewhere >= at_truth - 1e-12
     if np.abs(p - q).max() > 1e-2:
         assert elsewhere > at_truth
+
+
+def test_empty_batches_give_empty_scores():
+    from scorebench.metrics import scoring_rules as S
+    for f in (S.energy_score, S.variogram_score, S.owenergy_score, S.vrvariogram_score, S.dssmv_ensemble):
+        assert f(np.zeros((0, 2)), np.zeros((0, 3, 2))).shape == (0,)
+    assert energy_score(np.zeros((0, 2)), np.zeros((0, 3, 2)), ens_w=np.ones(3)).shape == (0,)
+    assert crps_ensemble(np.zeros(0), np.zeros((0, 3)), ens_w=np.ones(3)).shape == (0,)

@@ -60,7 +60,7 @@ def _energy_terms(obs: np.ndarray, ens: np.ndarray, w: np.ndarray | None = None)
     \lVert x_i - x_j\rVert`; ``w (N, M)`` need not sum to 1 (``None``: :math:`w_i = 1/M`)."""
     n, m, d = ens.shape
     near, pair = np.empty(n), np.empty(n)
-    rows = min(n, max(1, _PAIR_CHUNK_BYTES // (8 * m * m)))
+    rows = max(1, min(n, _PAIR_CHUNK_BYTES // (8 * m * m)))  # >= 1 also for an empty batch
     shifted = np.empty((rows, m, d))
     left = np.empty((rows, m, d + 2))   # (x_i, |x_i|^2, 1)
     right = np.empty((rows, m, d + 2))  # (-2 x_j, 1, |x_j|^2)
