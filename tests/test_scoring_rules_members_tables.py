@@ -103,3 +103,18 @@ def test_listed_in_the_registry():
     names = set(list_metrics("scoring_rules")["name"])
     assert {"crps_ensemble_w", "energy_score_w", "variogram_score_w", "owenergy_score", "vrenergy_score",
             "owvariogram_score", "vrvariogram_score", "dssmv_ensemble", "clogs_ensemble"} <= names
+
+
+def test_long_weighted_table_through_the_dask_engine_matches_pandas():
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(13)
+    rows = [dict(system=s, id=i, member=j, value=rng.normal(), weight=rng.random() + 0.1, y=y)
+            for s in ("a", "b") for i in range(30) for y in [rng.normal()] for j in range(4)]
+    table = pd.DataFrame(rows)
+    expected = scorebench.evaluate(table, ["crps_ensemble_w"], n_boot=20, seed=4, bootstrap="poisson")
+    shuffled = table.sample(frac=1.0, random_state=1).reset_index(drop=True)  # members spread over partitions
+    got = scorebench.evaluate(dd.from_pandas(shuffled, npartitions=5), ["crps_ensemble_w"], n_boot=20, seed=4)
+    np.testing.assert_allclose(got.sort_values("system")["value"], expected.sort_values("system")["value"],
+                               rtol=1e-12)
+    np.testing.assert_allclose(got.sort_values("system")["ci_low"], expected.sort_values("system")["ci_low"],
+                               rtol=1e-12)
