@@ -201,3 +201,13 @@ def test_empty_batches_give_empty_scores():
         assert f(np.zeros((0, 2)), np.zeros((0, 3, 2))).shape == (0,)
     assert energy_score(np.zeros((0, 2)), np.zeros((0, 3, 2)), ens_w=np.ones(3)).shape == (0,)
     assert crps_ensemble(np.zeros(0), np.zeros((0, 3)), ens_w=np.ones(3)).shape == (0,)
+
+
+def test_weighted_fair_crps_with_one_member_left_is_nan_as_unweighted():
+    x = np.array([[0.0, np.nan, np.nan], [0.0, 1.0, np.nan]])
+    got = crps_ensemble([0.5, 0.5], x, ens_w=[1.0, 2.0, 3.0], nan_policy="omit", estimator="fair")
+    plain = crps_ensemble([0.5, 0.5], x, nan_policy="omit", estimator="fair")
+    assert np.isnan(got[0]) and np.isnan(plain[0])
+    assert got[1] == pytest.approx(_explicit_crps(0.5, x[1, :2], np.array([1.0, 2.0]), True), rel=1e-12)
+    with pytest.raises(InputError, match="at least 2 members with positive weight"):
+        crps_ensemble([0.5], [[0.0, 1.0]], ens_w=[1.0, 0.0], estimator="fair")

@@ -145,7 +145,8 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy
         ``ens_w``). The forecast is then :math:`\sum_i w_i \delta_{x_i}`:
         :math:`\sum_i w_i |x_i - y| - \frac{1}{2c}\sum_{i,j} w_i w_j |x_i - x_j|` with
         :math:`c = 1` (standard) or :math:`1 - \sum_i w_i^2` (fair); equal weights give the
-        unweighted scores. With ``nan_policy="omit"`` NaN members get weight 0.
+        unweighted scores. With ``nan_policy="omit"`` NaN members get weight 0
+        (a row left without members, or with one under the fair estimator, scores NaN).
 
     Returns
     -------
@@ -173,7 +174,11 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
     if ens_w is not None:
         w = member_weights(ens_w, obs_f.size, ens_f.shape[1], batch)
+        if estimator == "fair":
+            fair_denominator(w, ens_f.shape[1])  # weights on a single member: refused, as M = 1 is
         ens_f, w = omit_nan_members(ens_f, w, nan_policy, empty="nan")
+        if estimator == "fair" and nan_policy == "omit":  # one member left after omission: NaN, as unweighted
+            w = np.where((np.einsum("nm,nm->n", w, w) >= 1.0 - 1e-12)[:, None], np.nan, w)
         return run_engine(_crps_engine_w, obs_f, ens_f, batch, w, estimator == "fair")
     if nan_policy == "omit" and np.isnan(ens_f).any():
         return run_engine(_omit_nan_members, obs_f, ens_f, batch, estimator == "fair")
