@@ -1,10 +1,11 @@
 """Exact ranking metrics with trec_eval 10.0 semantics, registered for the ``ranking`` kind.
 
-Each metric has one *core* ``core(lists: RankedLists, **params) -> per-query array`` that
-works on the shared engine (:mod:`._lists`). The core is registered twice over:
+Each metric is defined once, as a *core* ``core(lists: RankedLists, **params) -> per-query
+array`` on the shared engine (:mod:`._lists`), decorated with :func:`measure`, which derives
+and registers both of its forms:
 
-* as the ``table_fn`` the evaluate engine calls with the ``ranking`` kind's arrays, and
-* behind a public numpy function taking per-query lists, for array use::
+* the ``table_fn`` every engine calls with the ``ranking`` kind's arrays, and
+* the public numpy function (the decorated name) taking per-query lists, for array use::
 
       ndcg(ranked, judged, k=10)
 
