@@ -147,7 +147,7 @@ class _Plan:
     groups: list[str]  # the grouping columns
     options: dict[str, Any]  # kind options, table files read once, global options added
     part_options: dict[str, Any]  # the options each partition is extracted with
-    complete: Any  # the kind's missing-units function (complete_units hook), or None
+    missing_units: Any  # the kind's function giving the units groups lack (its complete_units hook), or None
     nan_policy: str
     n_boot: int
     seed: int
@@ -172,8 +172,9 @@ def _plan(ddf: Any, metrics: Any, kind: str | None, by: str | Sequence[str] | No
     if spec.global_options is not None:  # e.g. the qrels' top grade: once, not per partition
         kind_options = {**kind_options, **spec.global_options(kind_options)}
     hook = spec.complete_units(kind_options) if spec.complete_units is not None else None
-    part_options, complete = hook if hook is not None else (kind_options, None)
-    return _Plan(spec, records, by_list, groups, kind_options, part_options, complete, nan_policy, n_boot, seed)
+    part_options, missing_units = hook if hook is not None else (kind_options, None)
+    return _Plan(spec, records, by_list, groups, kind_options, part_options, missing_units, nan_policy, n_boot,
+                 seed)
 
 
 def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | Sequence[str] | None = None,
@@ -216,13 +217,13 @@ def _merged_scores(ddf: Any, plan: _Plan, ci: float, proportion_interval: str, p
     names = [m.name for m in plan.mergeable]
     tasks = [delayed(partition_partials)(p, names, plan.spec.name, plan.by, plan.nan_policy, plan.n_boot,
                                          plan.seed, {**plan.part_options, **{k: v[i] for k, v in tables.items()}},
-                                         plan.complete is not None, i)
+                                         plan.missing_units is not None, i)
              for i, p in enumerate(ddf.to_delayed())]
     total = _compute_partials(tasks, progress)
     if not total:
         raise InputError("the table has no rows to evaluate")
-    if plan.complete is not None:
-        missing = plan.complete(total.units, plan.groups, plan.nan_policy)
+    if plan.missing_units is not None:
+        missing = plan.missing_units(total.units, plan.groups, plan.nan_policy)
         if missing is not None:
             total = total + unit_partials(missing, [m for m in plan.mergeable if m.per_row], plan.groups,
                                           plan.nan_policy, plan.n_boot, plan.seed)
