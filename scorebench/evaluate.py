@@ -6,6 +6,10 @@ group is their mean, so it reduces by sums and counts, and its bootstrap resampl
 contributions without calling the metric again) or one number for a set of units
 (set-level metrics such as ECE or AUROC: the bootstrap resamples units and calls the
 metric once per round).
+
+The resolution, contributions and attrs are the core pipeline's
+(:mod:`scorebench.core.pipeline`, shared with the Dask engine); tables of other libraries
+go to the engine registered for them (:mod:`scorebench.core.engines`).
 """
 
 from __future__ import annotations
