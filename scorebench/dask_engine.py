@@ -38,27 +38,29 @@ import glob
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import __version__
-from .io import read_table
+from .core.partial import Partial, merge
+from .core.pipeline import (SCORE_COLUMNS, by_columns, finish, parse_by, resolve_kind, resolve_metrics,
+                            score_attrs, unit_partials)
 from .errors import InputError
+from .io import read_table
 from .registry import Metric
-from .stats import interval_bounds, poisson_weights
+from .stats import interval_bounds
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
 from .stats_tests import proportion_interval as proportion_interval_of
-from .tables import NAN_POLICIES, Inputs, get_kind, hash_labels, infer_kind, label_text
+from .tables import NAN_POLICIES, Kind, get_kind, hash_labels, label_text
 from .validation import check_choice
 
 __all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials"]
 
-_WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
 _BUCKET = "__scorebench_unit_bucket__"
 _FAN_IN = 32  # partials merged per task
-_PLACEHOLDER = "\x00scorebench-placeholder"  # a query id no qrels holds
 
 
 def read_dask(pattern: str, *, blocksize: str = "64MB"):
@@ -108,141 +110,71 @@ def connect(scheduler: str | None) -> Iterator[Any]:
         yield client
 
 
-def _resolve(records: Sequence[Metric], kind: str | None, kind_options: dict[str, Any]):
-    kind_name = infer_kind({m.kind for m in records}, kind)
-    spec = get_kind(kind_name)
-    unknown = sorted(set(kind_options) - set(spec.options))
-    if unknown:
-        raise InputError(f"option(s) {unknown} do not apply to kind {kind_name!r} "
-                         f"(accepted: {', '.join(spec.options) or 'none'})")
-    return spec
-
-
 def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
-                       collect_keys: bool = False, partition: int | None = None) -> dict:
-    """Partial sums of one partition: ``{(group, metric): {field: number or array}}``.
+                       collect_keys: bool = False, partition: int | None = None) -> Partial:
+    """The mergeable :class:`~scorebench.core.partial.Partial` of one partition.
 
-    Per-row metrics carry ``sum``, ``n`` and, per bootstrap round, ``sums`` and ``totals``;
-    mergeable set-level metrics carry their sufficient statistics ``stats`` and ``boot``.
-    ``group`` is the tuple of ``by`` values. Unit keys seen per group are kept under
-    ``"__keys__"`` when ``collect_keys`` (only ``complete`` needs them: they cost memory).
-    Input errors name the ``partition`` (row numbers in them are the partition's own).
+    The partition goes through the kind and :func:`scorebench.core.pipeline.unit_partials`,
+    as every engine's units do. Unit keys seen per group are kept when ``collect_keys`` (a
+    kind's ``complete_units`` hook needs them: they cost memory). Input errors name the
+    ``partition`` (row numbers in them are the partition's own).
     """
+    if len(part) == 0:
+        return Partial()
     try:
-        return _partition_partials(part, names, kind, by, nan_policy, n_boot, seed, kind_options, collect_keys)
+        inputs = get_kind(kind).extract(part, nan_policy=nan_policy, **kind_options)
+        by_cols = by_columns(by, inputs.frame.columns)
+        return unit_partials(inputs, resolve_metrics(names), by_cols, nan_policy, n_boot, seed, collect_keys)
     except InputError as exc:
         if partition is None:
             raise
         raise InputError(f"partition {partition} (rows numbered within it): {exc}") from None
 
 
-def _partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
-                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
-                        collect_keys: bool) -> dict:
-    from .evaluate import resolve_metrics
-
-    if len(part) == 0:
-        return {}
-    records = resolve_metrics(names)
-    inputs = get_kind(kind).extract(part, nan_policy=nan_policy, **kind_options)
-    codes, keys = _codes(inputs.frame, _by_columns(inputs, by))
-    hashes = inputs.unit_hashes() if n_boot else None
-    contribs = {r.name: _contributions(r, inputs, nan_policy) for r in records if r.per_row}
-    out: dict = {}
-    weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
-    for g, key in enumerate(keys):
-        idx = np.flatnonzero(codes == g)
-        kept = {r.name: _kept_values(contribs[r.name][idx], nan_policy) for r in records if r.per_row}
-        entries = {r.name: (_row_entry(kept[r.name], n_boot) if r.per_row else _set_entry(r, inputs, idx, n_boot))
-                   for r in records}
-        if n_boot:
-            # One weight block serves every metric: the Poisson draws are the costly part.
-            for start in range(0, idx.size, weights.shape[1]):
-                block = idx[start:start + weights.shape[1]]
-                w = poisson_weights(hashes[block], seed, n_boot, out=weights[:, :block.size])
-                for record in records:
-                    entry = entries[record.name]
-                    if record.per_row:
-                        values, keep = kept[record.name]
-                        entry["sums"] += w @ values[start:start + block.size]
-                        entry["totals"] += w.sum(axis=1) if keep is None else w @ keep[start:start + block.size]
-                    else:
-                        entry["boot"] = entry["boot"] + np.asarray(record.partial_stats(inputs.take(block), w),
-                                                                   dtype=np.float64)
-        out.update({(key, name): entry for name, entry in entries.items()})
-    if inputs.key is not None and collect_keys:
-        units = inputs.frame[inputs.key].astype(str).to_numpy()
-        out["__keys__"] = {key: set(units[codes == g]) for g, key in enumerate(keys)}
-    return out
+def merge_partials(parts: Iterable[Partial]) -> Partial:
+    """Add the partials of several partitions (associative and commutative)."""
+    return merge(parts)
 
 
-def _contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarray:
-    values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
-    if values.shape != (inputs.n,):
-        raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected ({inputs.n},)")
-    if nan_policy == "raise" and np.isnan(values).any():
-        raise InputError(f"metric {record.name!r} is undefined (NaN) for some units; "
-                         "use nan_policy='omit' to drop them")
-    return values
+@dataclass(frozen=True)
+class _Plan:
+    """What one Dask evaluation does, resolved once on the client."""
+
+    spec: Kind
+    records: list[Metric]
+    by: list[str] | None  # as given (None: system and task where present)
+    groups: list[str]  # the grouping columns
+    options: dict[str, Any]  # kind options, table files read once, global options added
+    part_options: dict[str, Any]  # the options each partition is extracted with
+    missing_units: Any  # the kind's function giving the units groups lack (its complete_units hook), or None
+    nan_policy: str
+    n_boot: int
+    seed: int
+
+    @property
+    def mergeable(self) -> list[Metric]:
+        return [m for m in self.records if m.mergeable]
+
+    @property
+    def collected(self) -> list[Metric]:
+        return [m for m in self.records if not m.mergeable]
 
 
-def _block_rows(n_boot: int) -> int:
-    """Rows per weight block: the (n_boot, rows) float64 block stays near 64 MB."""
-    return max(1024, min(65_536, _WEIGHT_BUDGET // max(n_boot, 1)))
-
-
-def _kept_values(v: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Values with omitted NaNs as 0, and the 0/1 weights of kept rows (None: all kept)."""
-    if nan_policy != "omit":
-        return v, None
-    keep = ~np.isnan(v)
-    return np.where(keep, v, 0.0), keep.astype(np.float64)
-
-
-def _row_entry(kept: tuple[np.ndarray, np.ndarray | None], n_boot: int) -> dict[str, Any]:
-    values, keep = kept
-    return {"sum": float(values.sum()), "n": int(values.size if keep is None else keep.sum()),
-            "sums": np.zeros(n_boot), "totals": np.zeros(n_boot)}
-
-
-def _set_entry(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int) -> dict[str, Any]:
-    return {"stats": np.asarray(record.partial_stats(inputs.take(idx)), dtype=np.float64), "n": idx.size,
-            "boot": np.zeros(0) if not n_boot else 0.0}
-
-
-def merge_partials(parts: Iterable[dict]) -> dict:
-    """Add partial sums from several partitions (associative and commutative)."""
-    total: dict = {}
-    for part in parts:
-        for k, entry in part.items():
-            if k == "__keys__":
-                seen = total.setdefault("__keys__", {})
-                for g, units in entry.items():
-                    seen.setdefault(g, set()).update(units)
-            elif k in total:
-                total[k] = {f: total[k][f] + entry[f] for f in entry}
-            else:
-                total[k] = dict(entry)
-    return total
-
-
-def _by_columns(inputs: Inputs, by: Sequence[str] | None) -> list[str]:
-    if by is None:
-        return [c for c in ("system", "task") if c in inputs.frame.columns]
-    missing = [c for c in by if c not in inputs.frame.columns]
-    if missing:
-        raise InputError(f"by: column(s) {missing} not found among the table's label columns")
-    return list(by)
-
-
-def _codes(frame: pd.DataFrame, by_cols: list[str]) -> tuple[np.ndarray, list[tuple]]:
-    if not by_cols:
-        return np.zeros(len(frame), dtype=np.int64), [()]
-    grouped = frame.groupby(by_cols, sort=True, dropna=False, observed=True)
-    keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
-    return grouped.ngroup().to_numpy(), [tuple(str(x) if not isinstance(x, (int, float)) else x for x in k)
-                                         for k in keys]
+def _plan(ddf: Any, metrics: Any, kind: str | None, by: str | Sequence[str] | None, nan_policy: str,
+          n_boot: int, seed: int, kind_options: dict[str, Any]) -> _Plan:
+    records = resolve_metrics(metrics)
+    spec = resolve_kind(records, kind, kind_options)
+    by_list = parse_by(by)
+    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
+    if spec.partition_columns(list(ddf.columns), groups) is not None:
+        kind_options = _read_table_options(kind_options)
+    if spec.global_options is not None:  # e.g. the qrels' top grade: once, not per partition
+        kind_options = {**kind_options, **spec.global_options(kind_options)}
+    hook = spec.complete_units(kind_options) if spec.complete_units is not None else None
+    part_options, missing_units = hook if hook is not None else (kind_options, None)
+    return _Plan(spec, records, by_list, groups, kind_options, part_options, missing_units, nan_policy, n_boot,
+                 seed)
 
 
 def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | Sequence[str] | None = None,
@@ -250,77 +182,80 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                   progress: Any = None, proportion_interval: str = "wilson", **kind_options: Any) -> pd.DataFrame:
     """:func:`scorebench.evaluate` for a ``dask.dataframe.DataFrame`` (Poisson bootstrap).
 
-    Returns the same pandas ``scores`` table. Per-row metrics reduce by partial sums on
-    the workers; set-level metrics are collected to the client (reported in ``attrs``).
+    Returns the same pandas ``scores`` table. Mergeable metrics reduce by partials on the
+    workers; other set-level metrics are collected to the client (reported in ``attrs``).
     """
-    import dask
-    from dask import delayed
-
-    from .evaluate import SCORE_COLUMNS, _check_options, evaluate, interval_attr, resolve_metrics
+    from .evaluate import _check_options
 
     _check_options(ci, n_boot)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
-    records = resolve_metrics(metrics)
-    spec = _resolve(records, kind, kind_options)
-    by_list = None if by is None else ([c.strip() for c in by.split(",")] if isinstance(by, str) else list(by))
-    per_row = [m for m in records if m.mergeable]
-    set_level = [m for m in records if not m.mergeable]
-    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
-    together = spec.partition_columns(list(ddf.columns), groups)
-    if together is not None:
-        kind_options = _read_table_options(kind_options)
-    if spec.global_options is not None:  # e.g. the qrels' top grade: once, not per partition
-        kind_options = {**kind_options, **spec.global_options(kind_options)}
-    complete = bool(kind_options.get("complete"))
-    part_options = {**kind_options, **({"complete": False} if complete else {})}
-    tables: dict[str, list] = {}
-    source = ddf  # set-level metrics collect the table as given
+    plan = _plan(ddf, metrics, kind, by, nan_policy, n_boot, seed, kind_options)
     attrs: dict[str, Any] = {}
-    if together is not None and per_row:
-        ddf, tables = _co_partition(ddf, together, part_options)
-        attrs["partitioned_by"] = ",".join(together) or "(one group)"
-    rows: list[dict[str, Any]] = []
-    by_cols: list[str] = []
-    if per_row:
-        names = [m.name for m in per_row]
-        tasks = [delayed(partition_partials)(p, names, spec.name, by_list, nan_policy, n_boot, seed,
-                                             {**part_options, **{k: v[i] for k, v in tables.items()}}, complete, i)
-                 for i, p in enumerate(ddf.to_delayed())]
-        total = _compute_partials(tasks, progress)
-        if not any(k != "__keys__" for k in total):
-            raise InputError("the table has no rows to evaluate")
-        by_cols = _infer_by(ddf, by_list, total)
-        if complete:
-            _add_missing_units(total, [m for m in per_row if m.per_row], by_cols, nan_policy, kind_options, n_boot,
-                               seed)
-        by_name = {m.name: m for m in per_row}
-        for (key, name), entry in sorted(((k, v) for k, v in total.items() if k != "__keys__"),
-                                         key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
-            value, replicates = _finish(by_name[name], entry, n_boot)
-            record = by_name[name]
-            low, high = (interval_bounds(value, replicates, ci, record.interval_method, record.bounds)
-                         if replicates.size else (np.nan, np.nan))
-            if by_name[name].proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
-                low, high = proportion_interval_of(round(value * entry["n"]), entry["n"], ci, proportion_interval)
-            rows.append({**dict(zip(by_cols, key)), "metric": name, "value": value, "ci_low": low,
-                         "ci_high": high, "n": entry["n"]})
-    scores = pd.DataFrame(rows, columns=[*by_cols, *SCORE_COLUMNS]) if rows else None
-    if set_level:
-        collected, collected_options = dask.compute(source, _computed_tables(kind_options))
-        attrs["collected_metrics"] = ",".join(m.name for m in set_level)
-        attrs["collected_rows"] = len(collected)
-        attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
-        extra = evaluate(collected, set_level, kind=spec.name, by=by_list, ci=ci, n_boot=n_boot, seed=seed,
-                         nan_policy=nan_policy, bootstrap="poisson", **collected_options)
+    scores = _merged_scores(ddf, plan, ci, proportion_interval, progress, attrs) if plan.mergeable else None
+    if plan.collected:
+        extra = _collected_scores(ddf, plan, ci, attrs)
         scores = extra if scores is None else pd.concat([scores, extra], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
-    rules = _interval_rules(records, n_boot, proportion_interval)
-    scores.attrs.update({"scorebench_version": __version__, "engine": "dask", "kind": spec.name, "seed": seed,
-                         "ci": ci, "n_boot": n_boot, "nan_policy": nan_policy,
-                         "interval": interval_attr(rules, n_boot), "interval_methods": rules,
-                         "bootstrap": "poisson (counter-based, partition-independent)", **attrs})
+    rules = _interval_rules(plan.records, n_boot, proportion_interval)
+    scores.attrs.update({"scorebench_version": __version__, "engine": "dask",
+                         **score_attrs(plan.spec.name, seed, ci, n_boot, nan_policy, rules,
+                                       "poisson (counter-based, partition-independent)"), **attrs})
     return scores
+
+
+def _merged_scores(ddf: Any, plan: _Plan, ci: float, proportion_interval: str, progress: Any,
+                   attrs: dict[str, Any]) -> pd.DataFrame:
+    """Scores of the mergeable metrics: partials per partition, merged in a tree, finished."""
+    from dask import delayed
+
+    together = plan.spec.partition_columns(list(ddf.columns), plan.groups)
+    tables: dict[str, list] = {}
+    if together is not None:
+        ddf, tables = _co_partition(ddf, together, plan.part_options)
+        attrs["partitioned_by"] = ",".join(together) or "(one group)"
+    names = [m.name for m in plan.mergeable]
+    tasks = [delayed(partition_partials)(p, names, plan.spec.name, plan.by, plan.nan_policy, plan.n_boot,
+                                         plan.seed, {**plan.part_options, **{k: v[i] for k, v in tables.items()}},
+                                         plan.missing_units is not None, i)
+             for i, p in enumerate(ddf.to_delayed())]
+    total = _compute_partials(tasks, progress)
+    if not total:
+        raise InputError("the table has no rows to evaluate")
+    if plan.missing_units is not None:
+        missing = plan.missing_units(total.units, plan.groups, plan.nan_policy)
+        if missing is not None:
+            total = total + unit_partials(missing, [m for m in plan.mergeable if m.per_row], plan.groups,
+                                          plan.nan_policy, plan.n_boot, plan.seed)
+    by_name = {m.name: m for m in plan.mergeable}
+    rows = [_score_row(by_name[name], entry, dict(zip(plan.groups, key)), ci, plan.n_boot, proportion_interval)
+            for (key, name), entry in sorted(total.entries.items(), key=lambda kv: (kv[0][0], names.index(kv[0][1])))]
+    return pd.DataFrame(rows, columns=[*plan.groups, *SCORE_COLUMNS])
+
+
+def _score_row(record: Metric, entry: Any, labels: dict[str, Any], ci: float, n_boot: int,
+               proportion_interval: str) -> dict[str, Any]:
+    """One row of scores from a merged entry, by the metric's interval rule."""
+    value, replicates = finish(record, entry, n_boot)
+    low, high = (interval_bounds(value, replicates, ci, record.interval_method, record.bounds)
+                 if replicates.size else (np.nan, np.nan))
+    if record.proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
+        low, high = proportion_interval_of(round(value * entry.n), entry.n, ci, proportion_interval)
+    return {**labels, "metric": record.name, "value": value, "ci_low": low, "ci_high": high, "n": entry.n}
+
+
+def _collected_scores(ddf: Any, plan: _Plan, ci: float, attrs: dict[str, Any]) -> pd.DataFrame:
+    """Scores of set-level metrics without partials: the table collected, evaluated in memory."""
+    import dask
+
+    from .evaluate import evaluate
+
+    collected, collected_options = dask.compute(ddf, _computed_tables(plan.options))
+    attrs["collected_metrics"] = ",".join(m.name for m in plan.collected)
+    attrs["collected_rows"] = len(collected)
+    attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
+    return evaluate(collected, plan.collected, kind=plan.spec.name, by=plan.by, ci=ci, n_boot=plan.n_boot,
+                    seed=plan.seed, nan_policy=plan.nan_policy, bootstrap="poisson", **collected_options)
 
 
 def _interval_rules(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> dict[str, str]:
@@ -329,7 +264,7 @@ def _interval_rules(records: Sequence[Metric], n_boot: int, proportion_interval:
             if m.proportion and proportion_interval in INTERVAL_NAMES else m.interval_method for m in records}
 
 
-def _compute_partials(tasks: list, progress: Any) -> dict:
+def _compute_partials(tasks: list, progress: Any) -> Partial:
     """Run the partition tasks and merge their partials (in a tree of merge tasks).
 
     With ``progress``, it is called as ``progress(done, total)`` as partitions finish: on a
@@ -429,66 +364,3 @@ def _co_partition(ddf: Any, columns: Sequence[str], options: dict[str, Any]) -> 
         if _is_dask_frame(value) and carries:
             tables[name] = partitioned(value).to_delayed()
     return partitioned(ddf), tables
-
-
-def _finish(record: Metric, entry: dict[str, Any], n_boot: int) -> tuple[float, np.ndarray]:
-    """The value and the bootstrap replicates from merged partial sums."""
-    if record.per_row:
-        value = entry["sum"] / entry["n"] if entry["n"] else np.nan
-        ok = entry["totals"] > 0
-        return value, (entry["sums"][ok] / entry["totals"][ok]) if n_boot else np.empty(0)
-    value = float(record.finalize_stats(entry["stats"]))
-    replicates = np.asarray(record.finalize_stats(entry["boot"]), dtype=np.float64) if n_boot else np.empty(0)
-    return value, replicates[np.isfinite(replicates)]
-
-
-def _infer_by(ddf: Any, by_list: list[str] | None, total: dict) -> list[str]:
-    if by_list is not None:
-        return by_list
-    return [c for c in ("system", "task") if c in ddf.columns]
-
-
-def _add_missing_units(total: dict, records: Sequence[Metric], by_cols: list[str], nan_policy: str,
-                       kind_options: dict[str, Any], n_boot: int, seed: int) -> None:
-    """``complete``: score the queries judged in the qrels but absent from a group's run.
-
-    They are scored by the kind and the metrics themselves, as the in-memory engine scores
-    them (nothing retrieved: most measures are 0, but ``num_rel`` is the query's count of
-    relevant documents): the kind extracts, with ``complete=True``, a run holding one
-    placeholder query per group against the qrels of the missing queries; the placeholder
-    and the queries a group did retrieve are dropped, the rest added to the partial sums.
-    """
-    qrels, seen = kind_options.get("qrels"), total.get("__keys__")
-    if qrels is None or seen is None:
-        return
-    qids = qrels["qid"].astype(str).unique()
-    judged = set(qids.compute() if hasattr(qids, "compute") else qids)
-    missing = {key: judged - units for key, units in seen.items()}
-    wanted = sorted(set().union(*missing.values()))
-    if not wanted:
-        return
-    rows = qrels[qrels["qid"].astype(str).isin(wanted)]
-    rows = rows.compute() if hasattr(rows, "compute") else rows
-    rows = rows[["qid", "docid", "relevance"]].assign(qid=lambda f: label_text(f["qid"]).astype(str))
-    placeholder = pd.DataFrame({"qid": [_PLACEHOLDER], "docid": [_PLACEHOLDER], "relevance": [0]})
-    run = pd.DataFrame([{**dict(zip(by_cols, key)), "qid": _PLACEHOLDER, "docid": _PLACEHOLDER, "score": 0.0}
-                        for key in missing])
-    options = {**kind_options, "qrels": pd.concat([rows, placeholder], ignore_index=True), "complete": True}
-    inputs = get_kind("ranking").extract(run, nan_policy=nan_policy, **options)
-    codes, keys = _codes(inputs.frame, by_cols)
-    qid = inputs.frame["qid"].astype(str).to_numpy()
-    kept = np.array([q in missing.get(keys[c], ()) for q, c in zip(qid, codes)], dtype=bool)
-    hashes = inputs.unit_hashes()
-    for g, key in enumerate(keys):
-        idx = np.flatnonzero(kept & (codes == g))
-        if idx.size == 0:
-            continue
-        w = poisson_weights(hashes[idx], seed, n_boot) if n_boot else None
-        for record in records:
-            values, keep = _kept_values(_contributions(record, inputs, nan_policy)[idx], nan_policy)
-            entry = total[(key, record.name)]
-            entry["sum"] += float(values.sum())
-            entry["n"] += int(idx.size if keep is None else keep.sum())
-            if w is not None:
-                entry["sums"] = entry["sums"] + w @ values
-                entry["totals"] = entry["totals"] + (w.sum(axis=1) if keep is None else w @ keep)

@@ -6,6 +6,10 @@ group is their mean, so it reduces by sums and counts, and its bootstrap resampl
 contributions without calling the metric again) or one number for a set of units
 (set-level metrics such as ECE or AUROC: the bootstrap resamples units and calls the
 metric once per round).
+
+The resolution, contributions and attrs are the core pipeline's
+(:mod:`scorebench.core.pipeline`, shared with the Dask engine); tables of other libraries
+go to the engine registered for them (:mod:`scorebench.core.engines`).
 """
 
 from __future__ import annotations
@@ -17,36 +21,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from .core.engines import engine_for
+from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
+    resolve_metrics, score_attrs
 from .errors import InputError
-from .registry import Metric, metric as lookup_metric
-from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, benjamini_hochberg, bootstrap_means, diebold_mariano,
-                    half_sample, half_sample_masks, HALF_SAMPLING_RULES, holm, interval_bounds, paired_bootstrap, paired_permutation,
-                    paired_t, percentile_interval, PoissonRounds, rng_for)
+from .registry import Metric
+from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, bootstrap_means, half_sample, half_sample_masks,
+                    HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
-from .tables import NAN_POLICIES, Inputs, get_kind, infer_kind, label_text
+from .tables import NAN_POLICIES, Inputs, label_text
 from .validation import check_choice, describe_rows
 
 __all__ = ["evaluate", "resolve_metrics", "SCORE_COLUMNS"]
 
-SCORE_COLUMNS = ("metric", "value", "ci_low", "ci_high", "n")
 BOOTSTRAPS = ("auto", "poisson")
 Progress = Callable[[int, int], None]
-
-
-def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
-    """Metric records for names (``"ndcg@10"``) or records, refusing duplicates."""
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
-    records = [m if isinstance(m, Metric) else lookup_metric(m) for m in metrics]
-    if not records:
-        raise InputError("no metrics given; name at least one (see `scorebench metrics`)")
-    names = [m.name for m in records]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise InputError(f"metric(s) {dups} requested more than once")
-    return records
+_contributions = contributions
 
 
 def _check_options(ci: float, n_boot: int) -> None:
@@ -61,10 +52,6 @@ def _check_options(ci: float, n_boot: int) -> None:
                          "(1000 recommended), or 0 for no interval")
     if not isinstance(ci, (int, float)) or not 0.0 < ci < 1.0:
         raise InputError(f"ci: expected a confidence level strictly between 0 and 1, got {ci!r}")
-
-
-def _is_dask(table: Any) -> bool:
-    return type(table).__module__.split(".")[0] == "dask"
 
 
 def _load(table: Any) -> pd.DataFrame:
@@ -88,76 +75,100 @@ class _Prepared:
 
 def _prepare(table: Any, records: Sequence[Metric], kind: str | None, by: str | Sequence[str] | None,
              nan_policy: str, kind_options: dict[str, Any]) -> _Prepared:
+    """The whole table as one partition: the kind's units and each unit's group."""
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    kind_name = infer_kind({m.kind for m in records}, kind)
-    spec = get_kind(kind_name)
-    unknown = sorted(set(kind_options) - set(spec.options))
-    if unknown:
-        accepted = ", ".join(spec.options) or "none"
-        raise InputError(f"option(s) {unknown} do not apply to kind {kind_name!r} (accepted: {accepted})")
+    spec = resolve_kind(records, kind, kind_options)
     inputs = spec.extract(_load(table), nan_policy=nan_policy, **kind_options)
-    frame = inputs.frame
-    if by is None:
-        by_cols = [c for c in ("system", "task") if c in frame.columns]
-    else:
-        by_cols = [c.strip() for c in by.split(",")] if isinstance(by, str) else list(by)
-        missing = [c for c in by_cols if c not in frame.columns]
-        if missing:
-            raise InputError(f"by: column(s) {missing} not found; label columns available for grouping: "
-                             f"{[str(c) for c in frame.columns] or 'none'}")
-    if by_cols:
-        grouped = frame.groupby(by_cols, sort=True, dropna=False, observed=True)
-        codes = grouped.ngroup().to_numpy()
-        keys = grouped.size().index.to_frame(index=False)[by_cols]
-    else:
-        codes = np.zeros(inputs.n, dtype=np.int64)
-        keys = pd.DataFrame(index=[0])
-    return _Prepared(kind_name, inputs, by_cols, keys.reset_index(drop=True), codes)
-
-
-class _Overflow:
-    """Records floating-point overflow (instead of a RuntimeWarning on stderr) inside ``with``."""
-
-    def __init__(self) -> None:
-        self.seen = False
-
-    def __call__(self, kind: str, flag: int) -> None:
-        if "overflow" in kind:
-            self.seen = True
-
-    def __enter__(self) -> "_Overflow":
-        self._state = np.errstate(over="call", invalid="call", divide="ignore", under="ignore", call=self)
-        self._state.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._state.__exit__(*exc)
-
-    def check(self, name: str, values: np.ndarray) -> None:
-        """An overflow that left a non-finite value is an error (a finite input, no finite score)."""
-        bad = ~np.isfinite(np.atleast_1d(values))
-        if self.seen and bad.any():
-            raise InputError(f"metric {name!r}: the computation overflows float64 for {describe_rows(bad)} (a value "
-                             "beyond ~1.8e308); the inputs are too large in magnitude — rescale them")
-
-
-def _contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarray:
-    with _Overflow() as overflow:
-        values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
-    overflow.check(record.name, values)
-    if values.shape != (inputs.n,):
-        raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected one value per "
-                         f"unit ({inputs.n},) — is it a set-level metric?")
-    if nan_policy == "raise":
-        bad = np.isnan(values)
-        if bad.any():
-            raise InputError(f"metric {record.name!r} is undefined (NaN) for {describe_rows(bad)} of the "
-                             "extracted units; use nan_policy='omit' to drop them")
-    return values
+    by_cols = by_columns(by, inputs.frame.columns)
+    codes, keys = group_codes(inputs.frame, by_cols)
+    return _Prepared(spec.name, inputs, by_cols, keys, codes)
 
 
 def _group_label(keys: pd.DataFrame, g: int) -> tuple:
     return tuple(keys.iloc[g].tolist()) if keys.shape[1] else ()
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The options of one evaluation that every (metric, group) score uses."""
+
+    ci: float
+    n_boot: int
+    seed: int
+    nan_policy: str
+    proportion_interval: str
+    per_unit: bool
+    clusters: np.ndarray | None
+    hashes: np.ndarray | None  # the units' content hashes: the Poisson (partition-independent) scheme
+
+
+@dataclass
+class _Collector:
+    """Rows and attrs gathered while scoring each (metric, group)."""
+
+    rows: list[dict[str, Any]]
+    unit_rows: list[pd.DataFrame]
+    methods: dict[str, str]
+    intervals: dict[str, str]
+    counts: dict[str, dict[str, float]]
+
+
+def _refuse_engine_options(per_unit: bool, cluster: str | None) -> None:
+    if per_unit:
+        raise InputError("per_unit=True is not available with the Dask engine (one row per unit of a table "
+                         "larger than memory); evaluate a subset with the pandas engine for per-unit values")
+    if cluster is not None:
+        raise InputError("cluster= is not available with the Dask engine; evaluate with the pandas engine")
+
+
+def _with_clusters(table: Any, cluster: str | None, bootstrap: str, records: Sequence[Metric]) -> Any:
+    """The table with its cluster column as labels, after checking cluster= applies."""
+    if cluster is None:
+        return table
+    table = cluster_labels(_load(table), cluster)
+    if bootstrap == "poisson":
+        raise InputError("cluster= uses the cluster bootstrap; it cannot be combined with bootstrap='poisson'")
+    set_level = [m.name for m in records if not m.per_row]
+    if set_level:
+        raise InputError(f"cluster= applies to per-row metrics; {set_level} are set-level")
+    return table
+
+
+def _score_group(record: Metric, prep: _Prepared, contrib: np.ndarray | None, g: int, settings: _Settings,
+                 out: _Collector) -> None:
+    """Score one (metric, group) into ``out``."""
+    s = settings
+    idx = np.flatnonzero(prep.codes == g)
+    label = _group_label(prep.keys, g)
+    rng = rng_for(s.seed, record.name, label)
+    if contrib is not None:
+        weights = None if s.hashes is None else PoissonRounds(s.hashes[idx], s.seed, s.n_boot)
+        how = s.proportion_interval if record.proportion and s.clusters is None else None
+        value, low, high, n, method = _per_row_score(contrib[idx], s.n_boot, s.ci, rng, s.nan_policy, weights,
+                                                     how, None if s.clusters is None else s.clusters[idx],
+                                                     record.interval_method)
+        if s.per_unit:
+            out.unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
+    else:
+        value, low, high, n, method = _set_score(record, prep.inputs, idx, s.n_boot, s.ci, rng,
+                                                 None if s.hashes is None else s.hashes[idx], s.seed)
+    if record.note is not None:
+        _record_note(record, prep.inputs.take(idx), label, out.counts)
+    out.methods[record.name] = method
+    out.intervals[record.name] = _interval_rule(method, record.interval_method)
+    out.rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
+                     "ci_low": low, "ci_high": high, "n": n, "_order": (g, len(out.rows))})
+
+
+def _scores_frame(prep: _Prepared, out: _Collector, per_unit: bool) -> pd.DataFrame:
+    out.rows.sort(key=lambda row: row.pop("_order"))  # group-major, metrics in the order asked
+    scores = pd.DataFrame(out.rows, columns=[*prep.by, *SCORE_COLUMNS])
+    key = prep.inputs.key
+    if per_unit and out.unit_rows and key is not None:
+        scores.insert(len(prep.by), key, "all")
+        scores = pd.concat([pd.concat(out.unit_rows, ignore_index=True), scores], ignore_index=True)
+    scores["n"] = scores["n"].astype(np.int64)
+    return scores
 
 
 def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind: str | None = None,
@@ -223,75 +234,32 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     >>> scores[["system", "metric", "value", "n"]].round(4).to_string(index=False)
     'system      metric  value  n\\n     a brier_score 0.0375  4\\n     b brier_score 0.2500  4'
     """
-    if _is_dask(table):
-        from .dask_engine import evaluate_dask
-
-        if per_unit:
-            raise InputError("per_unit=True is not available with the Dask engine (one row per unit of a table "
-                             "larger than memory); evaluate a subset with the pandas engine for per-unit values")
-        if cluster is not None:
-            raise InputError("cluster= is not available with the Dask engine; evaluate with the pandas engine")
-        return evaluate_dask(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed,
-                             nan_policy=nan_policy, progress=progress, proportion_interval=proportion_interval,
-                             **kind_options)
+    engine = engine_for(table)
+    if engine is not None:
+        _refuse_engine_options(per_unit, cluster)
+        return engine(table, metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed, nan_policy=nan_policy,
+                      progress=progress, proportion_interval=proportion_interval, **kind_options)
     _check_options(ci, n_boot)
     check_choice(bootstrap, "bootstrap", BOOTSTRAPS)
     check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
     records = resolve_metrics(metrics)
-    if cluster is not None:
-        table = cluster_labels(_load(table), cluster)
-        if bootstrap == "poisson":
-            raise InputError("cluster= uses the cluster bootstrap; it cannot be combined with bootstrap='poisson'")
-        set_level = [m.name for m in records if not m.per_row]
-        if set_level:
-            raise InputError(f"cluster= applies to per-row metrics; {set_level} are set-level")
-    prep = _prepare(table, records, kind, by, nan_policy, kind_options)
-    clusters = None if cluster is None else prep.inputs.frame[cluster].to_numpy()
-    groups = [np.flatnonzero(prep.codes == g) for g in range(len(prep.keys))]
-    rows: list[dict[str, Any]] = []
-    unit_rows: list[pd.DataFrame] = []
-    methods: dict[str, str] = {}
-    intervals: dict[str, str] = {}
-    counts: dict[str, dict[str, float]] = {}
-    total, done = len(records) * len(groups), 0
-    hashes = prep.inputs.unit_hashes() if bootstrap == "poisson" and n_boot else None
+    prep = _prepare(_with_clusters(table, cluster, bootstrap, records), records, kind, by, nan_policy, kind_options)
+    settings = _Settings(ci, n_boot, seed, nan_policy, proportion_interval, per_unit,
+                         None if cluster is None else prep.inputs.frame[cluster].to_numpy(),
+                         prep.inputs.unit_hashes() if bootstrap == "poisson" and n_boot else None)
+    out = _Collector([], [], {}, {}, {})
+    total = len(records) * len(prep.keys)
     for record in records:
-        contrib = _contributions(record, prep.inputs, nan_policy) if record.per_row else None
-        for g, idx in enumerate(groups):
-            label = _group_label(prep.keys, g)
-            rng = rng_for(seed, record.name, label)
-            weights = None if hashes is None else PoissonRounds(hashes[idx], seed, n_boot)
-            if contrib is not None:
-                how = proportion_interval if record.proportion and clusters is None else None
-                value, low, high, n, method = _per_row_score(contrib[idx], n_boot, ci, rng, nan_policy, weights,
-                                                             how, None if clusters is None else clusters[idx],
-                                                             record.interval_method)
-                if per_unit:
-                    unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
-            else:
-                value, low, high, n, method = _set_score(record, prep.inputs, idx, n_boot, ci, rng,
-                                                         None if hashes is None else hashes[idx], seed)
-            if record.note is not None:
-                _record_note(record, prep.inputs.take(idx), label, counts)
-            methods[record.name] = method
-            intervals[record.name] = _interval_rule(method, record.interval_method)
-            rows.append({**dict(zip(prep.by, label)), "metric": record.name, "value": value,
-                         "ci_low": low, "ci_high": high, "n": n, "_order": (g, len(rows))})
-            done += 1
+        contrib = contributions(record, prep.inputs, nan_policy) if record.per_row else None
+        for g in range(len(prep.keys)):
+            _score_group(record, prep, contrib, g, settings, out)
             if progress is not None:
-                progress(done, total)
-    rows.sort(key=lambda row: row.pop("_order"))  # group-major, metrics in the order asked
-    scores = pd.DataFrame(rows, columns=[*prep.by, *SCORE_COLUMNS])
-    key = prep.inputs.key
-    if per_unit and unit_rows and key is not None:
-        scores.insert(len(prep.by), key, "all")
-        scores = pd.concat([pd.concat(unit_rows, ignore_index=True), scores], ignore_index=True)
-    scores["n"] = scores["n"].astype(np.int64)
+                progress(len(out.rows), total)
+    scores = _scores_frame(prep, out, per_unit)
     scores.attrs.update({
-        "scorebench_version": __version__, "kind": prep.kind, "seed": seed, "ci": ci, "n_boot": n_boot,
-        "interval": interval_attr(intervals, n_boot), "nan_policy": nan_policy,
-        "interval_methods": {m.name: intervals[m.name] if n_boot else "none" for m in records},
-        "bootstrap": "; ".join(f"{k}: {v}" for k, v in methods.items()), **counts,
+        **score_attrs(prep.kind, seed, ci, n_boot, nan_policy, {m.name: out.intervals[m.name] for m in records},
+                      "; ".join(f"{k}: {v}" for k, v in out.methods.items())),
+        **out.counts,
         **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int))},
     })
     return scores
@@ -314,18 +282,6 @@ def _interval_rule(method: str, rule: str) -> str:
     if method in INTERVAL_NAMES.values() or method == "none":
         return method
     return "cluster bootstrap percentile" if method.startswith("cluster") else rule
-
-
-def interval_attr(intervals: dict[str, str], n_boot: int) -> str:
-    """The ``interval`` attr: one phrase when every metric used the percentile bootstrap, else
-    each metric's rule."""
-    kinds = set(intervals.values()) - {"none"}
-    if not n_boot or not kinds:
-        return "none"
-    if kinds == {"percentile"}:
-        return "percentile bootstrap"
-    bootstrap_rules = {"percentile", "centered_percentile", *HALF_SAMPLING_RULES}
-    return "; ".join(f"{k}: {v} bootstrap" if v in bootstrap_rules else f"{k}: {v}" for k, v in intervals.items())
 
 
 def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: dict[str, dict[str, float]]) -> None:
@@ -392,7 +348,7 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
     ``hashes`` (the units' content hashes) selects the partition-independent scheme of the
     Dask engine: Poisson weights, or half-samples drawn from the hashes.
     """
-    with _Overflow() as overflow:
+    with Overflow() as overflow:
         value = float(record.compute(inputs.take(idx)))
     overflow.check(record.name, np.array([value]))
     if n_boot == 0:

@@ -68,9 +68,10 @@ class Metric:
         Whether the metric is a differentiable (training) objective.
     citation : str
         Where the definition comes from.
-    table_fn : callable or None
-        Optional ``table_fn(inputs, **params)`` used by :func:`scorebench.evaluate` when the
-        metric cannot be called as ``fn(*arrays)`` (e.g. ranking metrics over queries).
+    table_fn : callable
+        ``table_fn(arrays, **params)``: how every engine applies the metric to a kind's
+        arrays. Given for metrics that cannot be called as ``fn(*arrays)`` (ranking metrics
+        over queries); otherwise derived from ``fn`` and ``inputs`` (:class:`Positional`).
     partial, finalize : callable or None
         For set-level metrics that reduce by sums (binned calibration errors, FID's
         moments): ``partial(arrays, weights, **params)`` returns sufficient statistics
@@ -187,14 +188,47 @@ class Metric:
     def _call_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if v is not None or k != self.at_param}
 
+    def __post_init__(self) -> None:
+        # One way to run a metric on a table: a record without its own table function
+        # gets the one that passes its ``inputs`` to ``fn`` positionally.
+        if self.table_fn is None:
+            object.__setattr__(self, "table_fn", Positional(self.fn, self.inputs))
+
     def compute(self, arrays: Mapping[str, Any]) -> Any:
         """Apply the metric to a kind's arrays: per-row contributions or one value."""
-        if self.table_fn is not None:
+        try:
             return self.table_fn(arrays, **self._call_params())
+        except MissingInputs as exc:
+            raise InputError(f"metric {self.name!r} needs input(s) {exc.names} that the table does not "
+                             "provide") from None
+
+
+class MissingInputs(Exception):
+    """Raised by :class:`Positional` when the arrays lack some of the inputs."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(names)
+        self.names = names
+
+
+@dataclass(frozen=True)
+class Positional:
+    """The table function of an array function: ``fn(*(arrays[i] for i in inputs), **params)``.
+
+    Examples
+    --------
+    >>> Positional(lambda y, p: y - p, ("y", "p"))({"y": 3.0, "p": 1.0})
+    2.0
+    """
+
+    fn: Callable[..., Any]
+    inputs: tuple[str, ...]
+
+    def __call__(self, arrays: Mapping[str, Any], **params: Any) -> Any:
         missing = [name for name in self.inputs if name not in arrays]
         if missing:
-            raise InputError(f"metric {self.name!r} needs input(s) {missing} that the table does not provide")
-        return self.fn(*(arrays[name] for name in self.inputs), **self._call_params())
+            raise MissingInputs(missing)
+        return self.fn(*(arrays[name] for name in self.inputs), **params)
 
 
 _REGISTRY: dict[str, Metric] = {}

@@ -148,6 +148,9 @@ class Kind:
     unit_column: str | Callable[[Sequence[str]], str | None] | None = None
     whole_groups: bool = False
     global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+    # complete_units(options) -> None, or (partition options, fn(units seen per group, by, nan_policy) -> Inputs
+    # of the units each group lacks): a partitioned engine scores those after merging (ranking's complete=True)
+    complete_units: Callable[..., Any] | None = field(default=None, repr=False)
 
     def partition_columns(self, columns: Sequence[str], groups: Sequence[str]) -> list[str] | None:
         """Columns whose equal values must share a partition, or None when rows are independent.
@@ -169,7 +172,8 @@ _KINDS: dict[str, Kind] = {}
 def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
                   unit_column: str | Callable[[Sequence[str]], str | None] | None = None,
                   whole_groups: bool = False,
-                  global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable:
+                  global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+                  complete_units: Callable[..., Any] | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
@@ -189,7 +193,7 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
         doc = (fn.__doc__ or "").strip().splitlines()
         _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
                             options=tuple(options), unit_column=unit_column, whole_groups=whole_groups,
-                            global_options=global_options)
+                            global_options=global_options, complete_units=complete_units)
         return fn
 
     return decorate

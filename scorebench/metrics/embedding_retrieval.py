@@ -47,6 +47,7 @@ from ..errors import InputError
 from ..registry import register
 from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, describe_rows
+from .ranking.measures import binary_ndcg
 
 __all__ = ["recall_at_k", "ndcg_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
            "RetrievalScores", "extract_embeddings", "SIMILARITIES"]
@@ -254,14 +255,8 @@ def _map_at_r(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
     return (precision * (hits & within)).sum(axis=1) / np.maximum(R, 1)
 
 
-def _ndcg(hits: np.ndarray, R: np.ndarray, k: int) -> np.ndarray:
-    discount = 1.0 / np.log2(np.arange(2, k + 2))
-    ideal = np.cumsum(discount)[np.clip(R, 1, k) - 1]
-    return (hits[:, :k] * discount).sum(axis=1) / ideal
-
-
 _MEASURES: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
-    "recall": _recall, "r_precision": _r_precision, "map_at_r": _map_at_r, "ndcg": _ndcg,
+    "recall": _recall, "r_precision": _r_precision, "map_at_r": _map_at_r, "ndcg": binary_ndcg,  # the ranking DCG
 }
 _CUTOFF_MEASURES = ("recall", "ndcg")  # measures of the top k only
 

@@ -46,6 +46,7 @@ from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, numeric_column, regis
 from ...validation import check_choice, describe_rows
 from ._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
 from ._lists import _check_level
+from .complete import complete_units
 
 __all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
 
@@ -111,7 +112,7 @@ def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
 @register_kind("ranking", columns="run: qid, docid, score (system, task optional; rank ignored) "
                                   "+ qrels=: qid, docid, relevance",
                options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete", "max_grade"),
-               unit_column="qid", global_options=qrels_global_options)
+               unit_column="qid", global_options=qrels_global_options, complete_units=complete_units)
 def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None,
                     relevance_level: float = 1, judged_docs_only: bool = False,
                     max_docs: int | None = None, complete: bool = False,

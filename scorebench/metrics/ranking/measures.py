@@ -1,10 +1,11 @@
 """Exact ranking metrics with trec_eval 10.0 semantics, registered for the ``ranking`` kind.
 
-Each metric has one *core* ``core(lists: RankedLists, **params) -> per-query array`` that
-works on the shared engine (:mod:`._lists`). The core is registered twice over:
+Each metric is defined once, as a *core* ``core(lists: RankedLists, **params) -> per-query
+array`` on the shared engine (:mod:`._lists`), decorated with :func:`measure`, which derives
+and registers both of its forms:
 
-* as the ``table_fn`` the evaluate engine calls with the ``ranking`` kind's arrays, and
-* behind a public numpy function taking per-query lists, for array use::
+* the ``table_fn`` every engine calls with the ``ranking`` kind's arrays, and
+* the public numpy function (the decorated name) taking per-query lists, for array use::
 
       ndcg(ranked, judged, k=10)
 
@@ -19,6 +20,7 @@ relevant; the gain-based metrics (DCG/NDCG, RBP, ERR) use the graded relevance a
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -75,6 +77,24 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def _discount(pos: np.ndarray) -> np.ndarray:
     return 1.0 / np.log2(pos + 2.0)
+
+
+def binary_ndcg(hits: np.ndarray, num_rel: np.ndarray, k: int) -> np.ndarray:
+    r"""NDCG@k of binary relevance held densely: ``hits[q, i]`` is 1 when query q's item at
+    rank i + 1 is relevant, ``num_rel[q]`` its count of relevant items (at least 1 counts).
+
+    The gains and discounts of :func:`ndcg`, :math:`\sum_{i \le k} h_i / \log_2(i + 1)`
+    over the ideal :math:`\sum_{i \le \min(R, k)} 1 / \log_2(i + 1)`, for callers that
+    rank items themselves (embedding retrieval) instead of reading qrels.
+
+    Examples
+    --------
+    >>> binary_ndcg(np.array([[0, 1, 1]]), np.array([2]), 3).round(4)
+    array([0.6934])
+    """
+    discount = _discount(np.arange(k, dtype=np.float64))
+    ideal = np.cumsum(discount)[np.clip(num_rel, 1, k) - 1]
+    return (hits[:, :k] * discount).sum(axis=1) / ideal
 
 
 def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
@@ -142,139 +162,6 @@ def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple
     return dcg_value, ideal
 
 
-# --- cores --------------------------------------------------------------------------------
-
-
-def _ndcg_core(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
-    k = _check_k(k, "ndcg@k")
-    dcg_value, ideal = _dcg_parts(lists, k, gain, "ndcg@k")
-    return _ratio(dcg_value, ideal)
-
-
-def _dcg_core(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
-    k = _check_k(k, "dcg@k")
-    return _dcg_parts(lists, k, gain, "dcg@k")[0]
-
-
-def _ap_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "map@k")
-    mask = lists.is_rel if k is None else lists.is_rel & (lists.pos < k)
-    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
-    return _ratio(segment_sum(prec, lists.seg[mask], lists.n), lists.num_rel)
-
-
-def _rr_core(lists: RankedLists) -> np.ndarray:
-    hits = np.flatnonzero(lists.is_rel)
-    seg = lists.seg[hits]
-    first = np.ones(len(hits), dtype=bool)
-    first[1:] = seg[1:] != seg[:-1]
-    out = np.zeros(lists.n)
-    out[seg[first]] = 1.0 / (lists.pos[hits[first]] + 1.0)
-    return out
-
-
-def _precision_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "p@k")
-    den = lists.n_ret.astype(np.float64) if k is None else np.full(lists.n, float(k))
-    return _ratio(lists.count_rel(k), den)
-
-
-def _recall_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "r@k")
-    return _ratio(lists.count_rel(k), lists.num_rel)
-
-
-def _rprec_core(lists: RankedLists) -> np.ndarray:
-    mask = lists.is_rel & (lists.pos < lists.num_rel[lists.seg])
-    return _ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
-
-
-def _bpref_core(lists: RankedLists) -> np.ndarray:
-    rel = lists.rel
-    nonrel = (rel >= 0) & (rel < lists.relevance_level)
-    nonrel_above = _exclusive_cumsum(nonrel, lists)
-    mask = lists.is_rel
-    seg = lists.seg[mask]
-    r = lists.num_rel[seg]
-    above = nonrel_above[mask].astype(np.float64)
-    denom = np.minimum(lists.num_nonrel[seg], r)
-    frac = np.ones(len(seg))
-    some = above > 0
-    frac[some] = 1.0 - np.minimum(above[some], r[some]) / denom[some]
-    return _ratio(segment_sum(frac, seg, lists.n), lists.num_rel)
-
-
-def _success_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "success@k")
-    return (lists.count_rel(k) > 0).astype(np.float64)
-
-
-def _err_core(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
-    k = _check_k(k, "err@k")
-    top = lists.max_relevance if max_grade is None else float(max_grade)
-    if not math.isfinite(top) or top < 0:
-        raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
-    mask, _ = lists.head(k)
-    rel = lists.rel[mask]
-    grade = np.where(rel > 0, rel, 0.0)
-    if np.any(grade > top):
-        raise InputError(f"err@k: relevance {grade.max()!r} exceeds max_grade {top!r}")
-    stop = (np.exp2(grade) - 1.0) / np.exp2(top)
-    sub = RankedLists(rel=rel, n_ret=np.minimum(lists.n_ret, k) if k is not None else lists.n_ret,
-                      num_rel=lists.num_rel, num_nonrel=lists.num_nonrel, judged=lists.judged,
-                      judged_count=lists.judged_count, relevance_level=lists.relevance_level,
-                      max_relevance=lists.max_relevance)
-    # probability the user reaches each rank: product of (1 - stop) above it
-    log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
-    reach = np.exp(_exclusive_cumsum(log_continue, sub))
-    return segment_sum(reach * stop / (sub.pos + 1.0), sub.seg, lists.n)
-
-
-def _rbp_core(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
-    if not (0.0 < float(p) < 1.0):
-        raise InputError(f"rbp: persistence p must lie in (0, 1), got {p!r}")
-    top = np.zeros(lists.n)
-    has = lists.judged_count > 0
-    top[has] = lists.judged[lists.judged_offsets[has]]  # judged is sorted decreasing
-    scale = np.maximum(top, 1.0)  # trec_eval rescales gains into [0, 1] when a grade exceeds 1
-    rel = lists.rel
-    g = np.where(rel > 0, rel, 0.0) / scale[lists.seg]
-    return (1.0 - p) * segment_sum(g * np.power(float(p), lists.pos), lists.seg, lists.n)
-
-
-def _iprec_core(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
-    if r is None or not (0.0 <= float(r) <= 1.0):
-        raise InputError(f"iprec_at_recall@r: recall level r in [0, 1] is required, got {r!r}")
-    # trec_eval 10.0: the c-th relevant document, c = floor(r * R + 1/2), marks recall r
-    # (checked against every iprec_at_recall value in trec_eval's own test outputs);
-    # interpolated precision = max precision at any rank at or below it.
-    cut = np.floor(float(r) * lists.num_rel + 0.5)
-    mask = lists.is_rel & (lists.rel_cum >= cut[lists.seg])
-    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
-    out = np.zeros(lists.n)
-    np.maximum.at(out, lists.seg[mask], prec)
-    return out
-
-
-def _eleven_core(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
-    levels = tuple(levels)
-    if not levels:
-        raise InputError("11pt_avg: levels must name at least one recall level")
-    return np.mean([_iprec_core(lists, r=level) for level in levels], axis=0)
-
-
-def _num_ret_core(lists: RankedLists) -> np.ndarray:
-    return lists.n_ret.astype(np.float64)
-
-
-def _num_rel_core(lists: RankedLists) -> np.ndarray:
-    return lists.num_rel.astype(np.float64)
-
-
-def _num_rel_ret_core(lists: RankedLists) -> np.ndarray:
-    return lists.count_rel(None)
-
-
 def _exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
     """Per-query sum of ``values`` strictly above each rank."""
     dtype = np.int64 if values.dtype == bool else np.float64
@@ -288,16 +175,44 @@ def _exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
     return total - values - np.repeat(inclusive_before, lists.n_ret)
 
 
-# --- public functions (registered) -------------------------------------------------------
+# --- metrics: each defined once, on the shared lists ---------------------------------------
 
 _TREC = "trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval)"
+_ARRAY_ARGS = (inspect.Parameter("ranked", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"),
+               inspect.Parameter("judged", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"))
+_LEVEL = inspect.Parameter("relevance_level", inspect.Parameter.KEYWORD_ONLY, default=1, annotation="float")
 
 
-@register("ndcg@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, "gain": "linear"}, table_fn=_table_fn(_ndcg_core),
-          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_cut / ndcg")
-def ndcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear",
-         relevance_level: float = 1) -> np.ndarray:
+def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, float] = (0.0, 1.0),
+            params: Mapping[str, Any] | None = None, citation: str = "") -> Callable[[Callable], Callable]:
+    """Register a ranking metric from its one definition, ``core(lists, **params) -> per query``.
+
+    From the core it derives and registers the two forms: the public array function
+    ``fn(ranked, judged, *, **params, relevance_level=1)`` (returned, with the core's
+    docstring and name; the core stays reachable as ``fn.core``) and the table function the
+    ``ranking`` kind's arrays go through. Both run the same core on the same
+    :class:`._lists.RankedLists`, so the array and table values agree by construction.
+    """
+
+    def decorate(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def fn(ranked: Any, judged: Any, *, relevance_level: float = 1, **kwargs: Any) -> np.ndarray:
+            return core(_lists(ranked, judged, relevance_level), **kwargs)
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(fn, attr, getattr(core, attr))
+        options = list(inspect.signature(core).parameters.values())[1:]
+        fn.__signature__ = inspect.Signature([*_ARRAY_ARGS, *options, _LEVEL], return_annotation="np.ndarray")
+        fn.core = core
+        return register(name, family=_FAMILY, kind=_KIND, higher_is_better=higher_is_better, bounds=bounds,
+                        params=params, table_fn=_table_fn(core), citation=citation)(fn)
+
+    return decorate
+
+
+@measure("ndcg@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, "gain": "linear"},
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_cut / ndcg")
+def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
 
     .. math::
@@ -335,14 +250,15 @@ def ndcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear"
     >>> ndcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=3).round(4)
     array([0.895])
     """
-    return _ndcg_core(_lists(ranked, judged, relevance_level), k=k, gain=gain)
+    k = _check_k(k, "ndcg@k")
+    dcg_value, ideal = _dcg_parts(lists, k, gain, "ndcg@k")
+    return _ratio(dcg_value, ideal)
 
 
-@register("dcg@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, math.inf),
-          params={"k": None, "gain": "linear"}, table_fn=_table_fn(_dcg_core),
-          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " dcg")
-def dcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear",
-        relevance_level: float = 1) -> np.ndarray:
+@measure("dcg@k", higher_is_better=True, bounds=(0.0, math.inf),
+         params={"k": None, "gain": "linear"},
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " dcg")
+def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
 
     Gains as in :func:`ndcg`; ``judged`` is accepted for a uniform signature.
@@ -352,14 +268,14 @@ def dcg(ranked: Any, judged: Any, *, k: int | None = None, gain: Any = "linear",
     >>> dcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=2).round(4)
     array([4.2619])
     """
-    return _dcg_core(_lists(ranked, judged, relevance_level), k=k, gain=gain)
+    k = _check_k(k, "dcg@k")
+    return _dcg_parts(lists, k, gain, "dcg@k")[0]
 
 
-@register("map@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_ap_core),
-          citation="Buckley & Voorhees (2000), SIGIR; " + _TREC + " map / map_cut")
-def average_precision(ranked: Any, judged: Any, *, k: int | None = None,
-                      relevance_level: float = 1) -> np.ndarray:
+@measure("map@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None},
+         citation="Buckley & Voorhees (2000), SIGIR; " + _TREC + " map / map_cut")
+def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
 
     .. math::
@@ -374,13 +290,15 @@ def average_precision(ranked: Any, judged: Any, *, k: int | None = None,
     >>> average_precision([[1, 0, 1]], [[1, 0, 1, 1]]).round(4)
     array([0.5556])
     """
-    return _ap_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "map@k")
+    mask = lists.is_rel if k is None else lists.is_rel & (lists.pos < k)
+    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
+    return _ratio(segment_sum(prec, lists.seg[mask], lists.n), lists.num_rel)
 
 
-@register("mrr", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_rr_core),
-          citation="Voorhees (1999), TREC-8 QA track; " + _TREC + " recip_rank")
-def reciprocal_rank(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
+         citation="Voorhees (1999), TREC-8 QA track; " + _TREC + " recip_rank")
+def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
     (0 when none is retrieved); its mean over queries is MRR.
 
@@ -389,13 +307,19 @@ def reciprocal_rank(ranked: Any, judged: Any, *, relevance_level: float = 1) -> 
     >>> reciprocal_rank([[0, 0, 2], [1]], [[2], [1]])
     array([0.33333333, 1.        ])
     """
-    return _rr_core(_lists(ranked, judged, relevance_level))
+    hits = np.flatnonzero(lists.is_rel)
+    seg = lists.seg[hits]
+    first = np.ones(len(hits), dtype=bool)
+    first[1:] = seg[1:] != seg[:-1]
+    out = np.zeros(lists.n)
+    out[seg[first]] = 1.0 / (lists.pos[hits[first]] + 1.0)
+    return out
 
 
-@register("p@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_precision_core),
-          citation=_TREC + " P / set_P")
-def precision(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("p@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None},
+         citation=_TREC + " P / set_P")
+def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
     of the whole retrieved set (``set_P``).
@@ -405,13 +329,15 @@ def precision(ranked: Any, judged: Any, *, k: int | None = None, relevance_level
     >>> precision([[1, 0, 1]], [[1, 1]], k=5)
     array([0.4])
     """
-    return _precision_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "p@k")
+    den = lists.n_ret.astype(np.float64) if k is None else np.full(lists.n, float(k))
+    return _ratio(lists.count_rel(k), den)
 
 
-@register("r@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_recall_core),
-          citation=_TREC + " recall / set_recall")
-def recall(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("r@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None},
+         citation=_TREC + " recall / set_recall")
+def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
 
@@ -420,12 +346,12 @@ def recall(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: f
     >>> recall([[1, 0, 1]], [[1, 1, 1, 0]], k=2).round(4)
     array([0.3333])
     """
-    return _recall_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "r@k")
+    return _ratio(lists.count_rel(k), lists.num_rel)
 
 
-@register("rprec", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_rprec_core), citation=_TREC + " Rprec")
-def r_precision(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " Rprec")
+def r_precision(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
     Examples
@@ -433,14 +359,14 @@ def r_precision(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.n
     >>> r_precision([[1, 0, 1]], [[1, 1, 0]])
     array([0.5])
     """
-    return _rprec_core(_lists(ranked, judged, relevance_level))
+    mask = lists.is_rel & (lists.pos < lists.num_rel[lists.seg])
+    return _ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
 
 
-@register("bpref", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_bpref_core),
-          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
-                   + _TREC + " bpref")
-def bpref(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
+         citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
+                  + _TREC + " bpref")
+def bpref(lists: RankedLists) -> np.ndarray:
     r"""Binary preference, trec_eval's definition.
 
     .. math::
@@ -457,12 +383,23 @@ def bpref(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray
     >>> bpref([[1, 0, float("nan"), 1]], [[1, 1, 0, 0]])
     array([0.75])
     """
-    return _bpref_core(_lists(ranked, judged, relevance_level))
+    rel = lists.rel
+    nonrel = (rel >= 0) & (rel < lists.relevance_level)
+    nonrel_above = _exclusive_cumsum(nonrel, lists)
+    mask = lists.is_rel
+    seg = lists.seg[mask]
+    r = lists.num_rel[seg]
+    above = nonrel_above[mask].astype(np.float64)
+    denom = np.minimum(lists.num_nonrel[seg], r)
+    frac = np.ones(len(seg))
+    some = above > 0
+    frac[some] = 1.0 - np.minimum(above[some], r[some]) / denom[some]
+    return _ratio(segment_sum(frac, seg, lists.n), lists.num_rel)
 
 
-@register("success@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_success_core), citation=_TREC + " success")
-def success(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("success@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None}, citation=_TREC + " success")
+def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
 
     Examples
@@ -470,14 +407,14 @@ def success(ranked: Any, judged: Any, *, k: int | None = None, relevance_level: 
     >>> success([[0, 1], [0, 0]], [[1], [1]], k=2)
     array([1., 0.])
     """
-    return _success_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "success@k")
+    return (lists.count_rel(k) > 0).astype(np.float64)
 
 
-@register("err@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, "max_grade": None}, table_fn=_table_fn(_err_core),
-          citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'")
-def err(ranked: Any, judged: Any, *, k: int | None = None, max_grade: float | None = None,
-        relevance_level: float = 1) -> np.ndarray:
+@measure("err@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, "max_grade": None},
+         citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'")
+def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
     r"""Expected reciprocal rank (cascade model) at cut-off k.
 
     .. math::
@@ -496,13 +433,30 @@ def err(ranked: Any, judged: Any, *, k: int | None = None, max_grade: float | No
     >>> err([[2, 1]], [[2, 1]]).round(4)
     array([0.7812])
     """
-    return _err_core(_lists(ranked, judged, relevance_level), k=k, max_grade=max_grade)
+    k = _check_k(k, "err@k")
+    top = lists.max_relevance if max_grade is None else float(max_grade)
+    if not math.isfinite(top) or top < 0:
+        raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
+    mask, _ = lists.head(k)
+    rel = lists.rel[mask]
+    grade = np.where(rel > 0, rel, 0.0)
+    if np.any(grade > top):
+        raise InputError(f"err@k: relevance {grade.max()!r} exceeds max_grade {top!r}")
+    stop = (np.exp2(grade) - 1.0) / np.exp2(top)
+    sub = RankedLists(rel=rel, n_ret=np.minimum(lists.n_ret, k) if k is not None else lists.n_ret,
+                      num_rel=lists.num_rel, num_nonrel=lists.num_nonrel, judged=lists.judged,
+                      judged_count=lists.judged_count, relevance_level=lists.relevance_level,
+                      max_relevance=lists.max_relevance)
+    # probability the user reaches each rank: product of (1 - stop) above it
+    log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
+    reach = np.exp(_exclusive_cumsum(log_continue, sub))
+    return segment_sum(reach * stop / (sub.pos + 1.0), sub.seg, lists.n)
 
 
-@register("rbp", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"p": 0.8}, table_fn=_table_fn(_rbp_core),
-          citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + _TREC + " rbp")
-def rbp(ranked: Any, judged: Any, *, p: float = 0.8, relevance_level: float = 1) -> np.ndarray:
+@measure("rbp", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"p": 0.8},
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + _TREC + " rbp")
+def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Rank-biased precision with persistence p.
 
     .. math::
@@ -518,12 +472,20 @@ def rbp(ranked: Any, judged: Any, *, p: float = 0.8, relevance_level: float = 1)
     >>> rbp([[1, 0, 1]], [[1, 1]], p=0.5)
     array([0.625])
     """
-    return _rbp_core(_lists(ranked, judged, relevance_level), p=p)
+    if not (0.0 < float(p) < 1.0):
+        raise InputError(f"rbp: persistence p must lie in (0, 1), got {p!r}")
+    top = np.zeros(lists.n)
+    has = lists.judged_count > 0
+    top[has] = lists.judged[lists.judged_offsets[has]]  # judged is sorted decreasing
+    scale = np.maximum(top, 1.0)  # trec_eval rescales gains into [0, 1] when a grade exceeds 1
+    rel = lists.rel
+    g = np.where(rel > 0, rel, 0.0) / scale[lists.seg]
+    return (1.0 - p) * segment_sum(g * np.power(float(p), lists.pos), lists.seg, lists.n)
 
 
-@register("iprec_at_recall@r", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"r": None}, table_fn=_table_fn(_iprec_core), citation=_TREC + " iprec_at_recall")
-def iprec_at_recall(ranked: Any, judged: Any, *, r: float, relevance_level: float = 1) -> np.ndarray:
+@measure("iprec_at_recall@r", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"r": None}, citation=_TREC + " iprec_at_recall")
+def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
 
     .. math::
@@ -538,13 +500,22 @@ def iprec_at_recall(ranked: Any, judged: Any, *, r: float, relevance_level: floa
     >>> iprec_at_recall([[1, 0, 1, 0]], [[1, 1]], r=1.0).round(4)
     array([0.6667])
     """
-    return _iprec_core(_lists(ranked, judged, relevance_level), r=r)
+    if r is None or not (0.0 <= float(r) <= 1.0):
+        raise InputError(f"iprec_at_recall@r: recall level r in [0, 1] is required, got {r!r}")
+    # trec_eval 10.0: the c-th relevant document, c = floor(r * R + 1/2), marks recall r
+    # (checked against every iprec_at_recall value in trec_eval's own test outputs);
+    # interpolated precision = max precision at any rank at or below it.
+    cut = np.floor(float(r) * lists.num_rel + 0.5)
+    mask = lists.is_rel & (lists.rel_cum >= cut[lists.seg])
+    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
+    out = np.zeros(lists.n)
+    np.maximum.at(out, lists.seg[mask], prec)
+    return out
 
 
-@register("11pt_avg", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"levels": _ELEVEN}, table_fn=_table_fn(_eleven_core), citation=_TREC + " 11pt_avg")
-def eleven_point_average(ranked: Any, judged: Any, *, levels: Any = _ELEVEN,
-                         relevance_level: float = 1) -> np.ndarray:
+@measure("11pt_avg", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"levels": _ELEVEN}, citation=_TREC + " 11pt_avg")
+def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
     r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
     :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
 
@@ -553,12 +524,14 @@ def eleven_point_average(ranked: Any, judged: Any, *, levels: Any = _ELEVEN,
     >>> eleven_point_average([[1, 0, 1, 0]], [[1, 1]]).round(4)
     array([0.9091])
     """
-    return _eleven_core(_lists(ranked, judged, relevance_level), levels=levels)
+    levels = tuple(levels)
+    if not levels:
+        raise InputError("11pt_avg: levels must name at least one recall level")
+    return np.mean([iprec_at_recall.core(lists, r=level) for level in levels], axis=0)
 
 
-@register("num_ret", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, math.inf),
-          table_fn=_table_fn(_num_ret_core), citation=_TREC + " num_ret")
-def num_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=_TREC + " num_ret")
+def num_ret(lists: RankedLists) -> np.ndarray:
     """Number of retrieved documents per query (trec_eval reports the sum; the table value
     here is the mean per query).
 
@@ -567,12 +540,11 @@ def num_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarr
     >>> num_ret([[1, 0, 1]], [[1]])
     array([3.])
     """
-    return _num_ret_core(_lists(ranked, judged, relevance_level))
+    return lists.n_ret.astype(np.float64)
 
 
-@register("num_rel", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, math.inf),
-          table_fn=_table_fn(_num_rel_core), citation=_TREC + " num_rel")
-def num_rel(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=_TREC + " num_rel")
+def num_rel(lists: RankedLists) -> np.ndarray:
     """Number of relevant judged documents per query, retrieved or not.
 
     Examples
@@ -580,12 +552,11 @@ def num_rel(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarr
     >>> num_rel([[1, 0]], [[1, 2, 0]])
     array([2.])
     """
-    return _num_rel_core(_lists(ranked, judged, relevance_level))
+    return lists.num_rel.astype(np.float64)
 
 
-@register("num_rel_ret", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, math.inf),
-          table_fn=_table_fn(_num_rel_ret_core), citation=_TREC + " num_rel_ret")
-def num_rel_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=_TREC + " num_rel_ret")
+def num_rel_ret(lists: RankedLists) -> np.ndarray:
     """Number of relevant documents retrieved per query.
 
     Examples
@@ -593,4 +564,8 @@ def num_rel_ret(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.n
     >>> num_rel_ret([[1, 0, 2]], [[1, 2, 0]])
     array([2.])
     """
-    return _num_rel_ret_core(_lists(ranked, judged, relevance_level))
+    return lists.count_rel(None)
+
+
+# the cores sibling modules build on (set_measures' rr@k, trec_extra's gm_map and gm_bpref)
+_rr_core, _ap_core, _bpref_core = reciprocal_rank.core, average_precision.core, bpref.core
