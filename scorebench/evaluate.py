@@ -20,7 +20,7 @@ import pandas as pd
 from . import __version__
 from .errors import InputError
 from .registry import Metric, metric as lookup_metric
-from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, benjamini_hochberg, bootstrap_means, diebold_mariano,
+from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, benjamini_hochberg, check_resampling, bootstrap_means, diebold_mariano,
                     half_sample, half_sample_masks, HALF_SAMPLING_RULES, holm, interval_bounds, paired_bootstrap, paired_permutation,
                     paired_t, percentile_interval, PoissonRounds, rng_for)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
@@ -50,17 +50,7 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
 
 
 def _check_options(ci: float, n_boot: int) -> None:
-    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
-        raise InputError(f"n_boot: expected a non-negative integer, got {n_boot!r}")
-    from .validation import check_count
-
-    check_count(n_boot, "n_boot", itemsize=16, minimum=0)  # the replicates of a group, plus scratch
-    if 0 < n_boot < MIN_BOOT:
-        raise InputError(f"n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the 2.5% and "
-                         f"97.5% quantiles of so few replicates are the extremes); use at least {MIN_BOOT} "
-                         "(1000 recommended), or 0 for no interval")
-    if not isinstance(ci, (int, float)) or not 0.0 < ci < 1.0:
-        raise InputError(f"ci: expected a confidence level strictly between 0 and 1, got {ci!r}")
+    check_resampling(ci=ci, n_boot=n_boot)
 
 
 def _is_dask(table: Any) -> bool:

@@ -34,8 +34,7 @@ import types
 from typing import Any
 
 from ..errors import InputError
-from ..stats import rng_for
-from ..validation import check_count, check_positive_int
+from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
@@ -121,7 +120,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     """
     record = get_method(method)
     record.check_params(params)
-    n_boot = check_count(n_boot, "n_boot", itemsize=16, minimum=0)
+    # any round count is accepted here: rank intervals of few rounds are only a quick look
+    ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     items = None
     if record.accepts == ("table",):
         data = table

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
+from ..stats import rng_from_seed
 from ..validation import check_choice
 from .condorcet import pairwise
 from .input import Battles, ScoreMatrix
@@ -257,7 +258,7 @@ def kemeny_heuristic(P: np.ndarray, *, restarts: int = 10, seed: int = 0) -> dic
     Returns the best order with its cost, the lower bound ``sum_{a<b} min(P_ab, P_ba)`` and the gap.
     """
     n = len(P)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     starts = [np.argsort(-(P.sum(axis=1) - P.sum(axis=0)), kind="stable")]
     starts += [_kwiksort(P, np.arange(n), rng) for _ in range(restarts)]
     best, best_cost = None, np.inf
