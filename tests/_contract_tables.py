@@ -12,6 +12,7 @@ column) and a numeric column to spoil (NaN, text).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,8 @@ BROKEN = {
     "judgments": Broken("g2_winner", "len_1"),
     "features": Broken("system", "f1"),
     "parametric_counts": Broken("y", "y"),
+    "listwise_softmax": Broken("label", "score"),
+    "listwise_logit": Broken("label", "score"),
 }
 
 
@@ -146,13 +149,25 @@ def _ood(rng, perfect):
     return pd.DataFrame({"system": _systems(), "id": _ids(), "is_ood": is_ood, "score": score}), {}
 
 
-def _listwise(rng, perfect):
+def _listwise(rng, perfect, scale="sharp"):
     # Soft labels in [0, 1] (RCR reads them as probabilities), all distinct: ListMLE orders
-    # tied labels by their row order, which a partitioned engine need not keep. The perfect
-    # scores equal the labels, the optimum of ListNet's cross-entropy of the two softmaxes.
-    label = rng.uniform(size=2 * N)
-    score = label.copy() if perfect else rng.normal(size=2 * N)
+    # tied labels by their row order, which a partitioned engine need not keep. A perfect
+    # scorer ranks by the labels with margins far above the temperature of the smoothed
+    # rank losses (ApproxNDCG, NeuralNDCG); for ListNet it equals the labels ("softmax"), the
+    # optimum of its cross-entropy between the two softmaxes; for RCR it is their logit
+    # ("logit"), whose sigmoid is the calibrated relevance probability.
+    label = rng.uniform(0.02, 0.98, size=2 * N)
+    perfect_score = {"sharp": 50.0 * label, "softmax": label, "logit": np.log(label / (1 - label))}[scale]
+    score = perfect_score if perfect else rng.normal(size=2 * N)
     return pd.DataFrame({"system": _systems(), "qid": _ids() // 5, "score": score, "label": label}), {}
+
+
+def _listwise_softmax(rng, perfect):
+    return _listwise(rng, perfect, "softmax")
+
+
+def _listwise_logit(rng, perfect):
+    return _listwise(rng, perfect, "logit")
 
 
 def _embeddings(rng, perfect):
@@ -221,13 +236,15 @@ MAKERS = {
     "quantile": _quantile, "interval": _interval, "multivariate": _multivariate, "parametric": _parametric,
     "rating": _rating, "ood": _ood, "listwise": _listwise, "embeddings": _embeddings, "ranking": _ranking,
     "samples": _samples, "preferences": _preferences, "judgments": _judgments, "features": _features,
-    "parametric_counts": _parametric_counts,
+    "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
+    "listwise_logit": _listwise_logit,
 }
 
 #: Metrics that read a variant of their kind's table.
 TABLE_OF = {name: "parametric_counts" for name in (
     "crps_binomial", "crps_negbinom", "crps_poisson", "crps_hypergeometric", "log_score_binomial",
     "log_score_negbinom", "log_score_poisson", "log_score_hypergeometric")}
+TABLE_OF.update(listnet_loss="listwise_softmax", rcr_loss="listwise_logit")
 
 #: Kinds with no "perfect system": a per-sample score table has no prediction to get right.
 NO_PERFECT = {"samples": "a table of per-sample scores has no predictions, so no perfect system"}
@@ -240,5 +257,5 @@ def make_table(kind: str, quality: str = "random", seed: int = 0) -> tuple[pd.Da
         raise KeyError(f"no contract-table generator for kind {kind!r}; add one to tests/_contract_tables.py")
     if quality == "perfect" and kind in NO_PERFECT:
         return None
-    rng = np.random.default_rng([seed, sorted(MAKERS).index(kind)])  # fixed: never depends on test order
+    rng = np.random.default_rng([seed, zlib.crc32(kind.encode())])  # a fixed stream per kind
     return MAKERS[kind](rng, quality == "perfect")

@@ -46,8 +46,27 @@ AT_VALUES = {"k": 5, "r": 0.5, "m": 1.5, "column": "acc"}
 #: Parameters a metric needs that have no default.
 REQUIRED_PARAMS = {"threshold_brier_score": {"threshold": 0.5}}
 
-#: (check, metric) -> why the metric is expected to fail that check.
-XFAIL: dict[tuple[str, str], str] = {}
+#: (check, metric) -> why the metric is expected to fail that check (found by these tests;
+#: the fixes lie outside the contract tests' files).
+_EMBEDDING_HASH = ("Poisson weights follow Inputs.unit_hashes(), which hash the kind's 'query' array: row "
+                   "positions within the partition (metrics/embedding_retrieval.extract_embeddings), so the "
+                   "Dask intervals change with the partitioning (values agree)")
+_MV_DIMS = ("kind 'multivariate' takes its dimensions from the y.<d> columns and silently ignores member "
+            "columns m<j>.<d> of a dimension without y.<d> (tables.extract_multivariate), so a table "
+            "missing y.1 is scored as one-dimensional instead of refused")
+XFAIL: dict[tuple[str, str], str] = {
+    **{("dask", name): _EMBEDDING_HASH
+       for name in ("embedding_ndcg@k", "embedding_recall@k", "map_at_r", "r_precision")},
+    ("dask", "crps_quadrature"): "the Dask engine re-resolves metrics by name in each partition "
+                                 "(dask_engine._partition_partials), losing a callable parameter (cdf=...)",
+    **{("invalid: missing column", name): _MV_DIMS
+       for name in ("energy_score", "gksmv_ensemble", "twenergy_score", "twvariogram_score", "variogram_score")},
+}
+#: Columns to drop for the missing-column check where the kind's default is optional for the metric.
+MISSING = {"inception_score": ("p_a", "p_b"), "vendi_score": ("f0", "f1")}
+#: torch metrics compute in float32 over padded batches of a partition's lists: the value
+#: moves in the 8th digit with the batch composition.
+TORCH_RTOL = 1e-6
 
 #: Metrics without a perfect system on the kind's perfect table, and why.
 NO_PERFECT = {
@@ -193,7 +212,8 @@ def test_pandas_and_dask_engines_agree_on_a_random_partitioning(record):
     got = got.sort_values(key).reset_index(drop=True)
     assert got[key].equals(expected[key]) and (got["n"].to_numpy() == expected["n"].to_numpy()).all()
     for column in ("value", "ci_low", "ci_high"):
-        np.testing.assert_allclose(got[column], expected[column], rtol=RTOL, atol=1e-12, err_msg=column)
+        np.testing.assert_allclose(got[column], expected[column], rtol=TORCH_RTOL if record.needs_torch else RTOL,
+                                   atol=1e-12, err_msg=column)
 
 
 @pytest.mark.parametrize("record", _params("interval"))
@@ -215,14 +235,21 @@ def _spoiled(record: Metric, how: str) -> tuple[pd.DataFrame, dict]:
     if how == "missing column":
         # a parametric rule's own parameter column, else the kind's required column
         column = record.inputs[1] if record.kind == "parametric" and len(record.inputs) > 1 else broken.drop
-        return table.drop(columns=column), options
+        return table.drop(columns=list(MISSING.get(record.name, (column,)))), options
     table[broken.numeric] = table[broken.numeric].astype(object)
     table.loc[3, broken.numeric] = np.nan if how == "NaN" else "abc"
     return table, options
 
 
-@pytest.mark.parametrize("how", ["missing column", "NaN", "text"])
-@pytest.mark.parametrize("record", _params("invalid"))
+def _invalid_cases():
+    for record in RECORDS:
+        for how in ("missing column", "NaN", "text"):
+            reason = XFAIL.get((f"invalid: {how}", record.name))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            yield pytest.param(record, how, id=f"{record.name}-{how}", marks=marks)
+
+
+@pytest.mark.parametrize("record, how", list(_invalid_cases()))
 def test_invalid_input_raises_an_input_error(record, how):
     table, options = _spoiled(record, how)
     with pytest.raises(InputError):
