@@ -639,4 +639,6 @@ def rng_from_seed(seed: Any) -> np.random.Generator:
     """
     if isinstance(seed, np.random.Generator):
         return seed
+    if seed is None:  # no entropy from the operating system: results stay reproducible
+        raise InputError("'seed' must be a non-negative integer, got None")
     return np.random.default_rng(check_resampling(seed=seed).seed)
