@@ -26,9 +26,9 @@ import pandas as pd
 
 from . import __version__
 from .errors import InputError
-from .evaluate import _check_options, _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
 from .registry import Metric
-from .stats import (PairedTest, benjamini_hochberg, diebold_mariano, holm, paired_bootstrap,
+from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_bootstrap,
                     paired_permutation, paired_t, percentile_interval, rng_for)
 from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
@@ -92,13 +92,39 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
     >>> out.loc[out.test == "permutation", ["system_a", "better", "p_value"]].to_string(index=False)
     'system_a better  p_value\\n    good   good 0.004975'
     """
-    _check_options(ci, n_boot)
+    check_resampling(ci=ci, n_boot=n_boot, seed=seed)
     check_level(alpha, "alpha")
     check_level(power, "power")
     record = resolve_metrics(metric)[0]
     if not record.per_row:
         raise InputError(f"metric {record.name!r} is set-level; paired comparison needs a per-row "
                          "metric (one contribution per row or query)")
+    prep, contrib = _prepare_units(table, record, kind, nan_policy, cluster, repeats, kind_options)
+    binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
+    tests = _choose_tests(record, tests, binary, cluster, repeats)
+    rows = []
+    tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
+    for task in tasks:
+        design = _design(prep, contrib, task, cluster, repeats)
+        for a, b in _pairs(design.systems, baseline):
+            rng = rng_for(seed, record.name, task, a, b)
+            rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
+                                   alpha, power))
+    out = _corrected(pd.DataFrame(rows), tests, alpha)
+    if tasks == [None]:
+        out = out.drop(columns="task")
+    out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
+                      "n_perm": n_perm, "alpha": alpha, "power": power,
+                      "correction": "Holm and Benjamini-Hochberg within each test",
+                      "better": f"the better system when the Holm-corrected p-value is below {alpha:g}, else empty",
+                      "design": ("clusters of " + cluster if cluster else "repeats " + repeats if repeats
+                                 else "independent units")})
+    return out
+
+
+def _prepare_units(table: Any, record: Metric, kind: str | None, nan_policy: str, cluster: str | None,
+                   repeats: str | None, kind_options: dict[str, Any]) -> tuple[Any, np.ndarray]:
+    """The table's units grouped by system (and task), and the metric's contribution per unit."""
     if cluster is not None and repeats is not None:
         raise InputError("cluster= and repeats= cannot be combined; pass one of them")
     frame = _load(table)
@@ -113,39 +139,28 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
     if design_cols and prep.inputs.key != "id":
         raise InputError(f"cluster=/repeats= need a table keyed by 'id' (kind {prep.kind!r} has key "
                          f"{prep.inputs.key!r})")
-    contrib = _contributions(record, prep.inputs, nan_policy)
-    binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
-    tests = _choose_tests(record, tests, binary, cluster, repeats)
-    rows = []
-    tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
-    for task in tasks:
-        design = _design(prep, contrib, task, cluster, repeats)
-        systems = design.systems
-        if baseline is not None and baseline not in systems:
-            raise InputError(f"baseline {baseline!r} is not among the systems {systems}")
-        pairs = ([(s, baseline) for s in systems if s != baseline] if baseline is not None
-                 else [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]])
-        if not pairs:
-            raise InputError("compare needs at least two systems")
-        for a, b in pairs:
-            rng = rng_for(seed, record.name, task, a, b)
-            rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
-                                   alpha, power))
-    out = pd.DataFrame(rows)
+    return prep, _contributions(record, prep.inputs, nan_policy)
+
+
+def _pairs(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    """Every system against the baseline, or all pairs."""
+    if baseline is not None and baseline not in systems:
+        raise InputError(f"baseline {baseline!r} is not among the systems {systems}")
+    pairs = ([(s, baseline) for s in systems if s != baseline] if baseline is not None
+             else [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]])
+    if not pairs:
+        raise InputError("compare needs at least two systems")
+    return pairs
+
+
+def _corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
+    """Holm and Benjamini–Hochberg p-values within each test; ``better`` only where significant."""
     for test in tests:
         mask = out["test"] == test
         out.loc[mask, "p_holm"] = holm(out.loc[mask, "p_value"].to_numpy())
         out.loc[mask, "p_bh"] = benjamini_hochberg(out.loc[mask, "p_value"].to_numpy())
     significant = out["p_holm"] < alpha
     out["better"] = np.where(significant, out["better"], "")
-    if tasks == [None]:
-        out = out.drop(columns="task")
-    out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
-                      "n_perm": n_perm, "alpha": alpha, "power": power,
-                      "correction": "Holm and Benjamini-Hochberg within each test",
-                      "better": f"the better system when the Holm-corrected p-value is below {alpha:g}, else empty",
-                      "design": ("clusters of " + cluster if cluster else "repeats " + repeats if repeats
-                                 else "independent units")})
     return out
 
 

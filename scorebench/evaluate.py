@@ -26,7 +26,7 @@ from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, g
     resolve_metrics, score_attrs
 from .errors import InputError
 from .registry import Metric
-from .stats import (EXACT_BOOTSTRAP_LIMIT, MIN_BOOT, bootstrap_means, half_sample, half_sample_masks,
+from .stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
                     HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
@@ -41,17 +41,7 @@ _contributions = contributions
 
 
 def _check_options(ci: float, n_boot: int) -> None:
-    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
-        raise InputError(f"n_boot: expected a non-negative integer, got {n_boot!r}")
-    from .validation import check_count
-
-    check_count(n_boot, "n_boot", itemsize=16, minimum=0)  # the replicates of a group, plus scratch
-    if 0 < n_boot < MIN_BOOT:
-        raise InputError(f"n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the 2.5% and "
-                         f"97.5% quantiles of so few replicates are the extremes); use at least {MIN_BOOT} "
-                         "(1000 recommended), or 0 for no interval")
-    if not isinstance(ci, (int, float)) or not 0.0 < ci < 1.0:
-        raise InputError(f"ci: expected a confidence level strictly between 0 and 1, got {ci!r}")
+    check_resampling(ci=ci, n_boot=n_boot)
 
 
 def _load(table: Any) -> pd.DataFrame:

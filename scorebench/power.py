@@ -359,14 +359,8 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     >>> result.table["power"].tolist()
     [0.63, 0.82]
     """
-    if isinstance(rules, (str, Metric)):
-        rules = [rules]
-    resolved = [_resolve_rule(r) for r in rules]
-    if not resolved:
-        raise InputError("rules: expected at least one scoring rule")
+    resolved = _resolve_rules(rules)
     names = [record.name for record, _ in resolved]
-    if len(set(names)) != len(names):
-        raise InputError(f"rules: duplicate rule names {names}")
     if not isinstance(truth, MultivariateNormal) or not isinstance(forecast, MultivariateNormal):
         raise InputError("truth, forecast: expected MultivariateNormal distributions")
     if truth.dim != forecast.dim:
@@ -376,26 +370,8 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     replications = check_positive_int(replications, "replications")
     check_level(alpha, "alpha")
     check_positive_int(max_memory, "max_memory (bytes)")
-    if isinstance(seed, np.random.Generator):
-        streams = seed.spawn(replications)
-    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
-        streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(replications)]
-    else:
-        raise InputError(f"seed: expected a non-negative integer or a numpy Generator, got {seed!r}")
-
-    n_max, d, m = sizes[-1], truth.dim, ensemble_size
-    needs_ensemble = any(adapter.uses_ensemble for _, adapter in resolved)
-    per_row = 8 * (d + (2 * m * d + m * m * (d + 1) if needs_ensemble else 4 * d))
-    reps_per_chunk = max(1, int(max_memory // (per_row * n_max)))
-    diffs = np.empty((len(resolved), replications, n_max))
-    for start in range(0, replications, reps_per_chunk):
-        chunk = streams[start:start + reps_per_chunk]
-        draws = _draw(chunk, truth, forecast, n_max, m, needs_ensemble)
-        for j, (record, adapter) in enumerate(resolved):
-            s_true = np.asarray(adapter.score(record, draws, truth, False), dtype=np.float64)
-            s_wrong = np.asarray(adapter.score(record, draws, forecast, True), dtype=np.float64)
-            gap = s_wrong - s_true if record.higher_is_better is False else s_true - s_wrong
-            diffs[j, start:start + len(chunk)] = gap.reshape(len(chunk), n_max)
+    streams = _streams(seed, replications)
+    diffs = _differences(resolved, streams, truth, forecast, sizes[-1], ensemble_size, max_memory)
     if not np.all(np.isfinite(diffs)):
         bad = [names[j] for j in range(len(names)) if not np.all(np.isfinite(diffs[j]))]
         raise InputError(f"rules {bad} returned non-finite scores on the simulated forecasts")
@@ -408,6 +384,48 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     })
     return PowerResult(table=table, truth=truth, forecast=forecast, replications=replications,
                        ensemble_size=ensemble_size, alpha=float(alpha), seed=seed)
+
+
+def _resolve_rules(rules: str | Metric | Iterable[str | Metric]) -> list:
+    """(record, adapter) of each rule, refusing none and duplicates."""
+    if isinstance(rules, (str, Metric)):
+        rules = [rules]
+    resolved = [_resolve_rule(r) for r in rules]
+    if not resolved:
+        raise InputError("rules: expected at least one scoring rule")
+    names = [record.name for record, _ in resolved]
+    if len(set(names)) != len(names):
+        raise InputError(f"rules: duplicate rule names {names}")
+    return resolved
+
+
+def _streams(seed: int | np.random.Generator, replications: int) -> list[np.random.Generator]:
+    """One independent generator per replication, spawned from the seed (or a Generator)."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(replications)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(replications)]
+    raise InputError(f"seed: expected a non-negative integer or a numpy Generator, got {seed!r}")
+
+
+def _differences(resolved: list, streams: list[np.random.Generator], truth: MultivariateNormal,
+                 forecast: MultivariateNormal, n_max: int, m: int, max_memory: int) -> np.ndarray:
+    """Oriented per-row score differences (rules x replications x n_max), positive favouring the truth;
+    replications are drawn in chunks that fit in ``max_memory``."""
+    d = truth.dim
+    needs_ensemble = any(adapter.uses_ensemble for _, adapter in resolved)
+    per_row = 8 * (d + (2 * m * d + m * m * (d + 1) if needs_ensemble else 4 * d))
+    reps_per_chunk = max(1, int(max_memory // (per_row * n_max)))
+    diffs = np.empty((len(resolved), len(streams), n_max))
+    for start in range(0, len(streams), reps_per_chunk):
+        chunk = streams[start:start + reps_per_chunk]
+        draws = _draw(chunk, truth, forecast, n_max, m, needs_ensemble)
+        for j, (record, adapter) in enumerate(resolved):
+            s_true = np.asarray(adapter.score(record, draws, truth, False), dtype=np.float64)
+            s_wrong = np.asarray(adapter.score(record, draws, forecast, True), dtype=np.float64)
+            gap = s_wrong - s_true if record.higher_is_better is False else s_true - s_wrong
+            diffs[j, start:start + len(chunk)] = gap.reshape(len(chunk), n_max)
+    return diffs
 
 
 def _draw(streams: list[np.random.Generator], truth: MultivariateNormal, forecast: MultivariateNormal,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,7 +30,7 @@ __all__ = ["weighted_sums",
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
     "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
-    "MIN_BOOT", "INTERVAL_METHODS", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
+    "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -73,8 +74,7 @@ def rng_for(seed: int, *labels: object) -> np.random.Generator:
     The stream of one (metric, group) does not depend on which other metrics or groups
     were evaluated alongside, so adding a metric never moves another metric's interval.
     """
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise InputError(f"seed: expected a non-negative integer, got {seed!r}")
+    check_resampling(seed=seed)
     words = [int(seed)] + [zlib.crc32(repr(label).encode()) for label in labels]
     return np.random.default_rng(np.random.SeedSequence(words))
 
@@ -548,3 +548,97 @@ def weighted_sums(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
         _BLAS = ThreadpoolController()
     with _BLAS.limit(limits=1, user_api="blas"):
         return np.asarray(weights, dtype=np.float64) @ values
+
+
+class Resampling(NamedTuple):
+    """Validated resampling options (``None`` where an option was not given)."""
+
+    ci: float | None
+    n_boot: int | None
+    seed: int | None
+
+
+def check_resampling(*, ci: Any = None, n_boot: Any = None, seed: Any = None, where: str = "",
+                     min_boot: int | None = MIN_BOOT) -> Resampling:
+    """Validate the options every resampling entry point takes: ``ci``, ``n_boot``, ``seed``.
+
+    The one place these checks live (evaluate, leaderboard specs, aggregation and the
+    seeded generators all call it), so every entry point refuses the same values with the
+    same message. Options passed as ``None`` are not checked.
+
+    Parameters
+    ----------
+    ci : float, optional
+        Confidence level, strictly between 0 and 1.
+    n_boot : int, optional
+        Bootstrap rounds: 0 (no interval) or at least ``min_boot``; its replicates must fit
+        in memory (16 bytes per round, the replicates of a group plus scratch).
+    seed : int, optional
+        A non-negative integer.
+    where : str
+        Prefix naming the source of the values (a spec file), e.g. ``"board.toml: "``.
+    min_boot : int or None
+        Fewest rounds accepted for an interval (``None``: any non-negative count), see
+        :data:`MIN_BOOT`.
+
+    Returns
+    -------
+    Resampling
+        The values as ``float``/``int``.
+
+    Examples
+    --------
+    >>> check_resampling(ci=0.9, n_boot=200, seed=3)
+    Resampling(ci=0.9, n_boot=200, seed=3)
+    >>> check_resampling(ci=1.5)
+    Traceback (most recent call last):
+    ...
+    scorebench.errors.InputError: 'ci' must be strictly between 0 and 1 (a confidence level), got 1.5
+    """
+    if ci is not None:
+        if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.integer, np.floating)) \
+                or not 0.0 < ci < 1.0:
+            raise InputError(f"{where}'ci' must be strictly between 0 and 1 (a confidence level), got {ci!r}")
+        ci = float(ci)
+    if n_boot is not None:
+        n_boot = _check_n_boot(n_boot, where, min_boot)
+    if seed is not None:
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"{where}'seed' must be a non-negative integer, got {seed!r}")
+        seed = int(seed)
+    return Resampling(ci, n_boot, seed)
+
+
+def _check_n_boot(n_boot: Any, where: str, min_boot: int | None) -> int:
+    from .validation import check_count
+
+    if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise InputError(f"{where}'n_boot' must be a non-negative integer, got {n_boot!r}")
+    try:
+        check_count(n_boot, "n_boot", itemsize=16, minimum=0)
+    except InputError as exc:
+        raise InputError(f"{where}{exc}") from None
+    if min_boot is not None and 0 < n_boot < min_boot:
+        raise InputError(f"{where}n_boot: {n_boot} bootstrap rounds are too few for a percentile interval (the "
+                         f"2.5% and 97.5% quantiles of so few replicates are the extremes); use at least "
+                         f"{min_boot} (1000 recommended), or 0 for no interval")
+    return int(n_boot)
+
+
+def rng_from_seed(seed: Any) -> np.random.Generator:
+    """The generator of a plain integer ``seed``: ``numpy.random.default_rng(seed)``, validated.
+
+    For the randomised algorithms (heuristic restarts, random splits) whose stream has been
+    ``default_rng(seed)`` since they were written, so their results stay the same; a
+    ``Generator`` passes through. Bootstrap streams use :func:`rng_for` instead.
+
+    Examples
+    --------
+    >>> float(rng_from_seed(0).random()) == float(np.random.default_rng(0).random())
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:  # no entropy from the operating system: results stay reproducible
+        raise InputError("'seed' must be a non-negative integer, got None")
+    return np.random.default_rng(check_resampling(seed=seed).seed)

@@ -34,8 +34,7 @@ import types
 from typing import Any
 
 from ..errors import InputError
-from ..stats import rng_for
-from ..validation import check_count, check_positive_int
+from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
@@ -121,29 +120,14 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     """
     record = get_method(method)
     record.check_params(params)
-    n_boot = check_count(n_boot, "n_boot", itemsize=16, minimum=0)
-    items = None
-    if record.accepts == ("table",):
-        data = table
-    elif is_item_table(table):
-        items = item_scores(table, weights=weights, higher_is_better=higher_is_better)
-        data = items.matrix
-    else:
-        data = read_input(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                          system_column=system_column, exclude=exclude)
+    # any round count is accepted here: rank intervals of few rounds are only a quick look
+    ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
+    data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
+                        system_column=system_column, exclude=exclude)
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
     details = dict(result.details)
-    boot: dict[str, Any] = {}
-    used = None
-    warnings_: list[str] = []
-    if record.name in ("mean", "median") and params.get("normalize") is None and isinstance(data, ScoreMatrix):
-        text = scale_warning(data)
-        if text:
-            import warnings
-
-            warnings.warn(text, MixedScaleWarning, stacklevel=2)
-            warnings_.append(text)
+    warnings_ = _scale_warnings(record, params, data)
     if items is not None and n_boot > 0:
         used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
         if used not in ITEM_RESAMPLE:
@@ -154,19 +138,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         details["n_boot_failed"] = failed
         return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
                        resample=used, warning="; ".join(warnings_) or None, **summarize_bootstrap(replicates, ci))
-    if (n_boot > 0 and isinstance(data, ScoreMatrix) and resample in (None, "tasks")
-            and 2 <= data.n_columns < MIN_TASKS):
-        text = (f"only {data.n_columns} task columns and no per-item data: a bootstrap over so few columns cannot "
-                "estimate rank uncertainty, so no intervals are given; pass per-item scores "
-                f"(evaluate(..., per_unit=True)) or at least {MIN_TASKS} tasks")
-        details["bootstrap"] = text
-        warnings_.append(text)
-        n_boot = 0
-    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
-        # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
-        # in ``details`` instead; there is nothing to resample at this level.
-        details["bootstrap"] = "not available for this method; see its details for model-based uncertainty"
-        n_boot = 0
+    n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
+    boot: dict[str, Any] = {}
+    used = None
     if n_boot > 0:
         rng = rng_for(seed, "aggregate", method)
         replicates, failed = bootstrap_scores(data, record, params, n_boot, rng, resample)
@@ -176,6 +150,50 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
                    resample=used, warning="; ".join(warnings_) or None, **boot)
+
+
+def _read(record: Method, table: Any, **how: Any) -> tuple[Any, ItemScores | None]:
+    """The method's input (a score matrix, battles, or the raw table) and, for per-item
+    scores, the items behind the matrix."""
+    if record.accepts == ("table",):
+        return table, None
+    if is_item_table(table):
+        items = item_scores(table, weights=how["weights"], higher_is_better=how["higher_is_better"])
+        return items.matrix, items
+    return read_input(table, **how), None
+
+
+def _scale_warnings(record: Method, params: dict[str, Any], data: Any) -> list[str]:
+    """Warn (and return the text) when an unnormalised mean or median mixes scales."""
+    if record.name not in ("mean", "median") or params.get("normalize") is not None \
+            or not isinstance(data, ScoreMatrix):
+        return []
+    text = scale_warning(data)
+    if not text:
+        return []
+    import warnings
+
+    warnings.warn(text, MixedScaleWarning, stacklevel=3)
+    return [text]
+
+
+def _rounds_that_apply(record: Method, data: Any, n_boot: int, resample: str | None, details: dict[str, Any],
+                       warnings_: list[str]) -> int:
+    """``n_boot``, or 0 where no bootstrap applies (saying why in ``details``)."""
+    if (n_boot > 0 and isinstance(data, ScoreMatrix) and resample in (None, "tasks")
+            and 2 <= data.n_columns < MIN_TASKS):
+        text = (f"only {data.n_columns} task columns and no per-item data: a bootstrap over so few columns cannot "
+                "estimate rank uncertainty, so no intervals are given; pass per-item scores "
+                f"(evaluate(..., per_unit=True)) or at least {MIN_TASKS} tasks")
+        details["bootstrap"] = text
+        warnings_.append(text)
+        return 0
+    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
+        # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
+        # in ``details`` instead; there is nothing to resample at this level.
+        details["bootstrap"] = "not available for this method; see its details for model-based uncertainty"
+        return 0
+    return n_boot
 
 
 def _systems_of(data: Any, result: MethodResult) -> tuple[str, ...]:

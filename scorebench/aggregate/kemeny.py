@@ -25,6 +25,7 @@ import numpy as np
 
 from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
+from ..stats import rng_from_seed
 from ..validation import check_choice
 from .condorcet import pairwise
 from .input import Battles, ScoreMatrix
@@ -257,7 +258,7 @@ def kemeny_heuristic(P: np.ndarray, *, restarts: int = 10, seed: int = 0) -> dic
     Returns the best order with its cost, the lower bound ``sum_{a<b} min(P_ab, P_ba)`` and the gap.
     """
     n = len(P)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     starts = [np.argsort(-(P.sum(axis=1) - P.sum(axis=0)), kind="stable")]
     starts += [_kwiksort(P, np.arange(n), rng) for _ in range(restarts)]
     best, best_cost = None, np.inf
@@ -283,6 +284,32 @@ def _components(P: np.ndarray) -> list[np.ndarray]:
     comps = [np.flatnonzero(label == c) for c in range(n_comp)]
     beaten = [int(strict[np.ix_(c, np.setdiff1d(np.arange(len(P)), c))].all(axis=0).sum()) for c in comps]
     return [comps[i] for i in np.argsort(-np.array(beaten), kind="stable")]
+
+
+def _solve_component(sub: np.ndarray, solver: str, *, dp_max: int, milp_max: int, all_optimal: bool,
+                     max_rankings: int, restarts: int, seed: int,
+                     time_limit: float | None) -> tuple[str, dict, float | None]:
+    """Solve one strongly connected component: the solver used, its answer, and the lower
+    bound when the answer is heuristic (``None`` when it is optimal)."""
+    size = len(sub)
+    use = solver
+    if solver == "auto":
+        use = "dp" if size <= dp_max else ("milp" if size <= milp_max else "heuristic")
+    if use == "heuristic":
+        out = kemeny_heuristic(sub, restarts=restarts, seed=seed)
+        return use, out, out["lower_bound"]
+    try:
+        out = kemeny_dp(sub, max_rankings=max_rankings) if use == "dp" else \
+            kemeny_milp(sub, all_optimal=all_optimal, max_rankings=max_rankings, time_limit=time_limit)
+    except ConvergenceError:
+        if time_limit is None:
+            raise
+        # No incumbent within the time limit: fall back to the heuristic and its bound.
+        out = kemeny_heuristic(sub, restarts=restarts, seed=seed)
+        out["timed_out"] = True
+    if out.get("timed_out"):
+        return "milp (time limit)", out, out["lower_bound"]
+    return use, out, None
 
 
 @register_method("kemeny", family="condorcet", accepts=("matrix", "battles"),
@@ -327,34 +354,16 @@ def kemeny(data: ScoreMatrix | Battles, *, solver: str = "auto", dp_max: int = 1
     per_comp_rankings = []
     for comp in comps:
         sub = P[np.ix_(comp, comp)]
-        size = len(comp)
-        use = solver
-        if solver == "auto":
-            use = "dp" if size <= dp_max else ("milp" if size <= milp_max else "heuristic")
-        if use == "heuristic":
-            out = kemeny_heuristic(sub, restarts=restarts, seed=seed)
+        use, out, bound = _solve_component(sub, solver, dp_max=dp_max, milp_max=milp_max, all_optimal=all_optimal,
+                                           max_rankings=max_rankings, restarts=restarts, seed=seed,
+                                           time_limit=time_limit)
+        if bound is not None:  # a heuristic answer: exact only where its gap closes
             exact = exact and out["gap"] <= 1e-9 * max(1.0, float(np.abs(sub).sum()))
-            lower += out["lower_bound"]
-        else:
-            try:
-                out = kemeny_dp(sub, max_rankings=max_rankings) if use == "dp" else \
-                    kemeny_milp(sub, all_optimal=all_optimal, max_rankings=max_rankings, time_limit=time_limit)
-            except ConvergenceError:
-                if time_limit is None:
-                    raise
-                # No incumbent within the time limit: fall back to the heuristic and its bound.
-                out = kemeny_heuristic(sub, restarts=restarts, seed=seed)
-                out["timed_out"] = True
-            if out.get("timed_out"):
-                exact = exact and out["gap"] <= 1e-9 * max(1.0, float(np.abs(sub).sum()))
-                lower += out["lower_bound"]
-                use = "milp (time limit)"
-            else:
-                lower += out["cost"]
+        lower += out["cost"] if bound is None else bound
         within += out["cost"]
-        solvers.append((use, size))
+        solvers.append((use, len(comp)))
         position[comp] = offset + out["expected_position"]
-        offset += size
+        offset += len(comp)
         n_optimal *= out["n_optimal"]
         per_comp_rankings.append([comp[r] for r in out["rankings"]])
     # Co-optimal rankings: the product of the components' lists (capped).

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._lazy import lazy_attr
 from ..errors import ConvergenceError, InputError
+from ..stats import rng_from_seed
 from .input import Battles, ScoreMatrix, battles_from_matrix
 from .registry import MethodResult, register_bootstrap, register_method
 
@@ -450,7 +451,7 @@ def intransitivity(data: ScoreMatrix | Battles, *, prior: float = 0.0, restarts:
     W = b.wins()
     theta = bt_fit(W, prior=max(prior, 0.0)) if (prior > 0 or _strongly_connected(W)) else bt_fit(W, prior=1e-6)
     ll_bt = bt_loglik(W, theta)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     best_z, best_ll = np.stack([theta, np.ones(n)], axis=1), ll_bt
     for r in range(restarts):
         start = np.concatenate([theta, np.ones(n)]) + (0.1 if r == 0 else 1.0) * rng.standard_normal(2 * n)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import click
 import pandas as pd
@@ -59,7 +60,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     missing tasks worth 0 points) apply unless --param overrides them, and a coverage
     column gives the fraction of columns each system is scored on.
     """
-    from ..aggregate import MixedScaleWarning, aggregate, get_method, list_methods, read_input
+    from ..aggregate import get_method, list_methods
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
@@ -74,28 +75,14 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:
         raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
-    hib = {c: False for c in lower} or None
+    how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or None,
+           "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates}
+    data = _shared_input(table, records, how)
     conventions = table.attrs.get("aggregate_defaults", {})
-    data = None
-    from ..aggregate.items import is_item_table
-
-    # read once, the methods share it (per-item tables stay whole: their rank intervals resample items)
-    if any(r.accepts != ("table",) for r in records) and not is_item_table(table):
-        data = read_input(table, weights=_weights(weights), higher_is_better=hib, duplicates=duplicates,
-                          system_column=system_column, exclude=tuple(exclude))
     frames = []
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
-        with warnings.catch_warnings():  # said once below, as one line
-            warnings.simplefilter("ignore", MixedScaleWarning)
-            if record.accepts == ("table",):
-                ranking = aggregate(table, record.name, weights=_weights(weights), higher_is_better=hib,
-                                    n_boot=n_boot, seed=seed, ci=ci, system_column=system_column,
-                                    exclude=tuple(exclude), duplicates=duplicates, **mine)
-            else:
-                ranking = aggregate(table if data is None else data, record.name, n_boot=n_boot, seed=seed, ci=ci,
-                                    weights=None if data is not None else _weights(weights),
-                                    higher_is_better=None if data is not None else hib, **mine)
+        ranking = _rank(record, table, data, how, mine, n_boot=n_boot, seed=seed, ci=ci)
         if ranking.warning:
             click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
         frame = ranking.to_frame()
@@ -108,3 +95,29 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
     emit(out, output, fmt)
+
+
+def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> Any:
+    """The table read once as a score matrix or battles for the methods that share it, or None
+    (per-item tables stay whole: their rank intervals resample items)."""
+    from ..aggregate import read_input
+    from ..aggregate.items import is_item_table
+
+    if any(r.accepts != ("table",) for r in records) and not is_item_table(table):
+        return read_input(table, **how)
+    return None
+
+
+def _rank(record: Any, table: pd.DataFrame, data: Any, how: dict[str, Any], params: dict[str, Any],
+          **resampling: Any) -> Any:
+    """One method's ranking (a mixed-scale warning is said once, as one line, by the caller)."""
+    from ..aggregate import MixedScaleWarning, aggregate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixedScaleWarning)
+        if record.accepts == ("table",):
+            return aggregate(table, record.name, **how, **resampling, **params)
+        if data is not None:
+            return aggregate(data, record.name, **resampling, **params)
+        return aggregate(table, record.name, weights=how["weights"], higher_is_better=how["higher_is_better"],
+                         **resampling, **params)

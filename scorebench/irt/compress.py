@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..stats import rng_from_seed
 from ..metrics.irt_kind import ResponseMatrix, response_matrix
 from .models import item_information, prob
 from .result import IRTFit
@@ -172,7 +173,7 @@ def select(responses: Any, n_items: int | list[int] | None = None, *, model: str
     N, J = values.shape
     if not 0 < test_size < 1:
         raise InputError(f"test_size: expected a share in (0, 1), got {test_size!r}")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     order = rng.permutation(N)
     n_test = max(1, int(round(test_size * N)))
     test, train = order[:n_test], order[n_test:]

@@ -62,24 +62,40 @@ def item_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Post
     dP = D / P[None]
     dQ = D / (1 - P)[None]
     prior = np.zeros((J, 4)) if prior_info is None else prior_info
-    cov = np.full((J, 4, 4), np.nan)
     if not full:
-        idx = [k for k in range(4) if free[:, k].any()]
-        blocks = np.zeros((J, 4, 4))
-        plain = bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
-        _mm_blocks(ops, post.post, dP, dQ, idx, blocks, P if plain else None, grid.theta)
-        blocks -= np.moveaxis(curv, -1, 0)
-        blocks[:, range(4), range(4)] += prior
-        a_var = None
-        if common_slope:  # the shared slope's information is the sum over items (cross terms ignored)
-            a_info = blocks[:, 0, 0].sum()
-            a_var = 1.0 / a_info if a_info > 0 else np.nan
-        for j in range(J):
-            k = [i for i in range(4) if free[j, i] and not (common_slope and i == 0)]
-            cov[j][np.ix_(k, k)] = _inv(blocks[j][np.ix_(k, k)])
-            if common_slope:
-                cov[j, 0, 0] = a_var
-        return cov
+        return _blockwise_covariance(ops, params, grid, post, free, dP, dQ, curv, prior, P, common_slope)
+    return _full_covariance(ops, post, free, dP, dQ, curv, prior, common_slope)
+
+
+def _blockwise_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Posterior, free: np.ndarray,
+                          dP: np.ndarray, dQ: np.ndarray, curv: np.ndarray, prior: np.ndarray, P: np.ndarray,
+                          common_slope: bool) -> np.ndarray:
+    """Item covariances from each item's own 4x4 information block (cross-item terms ignored)."""
+    J = params.shape[0]
+    cov = np.full((J, 4, 4), np.nan)
+    idx = [k for k in range(4) if free[:, k].any()]
+    blocks = np.zeros((J, 4, 4))
+    plain = bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
+    _mm_blocks(ops, post.post, dP, dQ, idx, blocks, P if plain else None, grid.theta)
+    blocks -= np.moveaxis(curv, -1, 0)
+    blocks[:, range(4), range(4)] += prior
+    a_var = None
+    if common_slope:  # the shared slope's information is the sum over items (cross terms ignored)
+        a_info = blocks[:, 0, 0].sum()
+        a_var = 1.0 / a_info if a_info > 0 else np.nan
+    for j in range(J):
+        k = [i for i in range(4) if free[j, i] and not (common_slope and i == 0)]
+        cov[j][np.ix_(k, k)] = _inv(blocks[j][np.ix_(k, k)])
+        if common_slope:
+            cov[j, 0, 0] = a_var
+    return cov
+
+
+def _full_covariance(ops: ResponseOps, post: Posterior, free: np.ndarray, dP: np.ndarray, dQ: np.ndarray,
+                     curv: np.ndarray, prior: np.ndarray, common_slope: bool) -> np.ndarray:
+    """Item covariances from the inverse of the full information matrix of all free parameters."""
+    J = free.shape[0]
+    cov = np.full((J, 4, 4), np.nan)
     cols, pairs = _free_index(free, False)
     mat = _full_info(ops, post.post, dP, dQ, curv)[np.ix_(cols, cols)]
     mat[np.diag_indices_from(mat)] += np.array([prior[j, k] for j, k in pairs])

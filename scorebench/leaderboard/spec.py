@@ -353,17 +353,13 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
             or any(ord(c) < 32 or ord(c) == 127 for c in name)):
         raise InputError(f"{path}: 'name' must be a plain folder name, got {name!r}")
     title = r.get("title", str, name)
-    seed = r.get("seed", int, 0)
-    if seed < 0:
-        raise InputError(f"{path}: 'seed' must be >= 0, got {seed}")
-    ci = float(r.get("ci", (int, float), 0.95))
-    if not 0 < ci < 1 or math.isnan(ci):
-        raise InputError(f"{path}: 'ci' must be strictly between 0 and 1, got {ci}")
-    n_boot = r.get("n_boot", int, 1000)
+    from ..stats import check_resampling
+
+    seed, ci, n_boot = r.get("seed", int, 0), r.get("ci", (int, float), 0.95), r.get("n_boot", int, 1000)
+    ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, where=f"{path}: ")
     digits = r.get("digits", int, 4)
-    if n_boot < 0 or not 0 <= digits <= 12:
-        raise InputError(f"{path}: 'n_boot' must be >= 0 and 'digits' in 0..12")
-    _check_rounds(n_boot, f"{path}: n_boot")
+    if not 0 <= digits <= 12:
+        raise InputError(f"{path}: 'digits' must be in 0..12, got {digits}")
     sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
     names = [s.name for s in sources]
     dups = sorted({n for n in names if names.count(n) > 1})

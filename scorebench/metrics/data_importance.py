@@ -117,7 +117,6 @@ def grand_scores(model: Any, inputs: Any, labels: Any, /, *, loss_fn: Callable[.
     ((2,), True)
     """
     import torch
-    from torch.func import functional_call, grad, vmap
 
     n_inits = check_positive_int(n_inits, "n_inits")
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -125,10 +124,23 @@ def grand_scores(model: Any, inputs: Any, labels: Any, /, *, loss_fn: Callable[.
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dev = torch.device(device)
-    is_module = isinstance(model, torch.nn.Module)
-    if not is_module and not callable(model):
+    if not isinstance(model, torch.nn.Module) and not callable(model):
         raise InputError(f"model: expected a torch.nn.Module or a factory returning one, got {type(model).__name__}")
     loss = loss_fn if loss_fn is not None else torch.nn.functional.cross_entropy
+
+    x_all, y_all = _examples(inputs, labels)
+    n = x_all.shape[0]
+    totals = torch.zeros(n, dtype=torch.float64)
+    for r in range(n_inits):
+        init_seed = int(np.random.SeedSequence([int(seed), r]).generate_state(1)[0])
+        net = _initialised(model, init_seed).to(dev).eval()
+        totals += _gradient_norms(net, loss, x_all, y_all, batch_size, dev)
+    return (totals / n_inits).numpy()
+
+
+def _examples(inputs: Any, labels: Any) -> tuple[Any, Any]:
+    """Inputs and labels as tensors with the same (>= 1) number of examples along axis 0."""
+    import torch
 
     x_all = torch.as_tensor(np.asarray(inputs) if not torch.is_tensor(inputs) else inputs)
     y_all = torch.as_tensor(np.asarray(labels) if not torch.is_tensor(labels) else labels)
@@ -136,38 +148,51 @@ def grand_scores(model: Any, inputs: Any, labels: Any, /, *, loss_fn: Callable[.
     if n == 0 or y_all.shape[:1] != (n,):
         raise InputError(f"inputs and labels: expected the same number (>= 1) of examples along axis 0, "
                          f"got {tuple(x_all.shape)} and {tuple(y_all.shape)}")
-    totals = torch.zeros(n, dtype=torch.float64)
-    for r in range(n_inits):
-        init_seed = int(np.random.SeedSequence([int(seed), r]).generate_state(1)[0])
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(init_seed)
-            if is_module:
-                net = copy.deepcopy(model)
-                for sub in net.modules():
-                    if hasattr(sub, "reset_parameters"):
-                        sub.reset_parameters()
-            else:
-                net = model()
-                if not isinstance(net, torch.nn.Module):
-                    raise InputError(f"model factory returned {type(net).__name__}; expected a torch.nn.Module")
-        net = net.to(dev).eval()
-        params = {k: v.detach() for k, v in net.named_parameters() if v.requires_grad}
-        if not params:
-            raise InputError("model: has no trainable parameters, so gradient norms are undefined")
-        buffers = {k: v.detach() for k, v in net.named_buffers()}
-        dtype = next(iter(params.values())).dtype
+    return x_all, y_all
 
-        def one(p: dict, x: Any, y: Any) -> Any:
-            out = functional_call(net, (p, buffers), (x.unsqueeze(0),))
-            return loss(out, y.unsqueeze(0))
 
-        per_example = vmap(grad(one), in_dims=(None, 0, 0))
-        for start in range(0, n, batch_size):
-            xb = x_all[start:start + batch_size]
-            xb = xb.to(dev, dtype=dtype) if xb.is_floating_point() else xb.to(dev)
-            yb = y_all[start:start + batch_size]
-            yb = yb.to(dev, dtype=torch.long) if not yb.is_floating_point() else yb.to(dev, dtype=dtype)
-            grads = per_example(params, xb, yb)
-            sq = sum(g.reshape(g.shape[0], -1).double().pow(2).sum(dim=1) for g in grads.values())
-            totals[start:start + batch_size] += sq.sqrt().cpu()
-    return (totals / n_inits).numpy()
+def _initialised(model: Any, init_seed: int) -> Any:
+    """A freshly initialised network: the module copied and reset, or the factory called,
+    under ``torch.manual_seed(init_seed)`` in a forked RNG (the caller's state is untouched)."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(init_seed)
+        if isinstance(model, torch.nn.Module):
+            net = copy.deepcopy(model)
+            for sub in net.modules():
+                if hasattr(sub, "reset_parameters"):
+                    sub.reset_parameters()
+            return net
+        net = model()
+    if not isinstance(net, torch.nn.Module):
+        raise InputError(f"model factory returned {type(net).__name__}; expected a torch.nn.Module")
+    return net
+
+
+def _gradient_norms(net: Any, loss: Callable[..., Any], x_all: Any, y_all: Any, batch_size: int, dev: Any) -> Any:
+    """Per-example L2 norm of the loss gradient over every trainable parameter (float64 tensor)."""
+    import torch
+    from torch.func import functional_call, grad, vmap
+
+    params = {k: v.detach() for k, v in net.named_parameters() if v.requires_grad}
+    if not params:
+        raise InputError("model: has no trainable parameters, so gradient norms are undefined")
+    buffers = {k: v.detach() for k, v in net.named_buffers()}
+    dtype = next(iter(params.values())).dtype
+
+    def one(p: dict, x: Any, y: Any) -> Any:
+        out = functional_call(net, (p, buffers), (x.unsqueeze(0),))
+        return loss(out, y.unsqueeze(0))
+
+    per_example = vmap(grad(one), in_dims=(None, 0, 0))
+    norms = torch.zeros(x_all.shape[0], dtype=torch.float64)
+    for start in range(0, x_all.shape[0], batch_size):
+        xb = x_all[start:start + batch_size]
+        xb = xb.to(dev, dtype=dtype) if xb.is_floating_point() else xb.to(dev)
+        yb = y_all[start:start + batch_size]
+        yb = yb.to(dev, dtype=torch.long) if not yb.is_floating_point() else yb.to(dev, dtype=dtype)
+        grads = per_example(params, xb, yb)
+        sq = sum(g.reshape(g.shape[0], -1).double().pow(2).sum(dim=1) for g in grads.values())
+        norms[start:start + batch_size] = sq.sqrt().cpu()
+    return norms

@@ -72,45 +72,59 @@ def read(path: Path, *, level: str = "samples", system: str | None = None,
     if system is not None and system != "folder" and len(runs) > 1:
         raise InputError(f"system={system!r} names one run, but {path} holds {len(runs)} results files")
     prov = Provenance("lm_eval", root)
-    frames: list[pd.DataFrame] = []
-    hashes: dict[str, tuple[str, Path]] = {}
-    seen: dict[tuple[str, str], Path] = {}
-    versions, not_per_sample, directions = set(), set(), {}
+    found = _Found(prov, level, wanted)
     for run in runs:
-        obj = load_json(run, prov.read(run))
+        found.add_run(run, root, system)
+    if not found.frames:
+        raise InputError(f"{path}: no task results{' for tasks ' + str(sorted(wanted)) if wanted else ''}")
+    table = pd.concat(found.frames, ignore_index=True)
+    return prov.stamp(table, found.versions, level=level, task_hashes={k: v[0] for k, v in found.hashes.items()},
+                      higher_is_better=found.directions, not_per_sample=sorted(found.not_per_sample),
+                      n_systems=int(table["system"].nunique()))
+
+
+class _Found:
+    """What the results files read so far hold, checked for consistency as each is added."""
+
+    def __init__(self, prov: Provenance, level: str, wanted: set[str] | None) -> None:
+        self.prov, self.level, self.wanted = prov, level, wanted
+        self.frames: list[pd.DataFrame] = []
+        self.hashes: dict[str, tuple[str, Path]] = {}  # task -> (task hash, first run with it)
+        self.seen: dict[tuple[str, str], Path] = {}  # (system, task) -> run
+        self.versions: set[str] = set()
+        self.not_per_sample: set[str] = set()
+        self.directions: dict[str, Any] = {}
+
+    def add_run(self, run: Path, root: Path, system: str | None) -> None:
+        obj = load_json(run, self.prov.read(run))
         results = require(obj, "results", dict, run)
-        versions.add(_version(obj, run))
+        self.versions.add(_version(obj, run))
         name = _system_name(obj, run, root, system)
-        task_hashes = obj.get("task_hashes") or {}
         for task, values in results.items():
-            if wanted is not None and task not in wanted or task in (obj.get("groups") or {}):
+            if self.wanted is not None and task not in self.wanted or task in (obj.get("groups") or {}):
                 continue
             if not isinstance(values, dict):
                 raise field_error(run, f"results.{task}", f"expected an object, got {type(values).__name__}")
-            digest = task_hashes.get(task)
-            if digest is not None:
-                first = hashes.setdefault(task, (digest, run))
-                if first[0] != digest:
-                    raise field_error(run, f"task_hashes.{task}", f"{digest[:12]}... differs from {first[0][:12]}... "
-                                      f"in {first[1]}: the runs evaluated different data or prompts; not comparable")
-            if (name, task) in seen:
-                raise field_error(run, "model_name", f"duplicate (model, task) ({name!r}, {task!r}) also in "
-                                                     f"{seen[name, task]}; pass system='folder' to name runs by folder")
-            seen[name, task] = run
-            directions[task] = (obj.get("higher_is_better") or {}).get(task, {})
-            if level == "results":
-                frames.append(_results_rows(values, run, name, task))
+            self._check(run, name, task, (obj.get("task_hashes") or {}).get(task))
+            self.directions[task] = (obj.get("higher_is_better") or {}).get(task, {})
+            if self.level == "results":
+                self.frames.append(_results_rows(values, run, name, task))
             else:
-                samples = _samples_file(run, task)
-                frame, dropped = _samples_rows(samples, prov, name, task)
-                not_per_sample |= {f"{task}:{m}" for m in dropped}
-                frames.append(frame)
-    if not frames:
-        raise InputError(f"{path}: no task results{' for tasks ' + str(sorted(wanted)) if wanted else ''}")
-    table = pd.concat(frames, ignore_index=True)
-    return prov.stamp(table, versions, level=level, task_hashes={k: v[0] for k, v in hashes.items()},
-                      higher_is_better=directions, not_per_sample=sorted(not_per_sample),
-                      n_systems=int(table["system"].nunique()))
+                frame, dropped = _samples_rows(_samples_file(run, task), self.prov, name, task)
+                self.not_per_sample |= {f"{task}:{m}" for m in dropped}
+                self.frames.append(frame)
+
+    def _check(self, run: Path, name: str, task: str, digest: str | None) -> None:
+        """Runs of one task must share its data hash, and each (system, task) come once."""
+        if digest is not None:
+            first = self.hashes.setdefault(task, (digest, run))
+            if first[0] != digest:
+                raise field_error(run, f"task_hashes.{task}", f"{digest[:12]}... differs from {first[0][:12]}... "
+                                  f"in {first[1]}: the runs evaluated different data or prompts; not comparable")
+        if (name, task) in self.seen:
+            raise field_error(run, "model_name", f"duplicate (model, task) ({name!r}, {task!r}) also in "
+                                                 f"{self.seen[name, task]}; pass system='folder' to name runs by folder")
+        self.seen[name, task] = run
 
 
 def _version(obj: dict, run: Path) -> str:

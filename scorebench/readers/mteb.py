@@ -280,26 +280,38 @@ def _legacy_splits(obj: dict, file: Path, main: str) -> dict[str, list[dict]]:
 
 def _select(splits: dict[str, list[dict]], spec: dict, metrics: str) -> tuple[dict[str, float], str | None]:
     """The task's values under the benchmark rule, or a reason why the cell is missing."""
-    entries = []
-    for split in spec["splits"]:
-        if split not in splits:
-            return {}, f"split {split!r} missing"
-        for subset in spec["subsets"]:
-            found = [e for e in splits[split] if e["hf_subset"] == subset]
-            if not found:
-                return {}, f"subset {subset!r} of split {split!r} missing"
-            entries.extend(found)
+    entries, missing = _entries(splits, spec)
+    if missing is not None:
+        return {}, missing
     main = [e.get("main_score") for e in entries]
-    if any(v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in main):
+    if not all(_finite_number(v) for v in main):
         return {}, f"no main score ({spec['main_score']}) in the selected subsets"
     values = {"main_score": sum(main) / len(main)}
     if metrics == "all":
         flat = [_flatten(e) for e in entries]
         for name in flat[0]:
             column = [f.get(name) for f in flat]
-            if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in column):
+            if all(_finite_number(v) for v in column):
                 values.setdefault(name, sum(column) / len(column))
     return values, None
+
+
+def _entries(splits: dict[str, list[dict]], spec: dict) -> tuple[list[dict], str | None]:
+    """The result entries of the benchmark's splits and subsets, or a reason one is missing."""
+    entries = []
+    for split in spec["splits"]:
+        if split not in splits:
+            return [], f"split {split!r} missing"
+        for subset in spec["subsets"]:
+            found = [e for e in splits[split] if e["hf_subset"] == subset]
+            if not found:
+                return [], f"subset {subset!r} of split {split!r} missing"
+            entries.extend(found)
+    return entries, None
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _flatten(entry: dict) -> dict[str, Any]:

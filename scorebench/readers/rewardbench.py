@@ -82,19 +82,8 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
     """Read RewardBench outputs (a file, or a folder with the outputs and the summary)."""
     if level not in ("samples", "sections"):
         raise InputError(f"level={level!r}: expected 'samples' or 'sections'")
-    files = [path] if path.is_file() else sorted([*path.glob("*.json"), *path.glob("*.jsonl")])
     prov = Provenance("rewardbench", path if path.is_dir() else path.parent)
-    outputs, summary = None, None
-    for file in files:
-        value = _load(file, prov)
-        if isinstance(value, dict) and "extra_results" in value:
-            summary = (file, value)
-        elif isinstance(value, list) and value and isinstance(value[0], dict) and "scores_chosen" in value[0]:
-            if outputs is not None:
-                raise InputError(f"{path}: two per-prompt output files ({outputs[0].name}, {file.name}); read one")
-            outputs = (file, value)
-    if outputs is None:
-        raise InputError(f"{path}: no RewardBench per-prompt outputs (records with scores_chosen) found")
+    outputs, summary = _outputs_and_summary(path, prov)
     file, records = outputs
     name = system or (summary[1].get("model") if summary else None) or file.stem
     table = pd.DataFrame([_row(r, file, i, name) for i, r in enumerate(records)])
@@ -110,6 +99,23 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
         scores = section_scores(accuracy)
         table = pd.DataFrame({"system": name, "task": list(scores), "metric": "accuracy", "value": list(scores.values())})
     return prov.stamp(table, [], level=level, **extra)
+
+
+def _outputs_and_summary(path: Path, prov: Provenance) -> tuple[tuple[Path, list], tuple[Path, dict] | None]:
+    """The one per-prompt outputs file (records with ``scores_chosen``) and the summary, if any."""
+    files = [path] if path.is_file() else sorted([*path.glob("*.json"), *path.glob("*.jsonl")])
+    outputs, summary = None, None
+    for file in files:
+        value = _load(file, prov)
+        if isinstance(value, dict) and "extra_results" in value:
+            summary = (file, value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict) and "scores_chosen" in value[0]:
+            if outputs is not None:
+                raise InputError(f"{path}: two per-prompt output files ({outputs[0].name}, {file.name}); read one")
+            outputs = (file, value)
+    if outputs is None:
+        raise InputError(f"{path}: no RewardBench per-prompt outputs (records with scores_chosen) found")
+    return outputs, summary
 
 
 def _load(file: Path, prov: Provenance) -> Any:

@@ -376,6 +376,39 @@ def _equal(v1: str, v2: str) -> bool:
     return (_is_tie(v1) and _is_tie(v2)) or v1 == v2
 
 
+def _oriented_votes(votes: pd.DataFrame) -> pd.DataFrame:
+    """Validated votes, each oriented to the alphabetically first model of its pair
+    (columns ``turn``, ``q``, ``lo``, ``hi``, ``judge``, ``vote``)."""
+    if not isinstance(votes, pd.DataFrame):
+        raise InputError(f"judge_agreement: expected a votes DataFrame, got {type(votes).__name__}")
+    missing = [c for c in _VOTE_COLUMNS if c not in votes.columns]
+    if missing:
+        raise InputError(f"judge_agreement: missing column(s) {missing}; expected {list(_VOTE_COLUMNS)}")
+    _no_missing(votes, list(_VOTE_COLUMNS), "judge_agreement")
+    winner = votes["winner"].astype(str).str.strip()
+    bad = ~(winner.isin(["model_a", "model_b"]) | winner.str.contains("tie"))
+    if bad.any():
+        raise InputError(f"column 'winner': {winner[bad].iloc[0]!r}; expected model_a, model_b or tie")
+    a = votes["model_a"].astype(str).to_numpy()
+    b = votes["model_b"].astype(str).to_numpy()
+    flip = a > b  # FastChat keys by the sorted pair and reverts the vote (a == b cannot occur)
+    revert = winner.map({"model_a": "model_b", "model_b": "model_a"}).fillna(winner)
+    oriented = np.where(flip, revert, winner)
+    return pd.DataFrame({"turn": votes["turn"].to_numpy(), "q": votes["question_id"].astype(str).to_numpy(),
+                         "lo": np.where(flip, b, a), "hi": np.where(flip, a, b),
+                         "judge": votes["judge"].astype(str).to_numpy(), "vote": oriented})
+
+
+def _vote_pairs(group: pd.DataFrame, judge: str, reference: str) -> list[tuple[str, str]]:
+    """The (judge, reference) vote pairs of one comparison; distinct reference pairs when
+    the judge is the reference."""
+    ref = group.loc[group["judge"] == reference, "vote"].tolist()
+    if judge == reference:
+        return [(ref[i], ref[j]) for i in range(len(ref)) for j in range(i + 1, len(ref))]
+    mine = group.loc[group["judge"] == judge, "vote"].tolist()
+    return [(u, v) for u in mine for v in ref]
+
+
 def judge_agreement(votes: pd.DataFrame, judge: str, reference: str = "human", *, ties: bool = True,
                     ci: float = 0.95) -> pd.DataFrame:
     r"""Agreement of ``judge`` with ``reference`` votes per turn, FastChat's counting.
@@ -403,24 +436,7 @@ def judge_agreement(votes: pd.DataFrame, judge: str, reference: str = "human", *
     [[1, 1, 2]]
     """
     check_level(ci, "ci")
-    if not isinstance(votes, pd.DataFrame):
-        raise InputError(f"judge_agreement: expected a votes DataFrame, got {type(votes).__name__}")
-    missing = [c for c in _VOTE_COLUMNS if c not in votes.columns]
-    if missing:
-        raise InputError(f"judge_agreement: missing column(s) {missing}; expected {list(_VOTE_COLUMNS)}")
-    _no_missing(votes, list(_VOTE_COLUMNS), "judge_agreement")
-    winner = votes["winner"].astype(str).str.strip()
-    bad = ~(winner.isin(["model_a", "model_b"]) | winner.str.contains("tie"))
-    if bad.any():
-        raise InputError(f"column 'winner': {winner[bad].iloc[0]!r}; expected model_a, model_b or tie")
-    a = votes["model_a"].astype(str).to_numpy()
-    b = votes["model_b"].astype(str).to_numpy()
-    flip = a > b  # FastChat keys by the sorted pair and reverts the vote (a == b cannot occur)
-    revert = winner.map({"model_a": "model_b", "model_b": "model_a"}).fillna(winner)
-    oriented = np.where(flip, revert, winner)
-    frame = pd.DataFrame({"turn": votes["turn"].to_numpy(), "q": votes["question_id"].astype(str).to_numpy(),
-                          "lo": np.where(flip, b, a), "hi": np.where(flip, a, b),
-                          "judge": votes["judge"].astype(str).to_numpy(), "vote": oriented})
+    frame = _oriented_votes(votes)
     for name in {judge, reference}:
         if not (frame["judge"] == name).any():
             raise InputError(f"judge_agreement: no votes by judge {name!r}; judges present: "
@@ -429,13 +445,7 @@ def judge_agreement(votes: pd.DataFrame, judge: str, reference: str = "human", *
     for turn, part in frame.groupby("turn", sort=True):
         agree = total = 0
         for _, group in part.groupby(["q", "lo", "hi"], sort=False):
-            ref = group.loc[group["judge"] == reference, "vote"].tolist()
-            if judge == reference:
-                pairs = [(ref[i], ref[j]) for i in range(len(ref)) for j in range(i + 1, len(ref))]
-            else:
-                mine = group.loc[group["judge"] == judge, "vote"].tolist()
-                pairs = [(u, v) for u in mine for v in ref]
-            for u, v in pairs:
+            for u, v in _vote_pairs(group, judge, reference):
                 if not ties and (_is_tie(u) or _is_tie(v)):
                     continue
                 total += 1
