@@ -194,7 +194,8 @@ def incomplete_sections(ctx: Any, block: Any) -> list:
     """The sections of an ``[incomplete]`` block (see the module docstring)."""
     from ..aggregate import as_matrix, competition_ranks
     from ..metrics.agreement import kendall_tau
-    from .build import Figure, Section, tie_bands
+    from ..aggregate.rank_bands import tie_bands
+    from .board import Figure, Section
 
     spec = ctx.spec
     source = spec.source(block.source)

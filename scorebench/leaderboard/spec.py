@@ -228,6 +228,7 @@ class BoardSpec:
     incomplete: IncompleteSpec | None = None
     items: ItemsSpec | None = None
     compression: CompressionSpec | None = None
+    arena: Any = None  # an ArenaSpec (scorebench.leaderboard.arena)
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -345,9 +346,43 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
 
     ``allow_outside=True`` lets the spec read paths outside its folder and repository.
     """
+    from .sections import section_kinds
+
     path = Path(path)
     base = path.parent
     r = _Reader(data, str(path))
+    settings = _settings(r, path)
+    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
+    names = [s.name for s in sources]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise InputError(f"{path}: duplicate source name(s) {dups}")
+    evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
+    compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
+    raw = {k: r.get(k.block, dict, None) for k in section_kinds()}
+    blocks = {k.block: k.parse(value, f"{path}: {k.block}") for k, value in raw.items() if value is not None}
+    plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
+    spec = BoardSpec(
+        path=path, **settings, external=r.get("external", bool, False),
+        requires=tuple((base / p).resolve() for p in r.strings("requires")),
+        sources=sources, evaluate=evaluate, compare=compare, plots=plots, out_dir=base / settings["name"], **blocks)
+    r.done()
+    _confine_paths(spec, allow_outside)
+    for block in spec.evaluate:
+        if block.n_boot is not None:
+            _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
+    if not (spec.evaluate or any(k.standalone and k.block in blocks for k in section_kinds())):
+        tables = [f"[{k.block}]" for k in section_kinds() if k.standalone]
+        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, "
+                         f"{', '.join(tables[:-1])} or {tables[-1]} table")
+    for ref in [*(e.source for e in evaluate), *(c.source for c in compare), *(p.source for p in plots if p.source),
+                *(s for k in section_kinds() if k.block in blocks for s in k.sources(blocks[k.block]))]:
+        spec.source(ref)
+    return spec
+
+
+def _settings(r: _Reader, path: Path) -> dict[str, Any]:
+    """The board-wide keys: name, title, description, script, seed, ci, n_boot, digits."""
     name = r.get("name", str, required=True)
     if (not name or any(c in name for c in "/\\") or name.startswith(".")
             or any(ord(c) < 32 or ord(c) == 127 for c in name)):
@@ -364,54 +399,9 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     if n_boot < 0 or not 0 <= digits <= 12:
         raise InputError(f"{path}: 'n_boot' must be >= 0 and 'digits' in 0..12")
     _check_rounds(n_boot, f"{path}: n_boot")
-    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
-    names = [s.name for s in sources]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise InputError(f"{path}: duplicate source name(s) {dups}")
-    evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
-    compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
-    agg = r.get("aggregate", dict, None)
-    irt = r.get("irt", dict, None)
-    incomplete = r.get("incomplete", dict, None)
-    items = r.get("items", dict, None)
-    compression = r.get("compression", dict, None)
-    plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
-    spec = BoardSpec(
-        # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
-        path=path, name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
-        script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits,
-        external=r.get("external", bool, False),
-        requires=tuple((base / p).resolve() for p in r.strings("requires")),
-        sources=sources, evaluate=evaluate, compare=compare,
-        aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
-        irt=_irt(irt, f"{path}: irt") if irt is not None else None,
-        incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
-        items=_items(items, f"{path}: items") if items is not None else None,
-        compression=_compression(compression, f"{path}: compression") if compression is not None else None,
-        plots=plots, out_dir=base / name,
-    )
-    r.done()
-    _confine_paths(spec, allow_outside)
-    for block in spec.evaluate:
-        if block.n_boot is not None:
-            _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
-    if spec.aggregate is not None and spec.aggregate.n_boot is not None:
-        _check_rounds(spec.aggregate.n_boot, f"{path}: aggregate n_boot")
-    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items or spec.compression):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete], "
-                         "[items] or [compression] table")
-    for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
-                *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
-                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
-                *([spec.incomplete.source] if spec.incomplete else []),
-                *([spec.items.source] if spec.items else []),
-                *(spec.compression.sources if spec.compression else ())]:
-        spec.source(ref)
-    if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
-        raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
-                         "(a wide systems x tasks table), not both")
-    return spec
+    # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
+    return dict(name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
+                script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits)
 
 
 def _check_rounds(n_boot: int, where: str) -> None:
@@ -516,6 +506,11 @@ def _aggregate(data: Any, where: str) -> AggregateSpec:
     spec = AggregateSpec(methods=r.strings("methods", required=True), metrics=r.strings("metrics"),
                          source=r.get("source", str, None), n_boot=r.get("n_boot", int, None))
     r.done()
+    if spec.n_boot is not None:
+        _check_rounds(spec.n_boot, f"{where.rsplit(': ', 1)[0]}: aggregate n_boot")
+    if bool(spec.metrics) == bool(spec.source):
+        raise InputError(f"{where} needs either 'metrics' (of the evaluated scores) or 'source' "
+                         "(a wide systems x tasks table), not both")
     return spec
 
 
