@@ -81,7 +81,7 @@ def cell(value: float, low: float, high: float, digits: int) -> str:
     Examples
     --------
     >>> cell(0.5, 0.25, 0.75, 3), cell(0.5, float("nan"), float("nan"), 3)
-    ('0.5 [0.25, 0.75]', '0.5')
+    ('0.500 [0.250, 0.750]', '0.500')
     """
     text = format_value(float(value), digits)
     if np.isfinite(low) and np.isfinite(high):
