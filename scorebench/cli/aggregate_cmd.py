@@ -46,12 +46,15 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
 @click.option("--duplicates", type=click.Choice(["raise", "suffix", "first"]), default="raise", show_default=True,
               help="Repeated system names in a wide table.")
 @click.option("--list-methods", "show_methods", is_flag=True, help="List the registered methods and exit.")
+@click.option("--coefficients", "coefficients", is_flag=True,
+              help="With --method bradley_terry_style: write its style coefficients (log-odds per sd of each "
+                   "feature) with --bootstrap percentile intervals (battles resampled) instead of the ratings.")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
-            show_methods, source_format, source_options, output, fmt) -> None:
+            show_methods, coefficients, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
@@ -70,6 +73,13 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
+    if coefficients:  # style control's covariates, not a ranking (aggregate.style_control.style_control)
+        if names != ["bradley_terry_style"]:
+            raise InputError(f"--coefficients applies to --method bradley_terry_style alone, got {', '.join(names)}")
+        from ..aggregate.style_control import style_control
+
+        emit(style_control(table, n_boot=n_boot, seed=seed, ci=ci, **options).coefficients_frame(), output, fmt)
+        return
     records = [get_method(n) for n in names]
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:
