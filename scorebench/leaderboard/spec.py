@@ -345,22 +345,17 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     """Validate a parsed TOML document (see the module docstring for the keys).
 
     ``allow_outside=True`` lets the spec read paths outside its folder and repository.
+    Section blocks (``[aggregate]``, ``[incomplete]``, ``[arena]``, ...) are read by the
+    parsers declared in :mod:`scorebench.leaderboard.sections`.
     """
-    from .sections import section_kinds
-
     path = Path(path)
     base = path.parent
     r = _Reader(data, str(path))
     settings = _settings(r, path)
-    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
-    names = [s.name for s in sources]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise InputError(f"{path}: duplicate source name(s) {dups}")
+    sources = _sources(r, base, path)
     evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
     compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
-    raw = {k: r.get(k.block, dict, None) for k in section_kinds()}
-    blocks = {k.block: k.parse(value, f"{path}: {k.block}") for k, value in raw.items() if value is not None}
+    blocks = _section_blocks(r, path)
     plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
     spec = BoardSpec(
         path=path, **settings, external=r.get("external", bool, False),
@@ -368,17 +363,43 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
         sources=sources, evaluate=evaluate, compare=compare, plots=plots, out_dir=base / settings["name"], **blocks)
     r.done()
     _confine_paths(spec, allow_outside)
+    _check_spec(spec, blocks)
+    return spec
+
+
+def _sources(r: _Reader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
+    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
+    names = [s.name for s in sources]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise InputError(f"{path}: duplicate source name(s) {dups}")
+    return sources
+
+
+def _section_blocks(r: _Reader, path: Path) -> dict[str, Any]:
+    """The spec's section blocks, each read by its declared parser (block name -> frozen block)."""
+    from .sections import section_kinds
+
+    raw = {k: r.get(k.block, dict, None) for k in section_kinds()}
+    return {k.block: k.parse(value, f"{path}: {k.block}") for k, value in raw.items() if value is not None}
+
+
+def _check_spec(spec: BoardSpec, blocks: dict[str, Any]) -> None:
+    """Checks across keys: bootstrap rounds, something to show, every named source declared."""
+    from .sections import section_kinds
+
     for block in spec.evaluate:
         if block.n_boot is not None:
-            _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
-    if not (spec.evaluate or any(k.standalone and k.block in blocks for k in section_kinds())):
+            _check_rounds(block.n_boot, f"{spec.path}: evaluate n_boot")
+    kinds = [k for k in section_kinds() if k.block in blocks]
+    if not (spec.evaluate or any(k.standalone for k in kinds)):
         tables = [f"[{k.block}]" for k in section_kinds() if k.standalone]
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, "
+        raise InputError(f"{spec.path}: a board needs at least one [[evaluate]] block, "
                          f"{', '.join(tables[:-1])} or {tables[-1]} table")
-    for ref in [*(e.source for e in evaluate), *(c.source for c in compare), *(p.source for p in plots if p.source),
-                *(s for k in section_kinds() if k.block in blocks for s in k.sources(blocks[k.block]))]:
+    refs = [*(e.source for e in spec.evaluate), *(c.source for c in spec.compare),
+            *(p.source for p in spec.plots if p.source), *(s for k in kinds for s in k.sources(blocks[k.block]))]
+    for ref in refs:
         spec.source(ref)
-    return spec
 
 
 def _settings(r: _Reader, path: Path) -> dict[str, Any]:
