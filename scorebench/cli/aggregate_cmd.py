@@ -29,6 +29,16 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
     return out
 
 
+def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_boot: int, seed: int,
+                        ci: float) -> pd.DataFrame:
+    """``--coefficients``: style control's covariates with bootstrap intervals (not a ranking)."""
+    if names != ["bradley_terry_style"]:
+        raise InputError(f"--coefficients applies to --method bradley_terry_style alone, got {', '.join(names)}")
+    from ..aggregate.style_control import style_control
+
+    return style_control(table, n_boot=n_boot, seed=seed, ci=ci, **options).coefficients_frame()
+
+
 @click.command("aggregate")
 @click.argument("scores", type=click.Path(path_type=Path), required=False)
 @click.option("--method", "-m", "methods", multiple=True,
@@ -73,13 +83,8 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
-    if coefficients:  # style control's covariates, not a ranking (aggregate.style_control.style_control)
-        if names != ["bradley_terry_style"]:
-            raise InputError(f"--coefficients applies to --method bradley_terry_style alone, got {', '.join(names)}")
-        from ..aggregate.style_control import style_control
-
-        emit(style_control(table, n_boot=n_boot, seed=seed, ci=ci, **options).coefficients_frame(), output, fmt)
-        return
+    if coefficients:
+        return emit(_style_coefficients(table, names, options, n_boot, seed, ci), output, fmt)
     records = [get_method(n) for n in names]
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:

@@ -52,7 +52,7 @@ __all__ = ["Board", "Section", "Figure", "build_board", "tie_bands", "overlap_ra
 def _arrow(name: str) -> str:
     try:
         hib = lookup_metric(name).higher_is_better
-    except (UnknownMetricError, InputError, TypeError):  # not a registered metric (external board columns)
+    except (UnknownMetricError, InputError, TypeError, ValueError):  # not a registered metric (external columns)
         return name
     return f"{name} {'↑' if hib else '↓'}" if hib is not None else name
 

@@ -51,9 +51,19 @@ A spec declares where a board's numbers come from and how they are shown::
     source = "answers"                       # Wilson accuracy, McNemar-Holm matrix, IRT abilities
     model = "2pl"                            # a_prior = [1.0, 0.5]: normal prior on the slopes
 
+    [arena]                                  # battles (model_a, model_b, winner, style_* columns):
+    source = "battles"                       # plain and style-controlled Bradley-Terry ratings,
+    features = "v1"                          # Arena ranks, rank delta (style), style coefficients
+    anony = true                             # optional filters: anony, language, category
+    n_boot = 200                             # battle resamples (default: n_boot); also reg, anchor
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
+
+The section blocks (``[aggregate]``, ``[incomplete]``, ``[items]``, ``[compression]``,
+``[irt]``, ``[arena]``) are section kinds declared in :mod:`scorebench.leaderboard.sections`:
+each names its parser and its builder, so a new block is one declaration.
 
 Paths are resolved against the spec's folder. ``requires`` lists paths that must exist
 for the board to be built (external data); when one is missing the board is skipped with a
