@@ -55,14 +55,16 @@ def test_arena_board_numbers_match_style_control(tmp_path):
         assert (styled["ci_low"], styled["ci_high"]) == pytest.approx((row["ci_low"], row["ci_high"]), rel=1e-10)
         assert plain["value"] == pytest.approx(row["plain_rating"], rel=1e-10)
         assert styled["rank"] == row["rank"] and plain["rank"] == row["plain_rank"]
-        assert styled["rank_delta"] == row["plain_rank"] - row["rank"]
+        assert data.loc[(system, "rank_delta_style"), "value"] == row["plain_rank"] - row["rank"]
     # the display follows the Arena rank, and the battle counts are those after the anony filter
     shown = pd.DataFrame(ratings.rows, columns=ratings.columns)
     assert shown["rank (style control)"].astype(int).is_monotonic_increasing
     kept = table[table["anony"]]
     counts = pd.concat([kept["model_a"], kept["model_b"]]).value_counts()
     assert dict(zip(shown["system"], shown["battles"].astype(float))) == {k: float(v) for k, v in counts.items()}
-    coef = coefficients.data.set_index("feature")
+    assert set(ratings.data.columns) | set(coefficients.data.columns) <= {  # the board.csv columns of other boards
+        "section", "task", "system", "metric", "value", "ci_low", "ci_high", "n", "rank", "rank_low", "rank_high", "band"}
+    coef = coefficients.data.set_index("metric")
     assert coef["value"].to_numpy() == pytest.approx(expected.coefficients, rel=1e-10)
     assert (coef["ci_low"] <= coef["value"]).all() and (coef["value"] <= coef["ci_high"]).all()
     page = board_files(board)["index.html"].decode()

@@ -123,12 +123,16 @@ def _rating_rows(result: Any, counts: dict[str, float], digits: int) -> tuple[li
                                                               row.ci_high if intervals else np.nan, digits),
                      str(int(row.plain_rank)), cell(row.plain_rating, plain_lo[i], plain_hi[i], digits),
                      f"{delta:+d}" if delta else "0", f"{counts.get(row.system, 0.0):g}"))
+        battles = counts.get(row.system, 0.0)
+        battles = int(battles) if float(battles).is_integer() else battles  # an integer n, as on the other boards
         for metric, value, lo, hi, rank in (
                 ("bt_style_rating", row.rating, row.ci_low, row.ci_high, row.rank),
                 ("bt_plain_rating", row.plain_rating, plain_lo[i], plain_hi[i], row.plain_rank)):
             records.append({"section": "arena", "system": row.system, "metric": metric, "value": float(value),
                             "ci_low": float(lo) if intervals else None, "ci_high": float(hi) if intervals else None,
-                            "rank": int(rank), "rank_delta": delta, "battles": counts.get(row.system, 0.0)})
+                            "n": battles, "rank": int(rank)})
+        records.append({"section": "arena", "system": row.system, "metric": "rank_delta_style", "value": delta,
+                        "n": battles})
     return rows, records
 
 
@@ -139,8 +143,9 @@ def _coefficient_section(result: Any, key: str, ci: float, n_boot: int, digits: 
         lo = result.coef_low[j] if intervals else np.nan
         hi = result.coef_high[j] if intervals else np.nan
         rows.append((feature, cell(result.coefficients[j], lo, hi, digits)))
-        records.append({"section": f"{key}-style", "feature": feature, "value": float(result.coefficients[j]),
-                        "ci_low": float(lo) if intervals else None, "ci_high": float(hi) if intervals else None})
+        records.append({"section": f"{key}-style", "metric": feature, "value": float(result.coefficients[j]),
+                        "ci_low": float(lo) if intervals else None, "ci_high": float(hi) if intervals else None,
+                        "n": int(result.n_battles)})
     how = (f"{ci:.0%} percentile intervals over {n_boot} battle resamples" if intervals
            else "no intervals (n_boot = 0)")
     note = ("Coefficients of the style covariates, fitted jointly with the strengths: the change in the log-odds "
