@@ -193,3 +193,21 @@ def test_committed_battles_show_the_style_effects_they_were_drawn_with():
     styled = kendalltau([truth[n] for n in names], [rating[n] for n in names]).statistic
     unstyled = kendalltau([truth[n] for n in names], [plain[n] for n in names]).statistic
     assert styled > unstyled
+
+
+def test_section_modules_do_not_import_the_builder():
+    """No import cycle: the section builders take the board types from leaderboard.board, and the
+    builder reaches them only through the section registry (by name, when a block is present)."""
+    import ast
+
+    import scorebench.leaderboard as package
+
+    folder = Path(package.__file__).parent
+    for name in ("board", "sections", "irt_board", "incomplete", "items_board", "compression", "arena", "render",
+                 "check", "interactive"):
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 1}
+        assert "build" not in imported, f"leaderboard/{name}.py imports the builder"
+    build = ast.parse((folder / "build.py").read_text(encoding="utf-8"))
+    from_build = {node.module for node in ast.walk(build) if isinstance(node, ast.ImportFrom) and node.level == 1}
+    assert not from_build & {"irt_board", "incomplete", "items_board", "compression", "arena"}
