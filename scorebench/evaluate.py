@@ -341,9 +341,9 @@ def _set_score(record: Metric, inputs: Inputs, idx: np.ndarray, n_boot: int, ci:
     with Overflow() as overflow:
         value = float(record.compute(inputs.take(idx)))
     overflow.check(record.name, np.array([value]))
-    if n_boot == 0:
-        return value, np.nan, np.nan, idx.size, "none"
     rule = record.interval_method
+    if n_boot == 0 or rule == "none":  # "none": the rows are not a sample (e.g. the cells of an MDP)
+        return value, np.nan, np.nan, idx.size, "none"
     if rule in HALF_SAMPLING_RULES:
         masks = None if hashes is None else half_sample_masks(hashes, seed, n_boot)
         samples = (idx[m] for m in masks) if masks is not None else \

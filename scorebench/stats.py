@@ -60,6 +60,8 @@ INTERVAL_METHODS = {
     "half_sampling_normal": "half-sampling as above, with a normal-theory interval: the estimate plus or "
                             "minus t_{B-1} times the standard deviation of the replicates, clipped to the "
                             "metric's bounds; for the Vendi score",
+    "none": "no interval, whatever n_boot is: the rows are not a sample (an MDP table's rows are the cells of one "
+            "reward function; resampling them changes the MDP)",
 }
 
 #: Interval rules whose replicates are half-samples (rows drawn without replacement).
@@ -194,6 +196,8 @@ def interval_bounds(estimate: float, replicates: np.ndarray, ci: float, method: 
     """
     if method not in INTERVAL_METHODS:
         raise InputError(f"interval: unknown method {method!r}; expected one of {sorted(INTERVAL_METHODS)}")
+    if method == "none":
+        return np.nan, np.nan
     replicates = np.asarray(replicates, dtype=np.float64)
     if method == "percentile":
         low, high = percentile_interval(replicates, ci)

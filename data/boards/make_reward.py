@@ -20,10 +20,22 @@ four judges on 400 comparisons: ``logit = 1.5 * quality_gap + pos * shown_first 
 sign(len_1 - len_2)``, a verdict of ``model_1``/``model_2``, or ``tie`` within 0.1 of even odds,
 with known position bias ``pos`` and length bias ``len`` per judge (``JUDGES``).
 
+And Chatbot-Arena-style battles between eight chat models (``ARENA``; its own seeded stream, so
+the two files above do not depend on it): 6,000 battles, each model with a true strength ``r``
+(log10-odds units: Elo = 400 r) and its own answer style (mean answer length in tokens, mean
+counts of markdown headers, list items and bold spans); the outcome follows the
+style-controlled Bradley-Terry model ``P(a beats b) = sigmoid(ln(10) (r_a - r_b) + x_ab . gamma)``
+with the standardised style differences ``x_ab`` of FastChat's style control and known
+coefficients ``ARENA_GAMMA`` (longer answers and more markdown win more often); 15% of the
+battles are ties (30% of those ``tie (bothbad)``), 85% anonymous, 70% in English. chat-verbose
+and chat-markdown write long, formatted answers; chat-terse short plain ones.
+
 Output: ``data/boards/reward.csv`` (``system``, ``id``, ``subset``, ``section``,
 ``score_chosen``, ``score_rejected``, ``len_chosen``, ``len_rejected``) and
 ``data/boards/reward_judgments.csv`` (``system`` = judge, ``id``, ``question_id``, ``model_1``,
-``model_2``, ``g1_winner``, ``g2_winner``, ``len_1``, ``len_2``), read by
+``model_2``, ``g1_winner``, ``g2_winner``, ``len_1``, ``len_2``) and
+``data/boards/reward_battles.csv`` (``model_a``, ``model_b``, ``winner``, ``anony``, ``language``
+and the ``style_*`` count columns of FastChat's battle files), read by
 ``leaderboards/reward.toml``. Run: ``python data/boards/make_reward.py``.
 """
 
@@ -37,6 +49,19 @@ import pandas as pd
 SEED = 20240321
 OUT = Path(__file__).with_name("reward.csv")
 OUT_JUDGMENTS = Path(__file__).with_name("reward_judgments.csv")
+OUT_BATTLES = Path(__file__).with_name("reward_battles.csv")
+ARENA_SEED = 20240622
+ARENA = {  # true strength r (Elo = 400 r), mean tokens, mean headers, list items, bold spans per answer
+    "chat-alpha": (0.35, 450, 1.0, 3.0, 1.0),
+    "chat-beta": (0.25, 600, 2.0, 4.0, 2.0),
+    "chat-terse": (0.20, 180, 0.2, 0.5, 0.2),
+    "chat-verbose": (0.10, 1100, 5.0, 10.0, 6.0),
+    "chat-markdown": (0.05, 700, 6.0, 12.0, 8.0),
+    "chat-gamma": (0.00, 500, 1.5, 3.0, 1.5),
+    "chat-small": (-0.15, 400, 1.0, 2.0, 1.0),
+    "chat-tiny": (-0.30, 250, 0.5, 1.0, 0.5),
+}
+ARENA_GAMMA = (0.40, 0.05, 0.10, 0.08)  # log-odds per sd of: length, headers, lists, bold
 JUDGES = {"judge-careful": (0.0, 0.0), "judge-first-position": (0.8, 0.0), "judge-verbose": (0.0, 0.8),
           "judge-weak": (0.3, 0.3)}  # (position bias, length bias) in log-odds
 SECTIONS = {
@@ -105,6 +130,9 @@ def main() -> None:
     judgments = make_judgments(rng)
     judgments.to_csv(OUT_JUDGMENTS, index=False)
     print(f"wrote {len(judgments)} judgments to {OUT_JUDGMENTS}")
+    battles = make_battles(np.random.default_rng(ARENA_SEED))
+    battles.to_csv(OUT_BATTLES, index=False)
+    print(f"wrote {len(battles)} battles to {OUT_BATTLES}")
 
 
 def make_judgments(rng: np.random.Generator, n: int = 400) -> pd.DataFrame:
@@ -126,6 +154,30 @@ def make_judgments(rng: np.random.Generator, n: int = 400) -> pd.DataFrame:
                                     "model_1": models[i], "model_2": models[j], "g1_winner": verdicts[0],
                                     "g2_winner": verdicts[1], "len_1": len_1, "len_2": len_2}))
     return pd.concat(frames, ignore_index=True)
+
+
+def make_battles(rng: np.random.Generator, n: int = 6000) -> pd.DataFrame:
+    names = np.array(list(ARENA))
+    spec = np.array(list(ARENA.values()))
+    k = len(names)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    tokens = np.maximum(np.round(spec[:, 1][np.stack([a, b])] * np.exp(rng.normal(-0.06, 0.35, (2, n)))), 1)
+    counts = [rng.poisson(spec[:, j][np.stack([a, b])]) for j in (2, 3, 4)]
+    z = np.column_stack([(x[0] - x[1]) / (x[0] + x[1] + 1.0) for x in (tokens, *counts)])
+    x = (z - z.mean(axis=0)) / z.std(axis=0)
+    logit = np.log(10.0) * (spec[a, 0] - spec[b, 0]) + x @ np.asarray(ARENA_GAMMA)
+    win = rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-logit))
+    tie = rng.uniform(size=n) < 0.15
+    bothbad = rng.uniform(size=n) < 0.3
+    winner = np.where(tie, np.where(bothbad, "tie (bothbad)", "tie"), np.where(win, "model_a", "model_b"))
+    table = pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": winner,
+                          "anony": rng.uniform(size=n) < 0.85,
+                          "language": np.where(rng.uniform(size=n) < 0.7, "English", "Chinese")})
+    table["style_sum_assistant_a_tokens"], table["style_sum_assistant_b_tokens"] = tokens.astype(int)
+    for name, c in zip(("header_count", "list_count", "bold_count"), counts):
+        table[f"style_{name}_a"], table[f"style_{name}_b"] = c
+    return table
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ minimize = lazy_attr("scipy.optimize", "minimize")
 expit = lazy_attr("scipy.special", "expit")
 log_expit = lazy_attr("scipy.special", "log_expit")
 
-__all__ = ["style_control", "StyleControl", "style_features", "fit_contextual_bt", "bradley_terry_style",
+__all__ = ["style_control", "StyleControl", "style_features", "filter_battles", "fit_contextual_bt", "bradley_terry_style",
            "STYLE_V1"]
 
 STYLE_V1 = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
@@ -193,7 +193,16 @@ class _Prepared:
     features: tuple[str, ...]
 
 
-def _filter(table: pd.DataFrame, anony: bool | None, language: Any, category: str | None) -> pd.DataFrame:
+def filter_battles(table: pd.DataFrame, anony: bool | None = None, language: Any = None,
+                   category: str | None = None) -> pd.DataFrame:
+    """The battles kept by the ``anony`` / ``language`` / ``category`` filters (None: no filter).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "winner": ["a", "b"], "anony": [True, False]})
+    >>> len(filter_battles(t, anony=True))
+    1
+    """
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"style control: expected a battles DataFrame, got {type(table).__name__}")
     keep = np.ones(len(table), dtype=bool)
@@ -216,7 +225,7 @@ def _filter(table: pd.DataFrame, anony: bool | None, language: Any, category: st
 
 
 def _prepare(table: pd.DataFrame, features: Any, anony: Any, language: Any, category: Any) -> _Prepared:
-    table = _filter(table, anony, language, category)
+    table = filter_battles(table, anony, language, category)
     battles = as_battles(table)
     X, names, _, _ = style_features(table, features)
     return _Prepared(battles.systems, battles.a, battles.b, battles.outcome, battles.weight, X, names)

@@ -30,6 +30,16 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
     return out
 
 
+def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_boot: int, seed: int,
+                        ci: float) -> pd.DataFrame:
+    """``--coefficients``: style control's covariates with bootstrap intervals (not a ranking)."""
+    if names != ["bradley_terry_style"]:
+        raise InputError(f"--coefficients applies to --method bradley_terry_style alone, got {', '.join(names)}")
+    from ..aggregate.style_control import style_control
+
+    return style_control(table, n_boot=n_boot, seed=seed, ci=ci, **options).coefficients_frame()
+
+
 @click.command("aggregate")
 @click.argument("scores", type=click.Path(path_type=Path), required=False)
 @click.option("--method", "-m", "methods", multiple=True,
@@ -47,12 +57,15 @@ def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
 @click.option("--duplicates", type=click.Choice(["raise", "suffix", "first"]), default="raise", show_default=True,
               help="Repeated system names in a wide table.")
 @click.option("--list-methods", "show_methods", is_flag=True, help="List the registered methods and exit.")
+@click.option("--coefficients", "coefficients", is_flag=True,
+              help="With --method bradley_terry_style: write its style coefficients (log-odds per sd of each "
+                   "feature) with --bootstrap percentile intervals (battles resampled) instead of the ratings.")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
-            show_methods, source_format, source_options, output, fmt) -> None:
+            show_methods, coefficients, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
@@ -71,6 +84,8 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
+    if coefficients:
+        return emit(_style_coefficients(table, names, options, n_boot, seed, ci), output, fmt)
     records = [get_method(n) for n in names]
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:

@@ -20,6 +20,11 @@ def command(mdp, output, fmt) -> None:
     (S, A, S), ``names`` (K,) and ``policy`` (S, A). Output: one row per pair and distance
     (``starc_value``, ``starc_epic``, ``epic``, ``dard``); see
     :mod:`scorebench.metrics.reward.starc`.
+
+    To score reward functions against a reference reward from a long table (one row per
+    system, s, a, s_next), use ``scorebench evaluate TABLE --kind mdp -m reward_starc -O gamma=0.9``
+    (metrics ``reward_starc``, ``reward_starc_epic``, ``reward_epic``, ``reward_dard``; no
+    intervals: see :mod:`scorebench.metrics.reward.mdp_kind`).
     """
     from ..metrics.reward.starc import reward_distances
 

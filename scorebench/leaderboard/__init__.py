@@ -9,7 +9,8 @@ numbers within the tolerance of :mod:`scorebench.leaderboard.check`).
 
 from __future__ import annotations
 
-from .build import Board, Figure, Section, build_board
+from .board import Board, Figure, Section
+from .build import build_board
 from .check import ATOL, RTOL, BoardDiff, diff_board, diff_files
 from .render import board_files, render_csv, render_html, render_json, render_markdown_board, write_board
 from .spec import BoardSpec, load_spec

@@ -19,14 +19,15 @@ Tie bands: for a per-row metric, the tie classes of :mod:`scorebench.aggregate.t
 (walking down the ranking, a system joins the current band unless a Holm-corrected paired
 test over all pairs says it differs from the band's top). For a set-level metric there are
 no paired units to test, and a system joins the current band when its rank interval
-overlaps the interval of the band's top.
+overlaps the interval of the band's top. These statistics live in
+:mod:`scorebench.aggregate.rank_bands`; the other blocks of a spec (``[aggregate]``,
+``[incomplete]``, ``[arena]``, ...) are section kinds of :mod:`scorebench.leaderboard.sections`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,79 +35,24 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..errors import InputError
+from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
+from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
 from ..registry import metric as lookup_metric
+from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, pin
+from .board import cell as _cell
+from .board import slug as _slug
+from .board import split_tasks as _tasks
 from .spec import BoardSpec, CompareSpec, EvaluateSpec
 
 __all__ = ["Board", "Section", "Figure", "build_board", "tie_bands", "overlap_rank_intervals",
-           "SIGNIFICANT_DIGITS"]
-
-SIGNIFICANT_DIGITS = 10  # numbers in CSV/JSON are rounded to this many significant digits
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One plot: a file stem, a caption and the SVG text."""
-
-    name: str
-    caption: str
-    svg: str
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled table: display strings for Markdown/HTML and the numbers for CSV/JSON."""
-
-    key: str
-    title: str
-    note: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    data: pd.DataFrame = field(repr=False)
-    figures: tuple[Figure, ...] = ()
-    groups: tuple[tuple[str, str], ...] = ()  # column -> group shown/hidden together on the page
-    filters: tuple[tuple[str, str], ...] = ()  # column -> "cat" | "num": a filter on the page
-
-
-@dataclass(frozen=True)
-class Board:
-    """Everything a renderer needs."""
-
-    spec: BoardSpec
-    sections: tuple[Section, ...]
-    provenance: tuple[tuple[str, str], ...]
-
-    @property
-    def figures(self) -> tuple[Figure, ...]:
-        return tuple(f for s in self.sections for f in s.figures)
-
-
-# --- small helpers ---------------------------------------------------------------------
-
-
-def pin(value: Any) -> Any:
-    """Round floats to :data:`SIGNIFICANT_DIGITS` so files do not depend on the last bits."""
-    if isinstance(value, (float, np.floating)):
-        if not np.isfinite(value):
-            return None if np.isnan(value) else float(value)
-        return float(f"{float(value):.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def _cell(value: float, low: float, high: float, digits: int) -> str:
-    text = format_value(float(value), digits)
-    if np.isfinite(low) and np.isfinite(high):
-        text += f" [{format_value(float(low), digits)}, {format_value(float(high), digits)}]"
-    return text
+           "SIGNIFICANT_DIGITS", "pin"]
 
 
 def _arrow(name: str) -> str:
     try:
         hib = lookup_metric(name).higher_is_better
-    except Exception:  # not a registered metric (external board columns)
+    except (UnknownMetricError, InputError, TypeError, ValueError):  # not a registered metric (external columns)
         return name
     return f"{name} {'↑' if hib else '↓'}" if hib is not None else name
 
@@ -122,47 +68,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _slug(text: str) -> str:
-    out = "".join(c if c.isalnum() else "-" for c in str(text).lower())
-    return "-".join(p for p in out.split("-") if p) or "x"
-
-
-def tie_bands(rank_low: np.ndarray, rank_high: np.ndarray) -> np.ndarray:
-    """Band number (1 = best) of each system, given intervals in ranking order.
-
-    Examples
-    --------
-    >>> tie_bands(np.array([1, 1, 2, 4]), np.array([2, 3, 3, 4])).tolist()
-    [1, 1, 1, 2]
-    """
-    bands = np.empty(len(rank_low), dtype=np.int64)
-    band, leader_high = 0, -np.inf
-    for i, (lo, hi) in enumerate(zip(rank_low, rank_high)):
-        if lo > leader_high:
-            band += 1
-            leader_high = hi
-        bands[i] = band
-    return bands
-
-
-def overlap_rank_intervals(value: np.ndarray, low: np.ndarray, high: np.ndarray,
-                           higher_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Conservative rank range from confidence intervals (for set-level metrics).
-
-    Examples
-    --------
-    >>> lo, hi = overlap_rank_intervals(np.array([0.9, 0.8, 0.2]), np.array([0.85, 0.7, 0.1]),
-    ...                                 np.array([0.95, 0.88, 0.3]), True)
-    >>> lo.tolist(), hi.tolist()
-    ([1, 1, 3], [2, 2, 3])
-    """
-    if not higher_is_better:
-        value, low, high = -value, -high, -low
-    better = (low[None, :] > high[:, None]).sum(axis=1)
-    worse = (high[None, :] < low[:, None]).sum(axis=1)
-    return 1 + better, len(value) - worse
-
-
 # --- the build -------------------------------------------------------------------------
 
 
@@ -172,6 +77,7 @@ class _Context:
     def __init__(self, spec: BoardSpec) -> None:
         self.spec = spec
         self.tables: dict[str, pd.DataFrame] = {}
+        self.scores = pd.DataFrame(columns=["system", "task", "metric", "value"])  # evaluated values, for [aggregate]
         self.bootstrap_notes: dict[str, str] = {}
         # metric entry of a block (``ece``) -> the names evaluate reports for it (``ece(n_bins=10)``)
         self.evaluated_names: dict[str, set[str]] = {}
@@ -204,52 +110,6 @@ def _filter(table: pd.DataFrame, where: Sequence[tuple[str, Any]]) -> pd.DataFra
     return table
 
 
-def _tasks(table: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
-    if "task" not in table.columns:
-        return [(None, table)]
-    out = []
-    for task in sorted(table["task"].dropna().unique().tolist(), key=str):
-        sub = table[table["task"] == task]
-        out.append((task, sub.dropna(axis=1, how="all").drop(columns="task")))
-    return out
-
-
-def _paired_ranking(sub: pd.DataFrame, record: Any, kind: str | None, spec: BoardSpec,
-                    options: dict) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """Rank, paired-bootstrap rank interval and Holm-adjusted pairwise p-values on a per-row metric.
-
-    None when the kind has no unit key to pair units across systems by.
-    """
-    import warnings
-
-    from ..aggregate.ties import pairwise_p_values
-    from ..aggregate.means import MixedScaleWarning
-
-    import scorebench
-
-    name = record.name
-    units = scorebench.evaluate(sub, [record], kind=kind, by="system", n_boot=0, per_unit=True, **options)
-    key = [c for c in units.columns if c not in ("system", "metric", "value", "ci_low", "ci_high", "n")]
-    if not key:
-        return None
-    units = units[units[key[0]] != "all"]
-    wide = units.pivot(index="system", columns=key[0], values="value")
-    if wide.isna().any().any():
-        raise InputError(f"metric {name!r}: systems are not scored on the same units; paired rank intervals "
-                         "need every unit for every system")
-    wide.columns = [str(c) for c in wide.columns]
-    hib = record.higher_is_better
-    with warnings.catch_warnings():  # the columns are units, not tasks: their ranges may differ
-        warnings.simplefilter("ignore", MixedScaleWarning)
-        ranking = scorebench.aggregate(wide, "mean", higher_is_better=bool(hib) if hib is not None else True,
-                                       n_boot=spec.n_boot, seed=spec.seed, ci=spec.ci)
-    frame = ranking.to_frame().set_index("system")
-    if spec.n_boot and ranking.rank_low is None:  # too few units to resample: every rank is possible
-        frame["rank_low"], frame["rank_high"] = 1, len(frame)
-    p = pd.DataFrame(pairwise_p_values(wide.to_numpy().T), index=wide.index, columns=wide.index)
-    return frame[["rank"] + (["rank_low", "rank_high"] if spec.n_boot else [])], p
-
-
 def _records(block: EvaluateSpec) -> list:
     """Metric records of a block with its parameter overrides bound, in the block's order.
 
@@ -271,86 +131,117 @@ def _rank_record(block: EvaluateSpec, records: list) -> Any:
                      f"{[r.name for r in records]}")
 
 
-def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFrame, index: int) -> Section:
+def _evaluate_task(block: EvaluateSpec, sub: pd.DataFrame, records: list, record: Any,
+                   spec: BoardSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, str | None]:
+    """Scores of one task (``all`` rows) and, for a per-row rank metric with intervals, its
+    per-unit values and unit key, from one :func:`scorebench.evaluate` call."""
     import scorebench
 
+    per_unit = bool(record.per_row and spec.n_boot)
+    scores = scorebench.evaluate(sub, records, kind=block.kind, by="system", ci=spec.ci, n_boot=spec.n_boot,
+                                 seed=spec.seed, per_unit=per_unit, **dict(block.options))
+    key = [c for c in scores.columns if c not in ("system", "metric", "value", "ci_low", "ci_high", "n")]
+    if not per_unit or not key:
+        return scores, None, None
+    attrs = dict(scores.attrs)
+    summary = (scores[key[0]] == "all").to_numpy()
+    units = scores[~summary & (scores["metric"] == record.name).to_numpy()]
+    scores = scores[summary].drop(columns=key[0]).reset_index(drop=True)
+    scores.attrs = attrs
+    return scores, units, key[0]
+
+
+def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None, record: Any,
+                spec: BoardSpec) -> dict[str, Any]:
+    """Rank, rank interval, ranking order and bands of one task's systems (see the module docstring)."""
+    from ..aggregate import competition_ranks
+    from ..aggregate.ties import TIE_RULE, tie_classes
+
+    hib = record.higher_is_better if record.higher_is_better is not None else True
+    systems = main.index.tolist()
+    v = main["value"].to_numpy()
+    out: dict[str, Any] = {"systems": systems}
+    p_adjusted = None
+    if units is not None:
+        paired, p_adjusted = paired_rank_intervals(units, unit, name=record.name, n_boot=spec.n_boot,
+                                                   higher_is_better=record.higher_is_better, seed=spec.seed,
+                                                   ci=spec.ci)
+        ranks = paired.reindex(systems)
+        out.update(rank=ranks["rank"].to_numpy(), low=ranks["rank_low"].to_numpy(),
+                   high=ranks["rank_high"].to_numpy(), how="paired bootstrap over units")
+    elif spec.n_boot:
+        low, high = overlap_rank_intervals(v, main["ci_low"].to_numpy(), main["ci_high"].to_numpy(), hib)
+        out.update(rank=competition_ranks(v if hib else -v), low=low, high=high, how="confidence-interval overlap")
+    else:
+        rank = competition_ranks(v if hib else -v)
+        out.update(rank=rank, low=rank, high=rank, how="none (n_boot = 0)")
+    order = np.lexsort((np.array(systems, dtype=object).astype(str), out["rank"]))
+    out["order"] = order
+    if p_adjusted is not None:
+        out["bands"] = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
+        out["band_rule"] = TIE_RULE.format(alpha=1.0 - spec.ci)
+    else:
+        out["bands"] = tie_bands(np.asarray(out["low"])[order], np.asarray(out["high"])[order])
+        out["band_rule"] = OVERLAP_BAND_RULE
+    return out
+
+
+def _task_rows(wide: dict[str, pd.DataFrame], ranks: dict[str, Any], record: Any, task: Any,
+               spec: BoardSpec) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
+    """Display rows and number records of one task's section, in ranking order."""
+    intervals = bool(spec.n_boot)
+    rank, low, high, bands = ranks["rank"], ranks["low"], ranks["high"], ranks["bands"]
+    rows, records = [], []
+    for pos, i in enumerate(ranks["order"]):
+        system = ranks["systems"][i]
+        cells = ([str(bands[pos]), f"{int(rank[i])} ({int(low[i])}–{int(high[i])})"] if intervals
+                 else [str(int(rank[i]))]) + [str(system)]
+        for m, frame in wide.items():
+            r = frame.loc[system]
+            ranked = m == record.name
+            cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
+            records.append({"section": "", "task": task, "system": system, "metric": m, "value": r["value"],
+                            "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
+                            "rank": int(rank[i]) if ranked else None,
+                            "rank_low": int(low[i]) if ranked and intervals else None,
+                            "rank_high": int(high[i]) if ranked and intervals else None,
+                            "band": int(bands[pos]) if ranked and intervals else None})
+        cells.append(str(int(wide[record.name].loc[system, "n"])))
+        rows.append(tuple(cells))
+    return rows, records
+
+
+def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFrame, index: int) -> Section:
     spec = ctx.spec
     if block.n_boot is not None:
         from dataclasses import replace
 
         spec = replace(spec, n_boot=block.n_boot)
-    options = dict(block.options)
     records = _records(block)
-    scores = scorebench.evaluate(sub, records, kind=block.kind, by="system", ci=spec.ci,
-                                 n_boot=spec.n_boot, seed=spec.seed, **options)
-    ctx.bootstrap_notes[str(scores.attrs.get("kind"))] = str(scores.attrs.get("bootstrap", ""))
     record = _rank_record(block, records)
-    hib = record.higher_is_better if record.higher_is_better is not None else True
+    scores, units, unit = _evaluate_task(block, sub, records, record, spec)
+    ctx.bootstrap_notes[str(scores.attrs.get("kind"))] = str(scores.attrs.get("bootstrap", ""))
     names = [r.name for r in records]
     wide = {m: scores[scores["metric"] == m].set_index("system") for m in names}
     absent = [m for m, frame in wide.items() if frame.empty]
     if absent:
         raise InputError(f"evaluate block {block.title or index}: no results for {absent} (evaluated: "
                          f"{sorted(set(scores['metric']))})")
-    main = wide[record.name]
-    systems = main.index.tolist()
-    paired = _paired_ranking(sub, record, block.kind, spec, options) if record.per_row and spec.n_boot else None
-    p_adjusted = None
-    if paired is not None:
-        paired, p_adjusted = paired
-        ranks = paired.reindex(systems)
-        rank, low, high = ranks["rank"].to_numpy(), ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
-        how = "paired bootstrap over units"
-    else:
-        v = main["value"].to_numpy()
-        from ..aggregate import competition_ranks
-
-        rank = competition_ranks(v if hib else -v)
-        if spec.n_boot:
-            low, high = overlap_rank_intervals(v, main["ci_low"].to_numpy(), main["ci_high"].to_numpy(), hib)
-            how = "confidence-interval overlap"
-        else:
-            low, high, how = rank, rank, "none (n_boot = 0)"
-    order = np.lexsort((np.array(systems, dtype=object).astype(str), rank))
-    intervals = bool(spec.n_boot)
-    if p_adjusted is not None:
-        from ..aggregate.ties import TIE_RULE, tie_classes
-
-        bands = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
-        band_rule = TIE_RULE.format(alpha=1.0 - spec.ci)
-    else:
-        bands = tie_bands(np.asarray(low)[order], np.asarray(high)[order])
-        band_rule = ("band: a system joins the current band when its rank interval overlaps that of the band's "
-                     "top; otherwise it opens the next band")
+    ranks = _task_ranks(wide[record.name], units, unit, record, spec)
     # Without intervals there is no evidence of separation: no rank interval, no bands.
+    intervals = bool(spec.n_boot)
     columns = (*(("band",) if intervals else ()), "rank", "system", *(_arrow(m) for m in names), "n")
-    rows, records = [], []
-    for pos, i in enumerate(order):
-        system = systems[i]
-        cells = ([str(bands[pos]), f"{int(rank[i])} ({int(low[i])}–{int(high[i])})"] if intervals
-                 else [str(int(rank[i]))]) + [str(system)]
-        for m, frame in zip(names, wide.values()):
-            r = frame.loc[system]
-            cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
-            records.append({"section": "", "task": task, "system": system, "metric": m, "value": r["value"],
-                            "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
-                            "rank": int(rank[i]) if m == record.name else None,
-                            "rank_low": int(low[i]) if m == record.name and intervals else None,
-                            "rank_high": int(high[i]) if m == record.name and intervals else None,
-                            "band": int(bands[pos]) if m == record.name and intervals else None})
-        cells.append(str(int(main.loc[system, "n"])))
-        rows.append(tuple(cells))
+    rows, numbers = _task_rows(wide, ranks, record, task, spec)
     key = f"eval{index}-{_slug(task) if task is not None else 'all'}"
-    title = block.title or "Scores"
-    if task is not None:
-        title = f"{title}: {task}"
+    title = (block.title or "Scores") + (f": {task}" if task is not None else "")
+    hib = record.higher_is_better if record.higher_is_better is not None else True
     cells = (f"value [{spec.ci:.0%} interval: {_interval_text(scores.attrs.get('interval_methods', {}))}; "
              f"{spec.n_boot} rounds]" if spec.n_boot else "value (no bootstrap interval: n_boot = 0)")
     note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
-            + (f"Rank: competition rank (rank interval: {how}). The {band_rule}." if intervals else
-               "Rank: competition rank of the point values; without intervals no difference is shown to be "
+            + (f"Rank: competition rank (rank interval: {ranks['how']}). The {ranks['band_rule']}." if intervals
+               else "Rank: competition rank of the point values; without intervals no difference is shown to be "
                "significant."))
-    data = pd.DataFrame.from_records(records)
+    data = pd.DataFrame.from_records(numbers)
     data["section"] = key
     return Section(key, title, note, columns, tuple(rows), data)
 
@@ -475,29 +366,16 @@ def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
     return table if table["task"].notna().all() and is_item_table(table) else None
 
 
-def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[Section]:
-    """Sections of the board's ``[aggregate]`` block ``agg``."""
-    import scorebench
-    from ..aggregate import get_method, method_agreement, read_input
-
-    spec = ctx.spec
-    table, dropped = _aggregate_input(ctx, scores, agg)
-    n_boot = spec.n_boot if agg.n_boot is None else agg.n_boot
-    rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci)
-                for m in agg.methods}
-    first = rankings[agg.methods[0]]
-    order = first.order
-    columns = ["system"]
-    for m in agg.methods:
-        columns += [f"{m} score", f"{m} rank"]
+def _aggregate_rows(rankings: dict[str, Any], digits: int) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
+    """One row per system (in the first method's order): each method's score [interval] and rank (interval)."""
     rows, records = [], []
-    for system in order:
+    for system in next(iter(rankings.values())).order:
         cells = [str(system)]
         for m, r in rankings.items():
             i = r.systems.index(system)
             lo = r.ci_low[i] if r.ci_low is not None else np.nan
             hi = r.ci_high[i] if r.ci_high is not None else np.nan
-            cells.append(_cell(r.scores[i], lo, hi, spec.digits))
+            cells.append(_cell(r.scores[i], lo, hi, digits))
             rank_text = str(int(r.ranks[i]))
             if r.rank_low is not None:
                 rank_text += f" ({int(r.rank_low[i])}–{int(r.rank_high[i])})"
@@ -507,6 +385,37 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[S
                             "rank_low": None if r.rank_low is None else float(r.rank_low[i]),
                             "rank_high": None if r.rank_high is None else float(r.rank_high[i]), "band": None})
         rows.append(tuple(cells))
+    return rows, records
+
+
+def _agreement_section(table: Any, methods: Sequence[str]) -> Section:
+    """Kendall tau-b between the rankings of several aggregation methods."""
+    from ..aggregate import method_agreement
+
+    tau = method_agreement(table, list(methods))
+    disagree = bool((tau.to_numpy() < 1 - 1e-12).any())
+    t_rows = tuple((str(a), *(format_value(float(tau.loc[a, b]), 3) for b in tau.columns)) for a in tau.index)
+    t_note = ("Kendall tau-b between the methods' rankings; the methods disagree where tau < 1."
+              if disagree else "All methods give the same ranking (Kendall tau = 1 for every pair).")
+    t_data = tau.reset_index(names="method").melt(id_vars="method", var_name="other", value_name="value")
+    t_data = t_data.assign(section="agreement")
+    return Section("agreement", "Agreement between aggregation methods", t_note, ("method", *map(str, tau.columns)),
+                   t_rows, t_data)
+
+
+def aggregate_sections(ctx: _Context, agg: Any) -> list[Section]:
+    """Sections of the board's ``[aggregate]`` block ``agg`` (over ``ctx.scores``, the evaluated values)."""
+    import scorebench
+    from ..aggregate import get_method, read_input
+
+    spec = ctx.spec
+    table, dropped = _aggregate_input(ctx, ctx.scores, agg)
+    n_boot = spec.n_boot if agg.n_boot is None else agg.n_boot
+    rankings = {m: scorebench.aggregate(table, m, n_boot=n_boot, seed=spec.seed, ci=spec.ci)
+                for m in agg.methods}
+    first = rankings[agg.methods[0]]
+    columns = ["system"] + [f"{m} {what}" for m in agg.methods for what in ("score", "rank")]
+    rows, records = _aggregate_rows(rankings, spec.digits)
     matrix = table if not isinstance(table, pd.DataFrame) else read_input(table)
     what = f"{matrix.n_systems} systems on {matrix.n_columns} columns: {', '.join(matrix.columns)}"
     cites = "; ".join(f"{m}: {get_method(m).citation}" for m in agg.methods)
@@ -522,15 +431,7 @@ def _aggregate_sections(ctx: _Context, scores: pd.DataFrame, agg: Any) -> list[S
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),
                         pd.DataFrame.from_records(records), tuple(figures))]
     if len(agg.methods) > 1:
-        tau = method_agreement(table, list(agg.methods))
-        disagree = bool((tau.to_numpy() < 1 - 1e-12).any())
-        t_rows = tuple((str(a), *(format_value(float(tau.loc[a, b]), 3) for b in tau.columns)) for a in tau.index)
-        t_note = ("Kendall tau-b between the methods' rankings; the methods disagree where tau < 1."
-                  if disagree else "All methods give the same ranking (Kendall tau = 1 for every pair).")
-        t_data = tau.reset_index(names="method").melt(id_vars="method", var_name="other", value_name="value")
-        t_data = t_data.assign(section="agreement")
-        sections.append(Section("agreement", "Agreement between aggregation methods", t_note,
-                                ("method", *map(str, tau.columns)), t_rows, t_data))
+        sections.append(_agreement_section(table, agg.methods))
     return sections
 
 
@@ -583,22 +484,12 @@ def _source_figures(ctx: _Context) -> list[Figure]:
     return out
 
 
-def _irt_section(ctx: _Context) -> Section | None:
-    from . import irt_board
-
-    return irt_board.irt_section(ctx)
-
-
-def build_board(spec: BoardSpec) -> Board:
-    """Compute a board from its spec (no files written)."""
-    missing = [s.path for s in spec.sources if not s.path.exists()]
-    if missing:
-        raise InputError(f"{spec.path}: source file(s) not found: {[str(m) for m in missing]}"
-                         + (f"; make them with `python {spec.script}`" if spec.script else ""))
-    ctx = _Context(spec)
+def _evaluate_sections(ctx: _Context) -> list[Section]:
+    """The per-task sections of the ``[[evaluate]]`` blocks; every block's values (shown or not)
+    are kept in ``ctx.scores`` for ``[aggregate]``."""
     sections: list[Section] = []
     evaluated: list[pd.DataFrame] = []
-    for i, block in enumerate(spec.evaluate):
+    for i, block in enumerate(ctx.spec.evaluate):
         table = _filter(ctx.table(block.source), block.where)
         for task, sub in _tasks(table):
             if block.show:
@@ -607,32 +498,31 @@ def build_board(spec: BoardSpec) -> Board:
                 evaluated.append(section.data)
             else:
                 evaluated.append(_values_only(block, task, sub))
+    ctx.scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
+        columns=["system", "task", "metric", "value"])
+    return sections
+
+
+def build_board(spec: BoardSpec) -> Board:
+    """Compute a board from its spec (no files written)."""
+    from .sections import section_kinds
+
+    missing = [s.path for s in spec.sources if not s.path.exists()]
+    if missing:
+        raise InputError(f"{spec.path}: source file(s) not found: {[str(m) for m in missing]}"
+                         + (f"; make them with `python {spec.script}`" if spec.script else ""))
+    ctx = _Context(spec)
+    sections = _evaluate_sections(ctx)
     figures = _source_figures(ctx)
     if figures:
-        sections.append(Section("figures", "Calibration and detection plots" if len(figures) else "", "",
-                                (), (), pd.DataFrame(), tuple(figures)))
+        sections.append(Section("figures", "Calibration and detection plots", "", (), (), pd.DataFrame(),
+                                tuple(figures)))
     for i, block in enumerate(spec.compare):
         sections.extend(_compare_sections(ctx, block, i))
-    if spec.aggregate is not None:
-        scores = pd.concat(evaluated, ignore_index=True) if evaluated else pd.DataFrame(
-            columns=["system", "task", "metric", "value"])
-        sections.extend(_aggregate_sections(ctx, scores, spec.aggregate))
-    if spec.incomplete is not None:
-        from .incomplete import incomplete_sections
-
-        sections.extend(incomplete_sections(ctx, spec.incomplete))
-    if spec.items is not None:
-        from .items_board import items_sections
-
-        sections.extend(items_sections(ctx, spec.items))
-    if spec.compression is not None:
-        from .compression import compression_sections
-
-        sections.extend(compression_sections(ctx, spec.compression))
-    if spec.irt is not None:
-        irt = _irt_section(ctx)
-        if irt is not None:
-            sections.append(irt)
+    for kind in section_kinds():  # [aggregate], [incomplete], [items], [compression], [irt], [arena]
+        block = getattr(spec, kind.block)
+        if block is not None:
+            sections.extend(kind.build(ctx, block))
     sections = _distinct_names([_mark_bidi(s) for s in sections])
     empty = [s.title or s.key for s in sections if s.columns and not s.rows]
     if empty:

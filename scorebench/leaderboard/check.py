@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .build import Board
+from .board import Board
 from .render import write_board
 
 __all__ = ["BoardDiff", "diff_board", "diff_files", "board_folder_files", "numbers_close", "RTOL", "ATOL"]

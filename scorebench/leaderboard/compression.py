@@ -88,7 +88,7 @@ def compression_curve(values: np.ndarray, sizes: list[int], *, model: str = "2pl
 
 def compression_sections(ctx: Any, block: Any) -> list:
     """The section of a ``[compression]`` block: one table row per (benchmark, size), one curve figure."""
-    from .build import Figure, Section
+    from .board import Figure, Section
     from .items_board import response_matrix_of
 
     spec = ctx.spec

@@ -190,146 +190,215 @@ def _rank_text(rank: int, low: int, high: int) -> str:
     return f"{rank} ({low}–{high})"
 
 
-def incomplete_sections(ctx: Any, block: Any) -> list:
-    """The sections of an ``[incomplete]`` block (see the module docstring)."""
-    from ..aggregate import as_matrix, competition_ranks
-    from ..metrics.agreement import kendall_tau
-    from .build import Figure, Section, tie_bands
+@dataclass
+class _Board:
+    """What the sections of an ``[incomplete]`` block share."""
 
-    spec = ctx.spec
-    source = spec.source(block.source)
-    wide, types = _wide(ctx.table(block.source))
-    n_tasks = wide.shape[1]
-    matrix = as_matrix(wide, higher_is_better=True)
-    systems = list(matrix.systems)
-    values = wide.reindex(index=systems).to_numpy(dtype=np.float64)
-    coverage = np.isfinite(values).sum(axis=1)
-    n_boot = spec.n_boot if block.n_boot is None else block.n_boot
-    # the leaderboard's columns (skipna=False means)
-    type_names = sorted(set(types))
-    type_cols = {t: [j for j, tt in enumerate(types) if tt == t] for t in type_names}
-    mean_task = values.mean(axis=1)  # NaN unless every task ran (skipna=False)
-    type_means = np.column_stack([values[:, type_cols[t]].mean(axis=1) for t in type_names])
-    mean_type = type_means.mean(axis=1)
-    results: dict[str, dict[str, np.ndarray]] = {}
-    from ..aggregate import get_method
+    wide: pd.DataFrame
+    types: list[str]
+    systems: list[str]
+    values: np.ndarray
+    coverage: np.ndarray
+    n_boot: int
+    results: dict[str, dict[str, np.ndarray]]
+    order: np.ndarray
+    bands: np.ndarray
+    size: np.ndarray
+    weights: list[str]
+
+    @property
+    def n_tasks(self) -> int:
+        return self.wide.shape[1]
+
+    @property
+    def type_names(self) -> list[str]:
+        return sorted(set(self.types))
+
+    def interval(self, label: str, i: int) -> str:
+        r = self.results[label]
+        if not self.n_boot:
+            return str(int(r["rank"][i]))
+        return _rank_text(int(r["rank"][i]), int(r["rank_low"][i]), int(r["rank_high"][i]))
+
+
+def _method_results(matrix: Any, types: list[str], n_boot: int, seed: int, ci: float) -> dict[str, dict[str, np.ndarray]]:
+    """Score, competition rank and (with ``n_boot``) stratified intervals of every method."""
+    from ..aggregate import competition_ranks, get_method
     from ..aggregate.uncertainty import run_method
 
+    results = {}
     for m in METHODS:
         res = run_method(get_method(m.method), matrix, dict(m.params))
         scores = np.asarray(res.scores, dtype=np.float64)
         out = {"score": scores, "rank": competition_ranks(scores)}
         if n_boot:
-            out.update(stratified_rank_intervals(matrix, types, m, n_boot, spec.seed, spec.ci))
+            out.update(stratified_rank_intervals(matrix, types, m, n_boot, seed, ci))
         results[m.label] = out
+    return results
+
+
+def _prepare(ctx: Any, block: Any) -> _Board:
+    from ..aggregate import as_matrix
+    from ..aggregate.rank_bands import tie_bands
+
+    spec = ctx.spec
+    wide, types = _wide(ctx.table(block.source))
+    matrix = as_matrix(wide, higher_is_better=True)
+    systems = list(matrix.systems)
+    values = wide.reindex(index=systems).to_numpy(dtype=np.float64)
+    n_boot = spec.n_boot if block.n_boot is None else block.n_boot
+    results = _method_results(matrix, types, n_boot, spec.seed, spec.ci)
     primary = results[PRIMARY]
     order = np.lexsort((np.array(systems, dtype=object).astype(str), primary["rank"]))
     bands = (tie_bands(primary["rank_low"][order], primary["rank_high"][order]) if n_boot
              else np.arange(1, len(order) + 1))
-    sizes = model_sizes(source.path).set_index("system")
-    size = sizes["n_parameters"].reindex(systems).to_numpy(dtype=np.float64)
-    weights = sizes["open_weights"].reindex(systems).fillna("unknown").tolist()
+    sizes = model_sizes(spec.source(block.source).path).set_index("system")
+    return _Board(wide, types, systems, values, np.isfinite(values).sum(axis=1), n_boot, results, order, bands,
+                  sizes["n_parameters"].reindex(systems).to_numpy(dtype=np.float64),
+                  sizes["open_weights"].reindex(systems).fillna("unknown").tolist())
 
-    def interval(label: str, i: int) -> str:
-        r = results[label]
-        if not n_boot:
-            return str(int(r["rank"][i]))
-        return _rank_text(int(r["rank"][i]), int(r["rank_low"][i]), int(r["rank_high"][i]))
 
+def _columns(b: _Board) -> tuple[list[str], dict[str, str]]:
     columns = ["band", f"rank: {PRIMARY}", "system", "parameters (M)", "open weights", "coverage",
-               "Rank (Borda)", "Mean (Task)", "Mean (TaskType)", *type_names,
+               "Rank (Borda)", "Mean (Task)", "Mean (TaskType)", *b.type_names,
                *(f"rank: {m.label}" for m in METHODS if m.label not in (PRIMARY, "MTEB Borda")),
-               "mean (available)", "win rate (shared)", *map(str, wide.columns)]
+               "mean (available)", "win rate (shared)", *map(str, b.wide.columns)]
     groups = {"Rank (Borda)": "MTEB leaderboard", "Mean (Task)": "MTEB leaderboard",
-              "Mean (TaskType)": "MTEB leaderboard", **{t: "task-type means" for t in type_names},
+              "Mean (TaskType)": "MTEB leaderboard", **{t: "task-type means" for t in b.type_names},
               **{f"rank: {m.label}": "missing-aware ranks" for m in METHODS if m.label != "MTEB Borda"},
               "mean (available)": "missing-aware scores", "win rate (shared)": "missing-aware scores",
-              **{str(task): f"tasks: {t}" for task, t in zip(wide.columns, types)}}
+              **{str(task): f"tasks: {t}" for task, t in zip(b.wide.columns, b.types)}}
+    return columns, groups
+
+
+def _main_records(b: _Board, i: int, band: int) -> list[dict[str, Any]]:
+    name, n_boot = b.systems[i], b.n_boot
+    records = [{"section": "incomplete", "system": name, "task": str(task), "task_type": t, "metric": "main_score",
+                "value": float(v)} for task, t, v in zip(b.wide.columns, b.types, b.values[i]) if np.isfinite(v)]
+    for m in METHODS:
+        r = b.results[m.label]
+        records.append({"section": "incomplete", "system": name, "task": None, "task_type": None,
+                        "metric": m.label, "value": float(r["score"][i]),
+                        "ci_low": float(r["ci_low"][i]) if n_boot else None,
+                        "ci_high": float(r["ci_high"][i]) if n_boot else None,
+                        "rank": int(r["rank"][i]), "rank_low": int(r["rank_low"][i]) if n_boot else None,
+                        "rank_high": int(r["rank_high"][i]) if n_boot else None,
+                        "band": band if m.label == PRIMARY else None})
+    return records
+
+
+def _main_rows(b: _Board) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
+    """The leaderboard's columns (skipna=False means, as MTEB) next to the missing-aware rankings."""
+    type_cols = {t: [j for j, tt in enumerate(b.types) if tt == t] for t in b.type_names}
+    mean_task = b.values.mean(axis=1)  # NaN unless every task ran (skipna=False)
+    type_means = np.column_stack([b.values[:, type_cols[t]].mean(axis=1) for t in b.type_names])
+    mean_type = type_means.mean(axis=1)
     rows, records = [], []
-    mean_av, win = results["mean (available)"], results["win rate (shared)"]
-    for pos, i in enumerate(order):
-        name = systems[i]
-        cells = [str(int(bands[pos])), interval(PRIMARY, i), name,
-                 _millions(size[i]), weights[i],
-                 f"{coverage[i]}/{n_tasks}", str(int(results["MTEB Borda"]["rank"][i])),
+    for pos, i in enumerate(b.order):
+        cells = [str(int(b.bands[pos])), b.interval(PRIMARY, i), b.systems[i], _millions(b.size[i]), b.weights[i],
+                 f"{b.coverage[i]}/{b.n_tasks}", str(int(b.results["MTEB Borda"]["rank"][i])),
                  _pct(mean_task[i]), _pct(mean_type[i]), *(_pct(v) for v in type_means[i])]
-        cells += [interval(m.label, i) for m in METHODS if m.label not in (PRIMARY, "MTEB Borda")]
-        for r in (mean_av, win):
-            cells.append(_pct(r["score"][i]) + (f" [{_pct(r['ci_low'][i])}, {_pct(r['ci_high'][i])}]" if n_boot else ""))
-        cells += [_pct(v) for v in values[i]]
+        cells += [b.interval(m.label, i) for m in METHODS if m.label not in (PRIMARY, "MTEB Borda")]
+        for r in (b.results["mean (available)"], b.results["win rate (shared)"]):
+            cells.append(_pct(r["score"][i]) + (f" [{_pct(r['ci_low'][i])}, {_pct(r['ci_high'][i])}]"
+                                                if b.n_boot else ""))
+        cells += [_pct(v) for v in b.values[i]]
         rows.append(tuple(cells))
-        for task, t, v in zip(wide.columns, types, values[i]):
-            if np.isfinite(v):
-                records.append({"section": "incomplete", "system": name, "task": str(task), "task_type": t,
-                                "metric": "main_score", "value": float(v)})
-        for m in METHODS:
-            r = results[m.label]
-            records.append({"section": "incomplete", "system": name, "task": None, "task_type": None,
-                            "metric": m.label, "value": float(r["score"][i]),
-                            "ci_low": float(r["ci_low"][i]) if n_boot else None,
-                            "ci_high": float(r["ci_high"][i]) if n_boot else None,
-                            "rank": int(r["rank"][i]), "rank_low": int(r["rank_low"][i]) if n_boot else None,
-                            "rank_high": int(r["rank_high"][i]) if n_boot else None,
-                            "band": int(bands[pos]) if m.label == PRIMARY else None})
-    complete = int((coverage == n_tasks).sum())
-    how = (f"{spec.ci:.0%} percentile intervals over {n_boot} stratified task resamples (within each task type "
-           "as many tasks as it has, drawn with replacement)" if n_boot else "no intervals (n_boot = 0)")
-    note = (f"{len(systems)} models on {n_tasks} tasks ({len(type_names)} task types); {complete} ran every task. "
-            f"Sorted by {PRIMARY}: {METHODS[1].note}. Rank cells: rank (interval), {how}. Band: a model joins the "
-            "current band when its rank interval overlaps that of the band's top. The MTEB leaderboard's own "
-            "columns follow its code: Mean (Task), the task-type means and Mean (TaskType) are blank (—) when a "
+        records += _main_records(b, i, int(b.bands[pos]))
+    return rows, records
+
+
+def _how(b: _Board, ci: float) -> str:
+    return (f"{ci:.0%} percentile intervals over {b.n_boot} stratified task resamples (within each task type "
+            "as many tasks as it has, drawn with replacement)" if b.n_boot else "no intervals (n_boot = 0)")
+
+
+def _main_section(b: _Board, ci: float) -> Any:
+    from .board import Section
+
+    columns, groups = _columns(b)
+    rows, records = _main_rows(b)
+    complete = int((b.coverage == b.n_tasks).sum())
+    note = (f"{len(b.systems)} models on {b.n_tasks} tasks ({len(b.type_names)} task types); {complete} ran every "
+            f"task. Sorted by {PRIMARY}: {METHODS[1].note}. Rank cells: rank (interval), {_how(b, ci)}. Band: a model "
+            "joins the current band when its rank interval overlaps that of the band's top. The MTEB leaderboard's "
+            "own columns follow its code: Mean (Task), the task-type means and Mean (TaskType) are blank (—) when a "
             "task is missing; Rank (Borda) gives a missing task 0 points. "
             + " ".join(f"{m.label}: {m.note}." for m in METHODS[2:])
             + " Scores are ×100; parameters from model_meta.json where the results carry one.")
-    main = Section("incomplete", "Leaderboard: MTEB's columns next to missing-aware rankings", note,
+    return Section("incomplete", "Leaderboard: MTEB's columns next to missing-aware rankings", note,
                    tuple(columns), tuple(rows), pd.DataFrame.from_records(records),
                    groups=tuple(groups.items()),
                    filters=(("parameters (M)", "num"), ("open weights", "cat"), ("coverage", "num")))
-    sections = [main]
-    # agreement between methods (Kendall tau-b over all models)
+
+
+def _agreement_section(b: _Board) -> Any:
+    """Kendall tau-b between the methods' scores over all models."""
+    from ..metrics.agreement import kendall_tau
+    from .board import Section
+
     labels = [m.label for m in METHODS]
-    tau = np.array([[kendall_tau(results[a]["score"], results[b]["score"]) for b in labels] for a in labels])
-    t_rows = tuple((a, *(format_value(float(v), 3) for v in tau[k])) for k, a in enumerate(labels))
-    t_data = pd.DataFrame([{"section": "incomplete-agreement", "method": a, "other": b, "value": float(tau[k, j])}
-                           for k, a in enumerate(labels) for j, b in enumerate(labels)])
-    sections.append(Section("incomplete-agreement", "Agreement between the rankings (Kendall tau-b)",
-                            f"Kendall tau-b between the methods' scores over all {len(systems)} models.",
-                            ("method", *labels), t_rows, t_data))
-    # biggest movers
-    base = results["MTEB Borda"]["rank"]
-    moves = np.maximum(np.abs(results[PRIMARY]["rank"] - base), np.abs(results["win rate (shared)"]["rank"] - base))
-    top = sorted(range(len(systems)), key=lambda i: (-moves[i], systems[i]))[:block.top]
-    done = results[PRIMARY]["rank"] - base
-    wins = results["win rate (shared)"]["rank"] - base
+    tau = np.array([[kendall_tau(b.results[x]["score"], b.results[y]["score"]) for y in labels] for x in labels])
+    t_rows = tuple((x, *(format_value(float(v), 3) for v in tau[k])) for k, x in enumerate(labels))
+    t_data = pd.DataFrame([{"section": "incomplete-agreement", "method": x, "other": y, "value": float(tau[k, j])}
+                           for k, x in enumerate(labels) for j, y in enumerate(labels)])
+    return Section("incomplete-agreement", "Agreement between the rankings (Kendall tau-b)",
+                   f"Kendall tau-b between the methods' scores over all {len(b.systems)} models.",
+                   ("method", *labels), t_rows, t_data)
+
+
+def _moves_section(b: _Board, top_n: int) -> Any:
+    """The models whose rank moves most between the leaderboard's Borda and the missing-aware methods."""
+    from .board import Section
+
+    base = b.results["MTEB Borda"]["rank"]
+    done = b.results[PRIMARY]["rank"] - base
+    wins = b.results["win rate (shared)"]["rank"] - base
+    moves = np.maximum(np.abs(done), np.abs(wins))
+    top = sorted(range(len(b.systems)), key=lambda i: (-moves[i], b.systems[i]))[:top_n]
     c_cols = ("system", "coverage", "MTEB Borda rank", f"{PRIMARY} rank", "change", "win rate (shared) rank",
               "change (win rate)")
-    c_rows = tuple((systems[i], f"{coverage[i]}/{n_tasks}", str(int(base[i])), interval(PRIMARY, i),
-                    f"{int(done[i]):+d}", interval("win rate (shared)", i), f"{int(wins[i]):+d}") for i in top)
-    c_data = pd.DataFrame([{"section": "incomplete-moves", "system": systems[i], "coverage": int(coverage[i]),
-                            "mteb_borda_rank": int(base[i]), "completion_rank": int(results[PRIMARY]["rank"][i]),
-                            "win_rate_rank": int(results["win rate (shared)"]["rank"][i]),
+    c_rows = tuple((b.systems[i], f"{b.coverage[i]}/{b.n_tasks}", str(int(base[i])), b.interval(PRIMARY, i),
+                    f"{int(done[i]):+d}", b.interval("win rate (shared)", i), f"{int(wins[i]):+d}") for i in top)
+    c_data = pd.DataFrame([{"section": "incomplete-moves", "system": b.systems[i], "coverage": int(b.coverage[i]),
+                            "mteb_borda_rank": int(base[i]), "completion_rank": int(b.results[PRIMARY]["rank"][i]),
+                            "win_rate_rank": int(b.results["win rate (shared)"]["rank"][i]),
                             "largest_move": int(moves[i])} for i in top])
-    n_full = sum(1 for i in top if coverage[i] == n_tasks)
-    sections.append(Section("incomplete-moves", f"Models whose rank moves most ({len(top)} largest)",
-                            "Largest absolute rank change between the leaderboard's Borda (a missing task = 0 "
-                            f"points) and {PRIMARY} or the mean win rate over shared tasks (change: new rank minus "
-                            f"the leaderboard's; + is a drop). {n_full} of these {len(top)} ran every task: under the "
-                            "leaderboard's Borda every model that skipped a task hands its points to the others, so "
-                            "complete but middling models climb over stronger incomplete ones.",
-                            c_cols, c_rows, c_data))
-    # Pareto plot: complete models with a known size
-    keep = np.flatnonzero((coverage == n_tasks) & np.isfinite(size))
-    if len(keep) >= 2 and n_boot:
-        low, high = mean_av["ci_low"][keep], mean_av["ci_high"][keep]
-        dominated = pareto_dominated(size[keep], low, high)
-        svg = pareto_plot([systems[i] for i in keep], size[keep], 100 * mean_av["score"][keep], 100 * low,
-                          100 * high, dominated)
-        p_data = pd.DataFrame({"section": "incomplete-pareto", "system": [systems[i] for i in keep],
-                               "n_parameters": size[keep], "value": mean_av["score"][keep], "ci_low": low,
-                               "ci_high": high, "dominated": dominated})
-        caption = (f"Mean (Task) ×100 against parameters (log scale) for the {len(keep)} models that ran every task "
-                   f"and report a size; bars: {how}. A model is dominated (grey) only when a model no larger has "
-                   f"an interval entirely above its own; {int((~dominated).sum())} are not (labelled).")
-        sections.append(Section("incomplete-pareto", "Score against model size", "", (), (), p_data,
-                                (Figure("pareto-size", caption, svg),)))
-    return sections
+    n_full = sum(1 for i in top if b.coverage[i] == b.n_tasks)
+    return Section("incomplete-moves", f"Models whose rank moves most ({len(top)} largest)",
+                   "Largest absolute rank change between the leaderboard's Borda (a missing task = 0 "
+                   f"points) and {PRIMARY} or the mean win rate over shared tasks (change: new rank minus "
+                   f"the leaderboard's; + is a drop). {n_full} of these {len(top)} ran every task: under the "
+                   "leaderboard's Borda every model that skipped a task hands its points to the others, so "
+                   "complete but middling models climb over stronger incomplete ones.",
+                   c_cols, c_rows, c_data)
+
+
+def _pareto_section(b: _Board, ci: float) -> Any | None:
+    """Score against size for the complete models with a known size (None when fewer than 2 or no intervals)."""
+    from .board import Figure, Section
+
+    keep = np.flatnonzero((b.coverage == b.n_tasks) & np.isfinite(b.size))
+    if len(keep) < 2 or not b.n_boot:
+        return None
+    mean_av = b.results["mean (available)"]
+    low, high = mean_av["ci_low"][keep], mean_av["ci_high"][keep]
+    dominated = pareto_dominated(b.size[keep], low, high)
+    names = [b.systems[i] for i in keep]
+    svg = pareto_plot(names, b.size[keep], 100 * mean_av["score"][keep], 100 * low, 100 * high, dominated)
+    p_data = pd.DataFrame({"section": "incomplete-pareto", "system": names, "n_parameters": b.size[keep],
+                           "value": mean_av["score"][keep], "ci_low": low, "ci_high": high, "dominated": dominated})
+    caption = (f"Mean (Task) ×100 against parameters (log scale) for the {len(keep)} models that ran every task "
+               f"and report a size; bars: {_how(b, ci)}. A model is dominated (grey) only when a model no larger has "
+               f"an interval entirely above its own; {int((~dominated).sum())} are not (labelled).")
+    return Section("incomplete-pareto", "Score against model size", "", (), (), p_data,
+                   (Figure("pareto-size", caption, svg),))
+
+
+def incomplete_sections(ctx: Any, block: Any) -> list:
+    """The sections of an ``[incomplete]`` block (see the module docstring)."""
+    b = _prepare(ctx, block)
+    ci = ctx.spec.ci
+    sections = [_main_section(b, ci), _agreement_section(b), _moves_section(b, block.top)]
+    pareto = _pareto_section(b, ci)
+    return sections + ([pareto] if pareto is not None else [])

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..io import mark_bidi
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .build import Board, Section
+    from .board import Board, Section
 
 __all__ = ["script", "script_hash", "content_security_policy", "sort_value", "header_attrs", "cell_attrs",
            "data_block", "script_block", "head_block", "column_tooltip", "CSS", "NAME_COLUMNS"]

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from ..io import format_value
-from .build import Figure, Section, _tasks
+from .board import Figure, Section
+from .board import split_tasks as _tasks
 from .plots import _probabilities, ability_plot
 
-__all__ = ["responses_from_predictions", "irt_section"]
+__all__ = ["responses_from_predictions", "irt_section", "irt_sections"]
 
 
 def responses_from_predictions(table: pd.DataFrame) -> pd.DataFrame:
@@ -63,3 +64,8 @@ def irt_section(ctx: Any) -> Section:
                  ability_plot(systems, theta, theta - z * se, theta + z * se, acc))
     return Section("irt", "Item response theory: system abilities", note,
                    ("system", "ability θ [95% band]", "sd", "accuracy"), rows, data, (fig,))
+
+
+def irt_sections(ctx: Any, block: Any) -> list[Section]:
+    """The board's ``[irt]`` block (section kind ``irt``): one section."""
+    return [irt_section(ctx)]

@@ -65,7 +65,7 @@ def items_sections(ctx: Any, block: Any) -> list:
     from ..aggregate import competition_ranks
     from ..aggregate.ties import TIE_RULE, pairwise_p_values, tie_classes
     from ..stats_tests import wilson_interval
-    from .build import Figure, Section
+    from .board import Figure, Section
 
     spec = ctx.spec
     wide = response_matrix_of(ctx.table(block.source), block.layout)

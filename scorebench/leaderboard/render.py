@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..io import escape_markdown, safe_csv_table
 from . import interactive
-from .build import Board, Section, pin
+from .board import Board, Section, pin
 
 __all__ = ["render_markdown_board", "render_html", "render_csv", "render_json", "write_board", "OUTPUT_FILES"]
 

@@ -51,9 +51,19 @@ A spec declares where a board's numbers come from and how they are shown::
     source = "answers"                       # Wilson accuracy, McNemar-Holm matrix, IRT abilities
     model = "2pl"                            # a_prior = [1.0, 0.5]: normal prior on the slopes
 
+    [arena]                                  # battles (model_a, model_b, winner, style_* columns):
+    source = "battles"                       # plain and style-controlled Bradley-Terry ratings,
+    features = "v1"                          # Arena ranks, rank delta (style), style coefficients
+    anony = true                             # optional filters: anony, language, category
+    n_boot = 200                             # battle resamples (default: n_boot); also reg, anchor
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
+
+The section blocks (``[aggregate]``, ``[incomplete]``, ``[items]``, ``[compression]``,
+``[irt]``, ``[arena]``) are section kinds declared in :mod:`scorebench.leaderboard.sections`:
+each names its parser and its builder, so a new block is one declaration.
 
 Paths are resolved against the spec's folder. ``requires`` lists paths that must exist
 for the board to be built (external data); when one is missing the board is skipped with a
@@ -78,7 +88,6 @@ inputs) to make a features table::
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -228,6 +237,7 @@ class BoardSpec:
     incomplete: IncompleteSpec | None = None
     items: ItemsSpec | None = None
     compression: CompressionSpec | None = None
+    arena: Any = None  # an ArenaSpec (scorebench.leaderboard.arena)
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
@@ -344,10 +354,65 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     """Validate a parsed TOML document (see the module docstring for the keys).
 
     ``allow_outside=True`` lets the spec read paths outside its folder and repository.
+    Section blocks (``[aggregate]``, ``[incomplete]``, ``[arena]``, ...) are read by the
+    parsers declared in :mod:`scorebench.leaderboard.sections`.
     """
     path = Path(path)
     base = path.parent
     r = _Reader(data, str(path))
+    settings = _settings(r, path)
+    sources = _sources(r, base, path)
+    evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
+    compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
+    blocks = _section_blocks(r, path)
+    plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
+    spec = BoardSpec(
+        path=path, **settings, external=r.get("external", bool, False),
+        requires=tuple((base / p).resolve() for p in r.strings("requires")),
+        sources=sources, evaluate=evaluate, compare=compare, plots=plots, out_dir=base / settings["name"], **blocks)
+    r.done()
+    _confine_paths(spec, allow_outside)
+    _check_spec(spec, blocks)
+    return spec
+
+
+def _sources(r: _Reader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
+    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
+    names = [s.name for s in sources]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise InputError(f"{path}: duplicate source name(s) {dups}")
+    return sources
+
+
+def _section_blocks(r: _Reader, path: Path) -> dict[str, Any]:
+    """The spec's section blocks, each read by its declared parser (block name -> frozen block)."""
+    from .sections import section_kinds
+
+    raw = {k: r.get(k.block, dict, None) for k in section_kinds()}
+    return {k.block: k.parse(value, f"{path}: {k.block}") for k, value in raw.items() if value is not None}
+
+
+def _check_spec(spec: BoardSpec, blocks: dict[str, Any]) -> None:
+    """Checks across keys: bootstrap rounds, something to show, every named source declared."""
+    from .sections import section_kinds
+
+    for block in spec.evaluate:
+        if block.n_boot is not None:
+            _check_rounds(block.n_boot, f"{spec.path}: evaluate n_boot")
+    kinds = [k for k in section_kinds() if k.block in blocks]
+    if not (spec.evaluate or any(k.standalone for k in kinds)):
+        tables = [f"[{k.block}]" for k in section_kinds() if k.standalone]
+        raise InputError(f"{spec.path}: a board needs at least one [[evaluate]] block, "
+                         f"{', '.join(tables[:-1])} or {tables[-1]} table")
+    refs = [*(e.source for e in spec.evaluate), *(c.source for c in spec.compare),
+            *(p.source for p in spec.plots if p.source), *(s for k in kinds for s in k.sources(blocks[k.block]))]
+    for ref in refs:
+        spec.source(ref)
+
+
+def _settings(r: _Reader, path: Path) -> dict[str, Any]:
+    """The board-wide keys: name, title, description, script, seed, ci, n_boot, digits."""
     name = r.get("name", str, required=True)
     if (not name or any(c in name for c in "/\\") or name.startswith(".")
             or any(ord(c) < 32 or ord(c) == 127 for c in name)):
@@ -360,54 +425,10 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
     digits = r.get("digits", int, 4)
     if not 0 <= digits <= 12:
         raise InputError(f"{path}: 'digits' must be in 0..12, got {digits}")
-    sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
-    names = [s.name for s in sources]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise InputError(f"{path}: duplicate source name(s) {dups}")
-    evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
-    compare = tuple(_compare(c, f"{path}: compare[{i}]") for i, c in enumerate(_entries(r, "compare")))
-    agg = r.get("aggregate", dict, None)
-    irt = r.get("irt", dict, None)
-    incomplete = r.get("incomplete", dict, None)
-    items = r.get("items", dict, None)
-    compression = r.get("compression", dict, None)
-    plots = tuple(_plot(p, f"{path}: plots[{i}]") for i, p in enumerate(_entries(r, "plots")))
-    spec = BoardSpec(
-        # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
-        path=path, name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
-        script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits,
-        external=r.get("external", bool, False),
-        requires=tuple((base / p).resolve() for p in r.strings("requires")),
-        sources=sources, evaluate=evaluate, compare=compare,
-        aggregate=_aggregate(agg, f"{path}: aggregate") if agg is not None else None,
-        irt=_irt(irt, f"{path}: irt") if irt is not None else None,
-        incomplete=_incomplete(incomplete, f"{path}: incomplete") if incomplete is not None else None,
-        items=_items(items, f"{path}: items") if items is not None else None,
-        compression=_compression(compression, f"{path}: compression") if compression is not None else None,
-        plots=plots, out_dir=base / name,
-    )
-    r.done()
-    _confine_paths(spec, allow_outside)
-    for block in spec.evaluate:
-        if block.n_boot is not None:
-            _check_rounds(block.n_boot, f"{path}: evaluate n_boot")
-    if spec.aggregate is not None and spec.aggregate.n_boot is not None:
-        _check_rounds(spec.aggregate.n_boot, f"{path}: aggregate n_boot")
-    if not (spec.evaluate or spec.aggregate or spec.incomplete or spec.items or spec.compression):
-        raise InputError(f"{path}: a board needs at least one [[evaluate]] block, an [aggregate], [incomplete], "
-                         "[items] or [compression] table")
-    for ref in [*(e.source for e in evaluate), *(c.source for c in compare),
-                *(p.source for p in plots if p.source), *([irt["source"]] if irt else []),
-                *([spec.aggregate.source] if spec.aggregate and spec.aggregate.source else []),
-                *([spec.incomplete.source] if spec.incomplete else []),
-                *([spec.items.source] if spec.items else []),
-                *(spec.compression.sources if spec.compression else ())]:
-        spec.source(ref)
-    if spec.aggregate and bool(spec.aggregate.metrics) == bool(spec.aggregate.source):
-        raise InputError(f"{path}: aggregate needs either 'metrics' (of the evaluated scores) or 'source' "
-                         "(a wide systems x tasks table), not both")
-    return spec
+    _check_rounds(n_boot, f"{path}: n_boot")
+    # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
+    return dict(name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
+                script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits)
 
 
 def _check_rounds(n_boot: int, where: str) -> None:
@@ -512,6 +533,11 @@ def _aggregate(data: Any, where: str) -> AggregateSpec:
     spec = AggregateSpec(methods=r.strings("methods", required=True), metrics=r.strings("metrics"),
                          source=r.get("source", str, None), n_boot=r.get("n_boot", int, None))
     r.done()
+    if spec.n_boot is not None:
+        _check_rounds(spec.n_boot, f"{where.rsplit(': ', 1)[0]}: aggregate n_boot")
+    if bool(spec.metrics) == bool(spec.source):
+        raise InputError(f"{where} needs either 'metrics' (of the evaluated scores) or 'source' "
+                         "(a wide systems x tasks table), not both")
     return spec
 
 

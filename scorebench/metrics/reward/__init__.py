@@ -7,11 +7,13 @@
 * :mod:`.length_bias` — length baselines and the reward margin's dependence on length;
 * :mod:`.judges` — swap consistency, position / length / self-preference bias with
   z-scores, and FastChat's judge–human agreement counts;
-* :mod:`.starc` — STARC, EPIC and DARD distances between reward functions of a finite MDP.
+* :mod:`.starc` — STARC, EPIC and DARD distances between reward functions of a finite MDP;
+* :mod:`.mdp_kind` — table kind ``mdp`` and the registered distances to a reference reward
+  (``reward_starc``, ``reward_starc_epic``, ``reward_epic``, ``reward_dard``; no intervals).
 
 Arena ratings with style control live in :mod:`scorebench.aggregate.style_control`.
 """
 
 from __future__ import annotations
 
-from . import accuracy, judges, kinds, length_bias, starc  # noqa: F401  (register metrics and kinds)
+from . import accuracy, judges, kinds, length_bias, mdp_kind, starc  # noqa: F401  (register metrics and kinds)
