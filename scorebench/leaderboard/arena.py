@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..io import format_value
 from .board import Section, cell
 
 __all__ = ["ArenaSpec", "parse_arena", "arena_sections"]
