@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -121,29 +122,7 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     ``max_grade`` is the top of the relevance scale (ERR's g_max; e.g. 4, as
     gdeval); by default the largest relevance in the qrels.
     """
-    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
-    if df.columns.duplicated().any():
-        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
-    require_columns(df, list(_RUN_COLUMNS), "ranking")
-    level = _check_level(relevance_level)
-    if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
-        raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")
-    qrels_df = load_qrels(qrels)
-    require_columns(qrels_df, list(_QRELS_COLUMNS), "ranking (qrels)")
-
-    run = _drop_missing(df, nan_policy)
-    if len(run) == 0:
-        raise InputError("kind 'ranking': the run has no rows to evaluate")
-    score = numeric_column(run, "score")
-    relevance = numeric_column(qrels_df, "relevance")
-    for frame, name in ((run, "run"), (qrels_df, "qrels")):
-        for col in ("qid", "docid"):
-            missing = frame[col].isna().to_numpy()
-            if missing.any():
-                raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+    run, qrels_df, level, score, relevance = _checked_inputs(df, qrels, nan_policy, relevance_level, max_docs)
     groups = [c for c in GROUP_COLUMNS if c in run.columns]
 
     n_run = len(run)
@@ -168,64 +147,36 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     # --- run: keep queries the qrels know, number the units ---------------------------------
     keep = in_qrels[run_qr]
     ignored = np.unique(run_qr[~keep])
-    run_rows = None if keep.all() else np.flatnonzero(keep)
-    if run_rows is not None:
-        run_qr, score = run_qr[run_rows], score[run_rows]
-        run = run.iloc[run_rows]
-    if groups:
-        gcode, gframe = _group_codes(run, groups)
-    else:
-        gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
-    n_groups = 1 if gframe is None else len(gframe)
-    present = np.zeros(n_groups * n_q, dtype=bool)
-    unit_key = gcode.astype(np.int64) * n_q + run_qr
-    present[unit_key] = True
-    seen = present.copy()
-    if complete:
-        present.reshape(n_groups, n_q)[:, in_qrels] = True
-    unit_of_key = np.cumsum(present) - 1
-    unit = unit_of_key.astype(np.int32 if len(unit_of_key) < 2**31 else np.int64)[unit_key]
-    del unit_key, unit_of_key
-    unit_keys = np.flatnonzero(present)
-    n_units = len(unit_keys)
+    if not keep.all():
+        run_rows = np.flatnonzero(keep)
+        run_qr, score, run = run_qr[run_rows], score[run_rows], run.iloc[run_rows]
+    units = _Units.number(run, groups, run_qr, n_q, in_qrels if complete else None)
 
     # --- relevance of each retrieved document (and duplicate check) -------------------------
     run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
     try:
-        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=True)
     except HashCollision:  # two different ids share a hash: match them exactly instead
-        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=False)
     del qrels_docs
 
     # --- ranking order: unit, score descending, docid descending ----------------------------
-    order = _rank_order(unit, score, run_docs)
-    rel = rel[order]
-    unit_sorted = unit[order]
+    order = _rank_order(units.unit, score, run_docs)
+    rel, counts = _cut_lists(rel[order], units.unit[order], units.n, max_docs, judged_docs_only)
     del order
-    counts = np.bincount(unit_sorted, minlength=n_units)
-    if max_docs is not None or judged_docs_only:
-        offsets = np.zeros(n_units, dtype=np.int64)
-        np.cumsum(counts[:-1], out=offsets[1:])
-        pos = np.arange(len(rel)) - np.repeat(offsets, counts)
-        keep_doc = np.ones(len(rel), dtype=bool) if max_docs is None else pos < int(max_docs)
-        if judged_docs_only:
-            keep_doc &= rel >= 0  # NaN (not judged) and negative (unjudged in pool) drop out
-        rel, unit_sorted = rel[keep_doc], unit_sorted[keep_doc]
-        counts = np.bincount(unit_sorted, minlength=n_units)
-    start = np.zeros(n_units, dtype=np.int64)
+    start = np.zeros(units.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=start[1:])
 
     # --- per-unit arrays and the unit frame ----------------------------------------------
-    unit_q = unit_keys % n_q
-    unit_g = unit_keys // n_q
+    unit_q = units.keys % n_q
     qid_sorted = np.asarray(qnames, dtype=object)[q_order]
     frame = pd.DataFrame({"qid": qid_sorted[unit_q]})
-    if gframe is not None:
-        gcols = gframe.iloc[unit_g].reset_index(drop=True)
+    if units.gframe is not None:
+        gcols = units.gframe.iloc[units.keys // n_q].reset_index(drop=True)
         frame = pd.concat([gcols, frame], axis=1)
-    missing = ~seen[unit_keys]
+    missing = ~units.seen[units.keys]
     missing_list = tuple(tuple(row) for row in frame.loc[missing].itertuples(index=False, name=None))
     arrays = {
         "start": start,
@@ -250,6 +201,86 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
         "max_docs": None if max_docs is None else int(max_docs),
     }
     return Inputs(frame, arrays, consts, key="qid")
+
+
+def _checked_inputs(df: Any, qrels: Any, nan_policy: str, relevance_level: Any, max_docs: Any):
+    """Validate the run and the qrels: ``(run, qrels, level, score, relevance)``, rows with a
+    missing value dropped or refused as ``nan_policy`` says."""
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
+    if df.columns.duplicated().any():
+        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
+        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    require_columns(df, list(_RUN_COLUMNS), "ranking")
+    level = _check_level(relevance_level)
+    if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
+        raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")
+    qrels_df = load_qrels(qrels)
+    require_columns(qrels_df, list(_QRELS_COLUMNS), "ranking (qrels)")
+
+    run = _drop_missing(df, nan_policy)
+    if len(run) == 0:
+        raise InputError("kind 'ranking': the run has no rows to evaluate")
+    score = numeric_column(run, "score")
+    relevance = numeric_column(qrels_df, "relevance")
+    for frame, name in ((run, "run"), (qrels_df, "qrels")):
+        for col in ("qid", "docid"):
+            missing = frame[col].isna().to_numpy()
+            if missing.any():
+                raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+    return run, qrels_df, level, score, relevance
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The units (group x query) of a run: each row's unit, the unit keys
+    ``group * n_q + query`` in unit order, which keys the run has rows for, the groups."""
+
+    unit: np.ndarray
+    keys: np.ndarray
+    seen: np.ndarray
+    gframe: pd.DataFrame | None
+
+    @property
+    def n(self) -> int:
+        return len(self.keys)
+
+    @classmethod
+    def number(cls, run: pd.DataFrame, groups: list[str], run_qr: np.ndarray, n_q: int,
+               add_queries: np.ndarray | None) -> "_Units":
+        """Number the units of ``run``; ``add_queries`` (trec_eval -c) adds those queries to
+        every group even where the group has no row for them."""
+        if groups:
+            gcode, gframe = _group_codes(run, groups)
+        else:
+            gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
+        n_groups = 1 if gframe is None else len(gframe)
+        present = np.zeros(n_groups * n_q, dtype=bool)
+        unit_key = gcode.astype(np.int64) * n_q + run_qr
+        present[unit_key] = True
+        seen = present.copy()
+        if add_queries is not None:
+            present.reshape(n_groups, n_q)[:, add_queries] = True
+        unit_of_key = np.cumsum(present) - 1
+        unit = unit_of_key.astype(np.int32 if len(unit_of_key) < 2**31 else np.int64)[unit_key]
+        return cls(unit, np.flatnonzero(present), seen, gframe)
+
+
+def _cut_lists(rel: np.ndarray, unit_sorted: np.ndarray, n_units: int, max_docs: int | None,
+               judged_docs_only: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Ranked relevances and per-unit counts after trec_eval's ``-M`` (the first ``max_docs``
+    of each list) and ``-J`` (judged documents only) cuts, in that order."""
+    counts = np.bincount(unit_sorted, minlength=n_units)
+    if max_docs is None and not judged_docs_only:
+        return rel, counts
+    offsets = np.zeros(n_units, dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    pos = np.arange(len(rel)) - np.repeat(offsets, counts)
+    keep_doc = np.ones(len(rel), dtype=bool) if max_docs is None else pos < int(max_docs)
+    if judged_docs_only:
+        keep_doc &= rel >= 0  # NaN (not judged) and negative (unjudged in pool) drop out
+    return rel[keep_doc], np.bincount(unit_sorted[keep_doc], minlength=n_units)
 
 
 def _max_grade(max_grade: Any, relevance: np.ndarray) -> float:
@@ -457,16 +488,19 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
 def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     """Permutation sorting by unit, score descending, then docid descending (strcmp)."""
     n = len(unit)
-    order = _fast_order(unit, score)
-    if order is None:  # exact path: rank the scores, then sort (unit, score rank)
+    fast = _fast_order(unit, score)
+    if fast is None:  # exact path: rank the scores, then sort (unit, score rank)
         by_score = np.argsort(-score, kind="stable")
         score_rank = np.empty(n, dtype=np.int64)
         score_rank[by_score] = np.arange(n)
         del by_score
         order = np.argsort(unit.astype(np.int64) * n + score_rank)
         del score_rank
-    u, s = unit[order], score[order]
+        u, s = unit[order], score[order]
+    else:
+        order, u, s = fast
     same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
+    del u, s
     if not same.any():
         return order
     tied = np.zeros(n, dtype=bool)
@@ -481,13 +515,14 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     return order
 
 
-def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """One sort of 64-bit keys ``unit << b | quantised(max - score)``; None when the
-    quantisation could have misordered two different scores of a query (then the exact
-    two-sort path runs). Equal scores are left for the docid tie-break."""
+def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One sort of 64-bit keys ``unit << b | quantised(max - score)``: the permutation and
+    the units and scores in its order; None when the quantisation could have misordered
+    two different scores of a query (then the exact two-sort path runs). Equal scores are
+    left for the docid tie-break."""
     n = len(score)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), unit[:0], score[:0]
     low, high = float(score.min()), float(score.max())
     span = high - low
     unit_bits = max(1, int(unit.max()).bit_length())
@@ -495,12 +530,10 @@ def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     if not np.isfinite(span) or span == 0 or score_bits < 40:
         return None
     scale = float(2 ** min(score_bits, 52) - 1) / span
-    quantised = ((high - score) * scale).astype(np.uint64)
-    key = unit.astype(np.uint64) << np.uint64(score_bits)
-    key |= quantised
-    del quantised
+    key = ((high - score) * scale).astype(np.uint64)
+    key |= unit.astype(np.uint64) << np.uint64(score_bits)
     order = argsort_u64(key)
     del key
     u, s = unit[order], score[order]
     misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
-    return None if misordered.any() else order
+    return None if misordered.any() else (order, u, s)
