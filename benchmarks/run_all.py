@@ -70,11 +70,12 @@ def issue18(rows: list, quick: bool) -> None:
         _row(rows, f"cold start: {name}", "fresh process", f"{wall:.2f} s wall / {cpu:.2f} s cpu", "< 1.0 s",
              cpu < 1.0)
     big = 1_000_000 if not quick else 300_000
-    s = bench_set_bootstrap.run((big,), dask_rows=200_000 if quick else 1_000_000, verbose=False)
+    s = bench_set_bootstrap.run((big,), dask_rows=(200_000,) if quick else (200_000, 1_000_000), verbose=False)
     _, brier, ece = s["scaling"][0]
     _row(rows, "ECE / Brier bootstrap (200 rounds)", f"{big:,} rows", f"{ece / brier:.2f}x", "<= 3x", ece / brier <= 3)
-    d_rows, mem, dsk = s["memory_vs_dask"]
-    _row(rows, "in-memory / Dask (brier+log+ece)", f"5 x {d_rows:,} rows", f"{mem / dsk:.2f}x", "<= 1x", mem <= dsk)
+    for d_rows, mem, dsk in s["memory_vs_dask"]:
+        _row(rows, "in-memory / Dask (brier+log+ece)", f"5 x {d_rows:,} rows", f"{mem / dsk:.2f}x wall", "<= 1x",
+             mem <= dsk)
 
 
 def others(rows: list, timeout: float) -> None:

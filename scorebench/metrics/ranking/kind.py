@@ -125,16 +125,8 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     run, qrels_df, level, score, relevance = _checked_inputs(df, qrels, nan_policy, relevance_level, max_docs)
     groups = [c for c in GROUP_COLUMNS if c in run.columns]
 
-    n_run = len(run)
-    qcode, qnames = _joint_codes(run["qid"], qrels_df["qid"])
-    # queries numbered in string order, as trec_eval prints them
-    q_order = np.argsort(np.asarray(qnames, dtype=str), kind="stable")
-    q_rank = np.empty(len(qnames), dtype=np.int64)
-    q_rank[q_order] = np.arange(len(qnames))
-    n_q = len(qnames)
-    small = np.int32 if n_q < 2**31 else np.int64
-    run_qr, qrels_qr = q_rank.astype(small)[qcode[:n_run]], q_rank.astype(small)[qcode[n_run:]]
-    del qcode
+    run_qr, qrels_qr, qid_sorted = _query_codes(run["qid"], qrels_df["qid"])
+    n_q = len(qid_sorted)
 
     # --- qrels: the judged lists per query -------------------------------------------------
     in_qrels = np.zeros(n_q, dtype=bool)
@@ -171,7 +163,6 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
 
     # --- per-unit arrays and the unit frame ----------------------------------------------
     unit_q = units.keys % n_q
-    qid_sorted = np.asarray(qnames, dtype=object)[q_order]
     frame = pd.DataFrame({"qid": qid_sorted[unit_q]})
     if units.gframe is not None:
         gcols = units.gframe.iloc[units.keys // n_q].reset_index(drop=True)
@@ -302,7 +293,7 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     """Per query: judged relevance values (>= 0) in decreasing order (flat), their count, and
     the numbers of relevant (>= level) and judged non-relevant documents."""
     judged = relevance >= 0
-    jq, jrel = q[judged], relevance[judged]
+    jq, jrel = (q, relevance) if judged.all() else (q[judged], relevance[judged])
     counts = np.bincount(jq, minlength=n_q)
     num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
     num_nonrel = counts - num_rel
@@ -372,8 +363,9 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     # sorted when the run has one system)
     lookup = dkey
     del dkey
-    lookup &= np.uint64((1 << (64 - bits)) - 1)
-    lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
+    if not np.array_equal(run_unit, run_q):  # (equal for one system with every query judged)
+        lookup &= np.uint64((1 << (64 - bits)) - 1)
+        lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
     where = np.searchsorted(qkey, lookup)
     np.minimum(where, len(qkey) - 1, out=where)
     hit = qkey[where] == lookup
@@ -393,9 +385,10 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
 
 def _prefixed(prefix: np.ndarray, h: np.ndarray, bits: int, hashed: bool) -> np.ndarray:
     """64-bit keys: ``prefix`` (< 2**bits) exactly in the high ``bits`` bits, then the
-    document hash's high bits (or, for exact codes, the code itself, which fits)."""
-    key = prefix.astype(np.uint64) << np.uint64(64 - bits)
-    key |= (h >> np.uint64(bits)) if hashed else h
+    document hash's high bits (or, for exact codes, the code itself, which fits). A hash
+    array is overwritten (the caller drops it)."""
+    key = np.right_shift(h, np.uint64(bits), out=h) if hashed else h.copy()  # a hash is consumed in place
+    key |= prefix.astype(np.uint64) << np.uint64(64 - bits)
     return key
 
 
@@ -436,38 +429,52 @@ def _id_strings(uniques: Any) -> np.ndarray:
     return out
 
 
-def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes of the ids of ``a`` then ``b`` in one shared space, and the id strings.
+def _query_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query codes of the rows of ``a`` and of ``b`` in one shared space, numbered in the
+    string order of the ids (as trec_eval prints them), and the id strings in that order.
 
-    Each column is factorised on its own (cheap when grouped, see :func:`_factorize_blocks`)
-    and the two sets of unique id strings are then aligned.
+    Each column is factorised on its own (cheap when grouped, see :func:`_factorize_blocks`),
+    the two sets of unique id strings are aligned, and the codes are expanded to rows last.
     """
-    codes_a, uniques_a = _factorize_blocks(a)
-    codes_b, uniques_b = _factorize_blocks(b)
+    codes_a, lengths_a, uniques_a = _factorize_blocks(a)
+    codes_b, lengths_b, uniques_b = _factorize_blocks(b)
     names_a, names_b = _id_strings(uniques_a), _id_strings(uniques_b)
     joint, names = pd.factorize(np.concatenate([names_a, names_b]))
-    codes = np.concatenate([joint[:len(names_a)][codes_a], joint[len(names_a):][codes_b]])
-    return codes.astype(np.int64, copy=False), np.asarray(names, dtype=object)
+    names = np.asarray(names, dtype=object)
+    q_order = np.argsort(names.astype(str), kind="stable")
+    q_rank = np.empty(len(names), dtype=np.int32 if len(names) < 2**31 else np.int64)
+    q_rank[q_order] = np.arange(len(names))
+    rank = q_rank[joint]
+    return (_expand(rank[:len(names_a)][codes_a], lengths_a), _expand(rank[len(names_a):][codes_b], lengths_b),
+            names[q_order])
 
 
-def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, Any]:
+def _expand(codes: np.ndarray, lengths: np.ndarray | None) -> np.ndarray:
+    return codes if lengths is None else np.repeat(codes, lengths)
+
+
+def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, np.ndarray | None, Any]:
     """``pd.factorize`` that hashes one value per block of equal neighbours: runs and qrels
-    are usually grouped by query, so a column of millions of qids has few blocks."""
+    are usually grouped by query, so a column of millions of qids has few blocks. Returns
+    the codes (one per block, or one per row when ``lengths`` is None), the block lengths
+    and the unique values."""
     if len(values) > 1 and pd.api.types.is_string_dtype(values.dtype):
         try:
             arr = pa.array(values, type=pa.large_string(), from_pandas=True)
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
-            change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False)
+            # nulls would make the comparison null: leave such a column to pd.factorize
+            change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False) if arr.null_count == 0 \
+                else None
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             change = None
-        if change is not None and not np.isnan(change.astype(float)).any():
+        if change is not None:
             firsts = np.flatnonzero(np.concatenate([[True], change.astype(bool)]))
             if len(firsts) * 4 < len(values):
                 block_codes, uniques = pd.factorize(values.iloc[firsts])
-                lengths = np.diff(np.append(firsts, len(values)))
-                return np.repeat(block_codes, lengths), uniques
-    return pd.factorize(values)
+                return block_codes, np.diff(np.append(firsts, len(values))), uniques
+    codes, uniques = pd.factorize(values)
+    return codes, None, uniques
 
 
 def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
