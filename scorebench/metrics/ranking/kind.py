@@ -294,20 +294,24 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     the numbers of relevant (>= level) and judged non-relevant documents."""
     judged = relevance >= 0
     jq, jrel = (q, relevance) if judged.all() else (q[judged], relevance[judged])
-    counts = np.bincount(jq, minlength=n_q)
-    num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
-    num_nonrel = counts - num_rel
     top = float(jrel.max()) if jrel.size else 0.0
     if jrel.size and top < 256 and np.all(jrel == np.round(jrel)):
-        # small integer grades: counting, no sort
+        # small integer grades: one count per (query, grade) gives every output, no sort
         n_levels = int(top) + 1
-        code = (top - jrel).astype(np.int64)
-        per_level = np.bincount(jq * n_levels + code, minlength=n_q * n_levels)
+        code = (top - jrel).astype(np.int32 if n_q * n_levels < 2**31 else np.int64)
+        code += jq.astype(code.dtype, copy=False) * n_levels
+        per_level = np.bincount(code, minlength=n_q * n_levels)
+        del code
         levels_desc = np.arange(n_levels - 1, -1, -1, dtype=np.float64)
         flat = np.repeat(np.tile(levels_desc, n_q), per_level)
+        per_level = per_level.reshape(n_q, n_levels)
+        counts = per_level.sum(axis=1)
+        num_rel = per_level[:, levels_desc >= level].sum(axis=1).astype(np.float64)
     else:
+        counts = np.bincount(jq, minlength=n_q)
+        num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
         flat = jrel[np.lexsort((-jrel, jq))]
-    return flat, counts, num_rel, num_nonrel.astype(np.float64)
+    return flat, counts, num_rel, (counts - num_rel).astype(np.float64)
 
 
 def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
