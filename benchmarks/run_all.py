@@ -31,9 +31,9 @@ OTHERS = {
     "bench_calibration.py": [],
     "bench_agreement_ood.py": [],
     "bench_embedding_retrieval.py": ["--n", "5000"],
-    "bench_irt.py": [],
+    "bench_irt.py": ["--no-girth"],  # girth alone runs past the 120 s per-script limit
     "bench_evaluate.py": [],
-    "bench_losses.py": ["--batch", "128", "--repeats", "1"],
+    "bench_losses.py": ["--batch", "64", "--length", "64", "--repeats", "1"],
     "bench_ranking.py": ["--queries", "2000", "--skip", "ranx"],
 }
 
@@ -67,8 +67,9 @@ def issue18(rows: list, quick: bool) -> None:
     c = bench_cold_start.run(3, verbose=False)
     for name in ("scorebench --help", "scorebench evaluate (10 rows)"):
         wall, cpu = c[name]
-        _row(rows, f"cold start: {name}", "fresh process", f"{wall:.2f} s wall / {cpu:.2f} s cpu", "< 1.0 s",
-             cpu < 1.0)
+        # the goal is wall time on an idle machine: on a loaded one this row reads NO, see the cpu figure
+        _row(rows, f"cold start: {name}", "fresh process", f"{wall:.2f} s wall / {cpu:.2f} s cpu", "< 1.0 s wall",
+             wall < 1.0)
     big = 1_000_000 if not quick else 300_000
     s = bench_set_bootstrap.run((big,), dask_rows=(200_000,) if quick else (200_000, 1_000_000), verbose=False)
     _, brier, ece = s["scaling"][0]
