@@ -31,9 +31,9 @@ OTHERS = {
     "bench_calibration.py": [],
     "bench_agreement_ood.py": [],
     "bench_embedding_retrieval.py": ["--n", "5000"],
-    "bench_irt.py": [],
+    "bench_irt.py": ["--no-girth"],  # girth alone runs past the 120 s per-script limit
     "bench_evaluate.py": [],
-    "bench_losses.py": ["--batch", "128", "--repeats", "1"],
+    "bench_losses.py": ["--batch", "64", "--length", "64", "--repeats", "1"],
     "bench_ranking.py": ["--queries", "2000", "--skip", "ranx"],
 }
 
@@ -67,14 +67,16 @@ def issue18(rows: list, quick: bool) -> None:
     c = bench_cold_start.run(3, verbose=False)
     for name in ("scorebench --help", "scorebench evaluate (10 rows)"):
         wall, cpu = c[name]
-        _row(rows, f"cold start: {name}", "fresh process", f"{wall:.2f} s wall / {cpu:.2f} s cpu", "< 1.0 s",
-             cpu < 1.0)
+        # the goal is wall time on an idle machine: on a loaded one this row reads NO, see the cpu figure
+        _row(rows, f"cold start: {name}", "fresh process", f"{wall:.2f} s wall / {cpu:.2f} s cpu", "< 1.0 s wall",
+             wall < 1.0)
     big = 1_000_000 if not quick else 300_000
-    s = bench_set_bootstrap.run((big,), dask_rows=200_000 if quick else 1_000_000, verbose=False)
+    s = bench_set_bootstrap.run((big,), dask_rows=(200_000,) if quick else (200_000, 1_000_000), verbose=False)
     _, brier, ece = s["scaling"][0]
     _row(rows, "ECE / Brier bootstrap (200 rounds)", f"{big:,} rows", f"{ece / brier:.2f}x", "<= 3x", ece / brier <= 3)
-    d_rows, mem, dsk = s["memory_vs_dask"]
-    _row(rows, "in-memory / Dask (brier+log+ece)", f"5 x {d_rows:,} rows", f"{mem / dsk:.2f}x", "<= 1x", mem <= dsk)
+    for d_rows, mem, dsk in s["memory_vs_dask"]:
+        _row(rows, "in-memory / Dask (brier+log+ece)", f"5 x {d_rows:,} rows", f"{mem / dsk:.2f}x wall", "<= 1x",
+             mem <= dsk)
 
 
 def others(rows: list, timeout: float) -> None:

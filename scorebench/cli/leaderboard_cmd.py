@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..leaderboard.check import ATOL, RTOL
+from ..board_tolerance import ATOL, RTOL
 
 _TOLERANCE = (f"Numbers in board.csv/board.json may differ by |new - old| <= {ATOL:g} + {RTOL:g} * max(|old|, |new|) "
               "(BLAS builds and thread counts change the last bits); printed numbers in README.md, index.html and "

@@ -33,13 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..board_tolerance import ATOL, RTOL  # defined outside the package: the CLI help imports it alone
 from .board import Board
 from .render import write_board
 
 __all__ = ["BoardDiff", "diff_board", "diff_files", "board_folder_files", "numbers_close", "RTOL", "ATOL"]
 
-RTOL = 1e-6
-ATOL = 1e-12
 _MAX_DETAILS = 12
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _SVG_DATA = re.compile(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)")

@@ -166,22 +166,28 @@ def argsort_u64(keys: np.ndarray) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     bits = int(n - 1).bit_length()
     mask = np.uint64((1 << bits) - 1)
-    packed = keys & ~mask
-    packed |= np.arange(n, dtype=np.uint64)
+    packed = np.arange(n, dtype=np.uint64)
+    np.bitwise_or(packed, keys & ~mask, out=packed)
     packed.sort()
-    order = (packed & mask).astype(np.int64)
-    high = packed >> np.uint64(bits)
-    del packed
-    same = high[1:] == high[:-1]
+    same = np.bitwise_xor(packed[1:], packed[:-1]) <= mask  # equal high bits
+    packed &= mask  # in place: the index, no second n-sized array
+    order = packed.view(np.int64)
     if same.any():
-        grouped = np.zeros(n, dtype=bool)
-        grouped[1:] |= same
-        grouped[:-1] |= same
-        idx = np.flatnonzero(grouped)
-        group = np.cumsum(np.concatenate([[True], ~same]))[idx]
-        members = order[idx]
-        order[idx] = members[np.lexsort((members, keys[members], group))]
+        _order_ties(order, keys, same)
     return order
+
+
+def _order_ties(order: np.ndarray, keys: np.ndarray, same: np.ndarray) -> None:
+    """Put the runs of equal high bits (``same[i]``: positions i and i + 1 agree) in exact
+    (key, index) order, touching only those positions."""
+    idx = np.flatnonzero(same)
+    grouped = np.union1d(idx, idx + 1)
+    starts_group = np.ones(len(grouped), dtype=bool)
+    inner = grouped > 0
+    starts_group[inner] = ~same[grouped[inner] - 1]
+    group = np.cumsum(starts_group)
+    members = order[grouped]
+    order[grouped] = members[np.lexsort((members, keys[members], group))]
 
 
 def float_order_keys(values: np.ndarray) -> np.ndarray:

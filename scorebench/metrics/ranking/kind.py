@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -122,41 +123,11 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     ``max_grade`` is the top of the relevance scale (ERR's g_max; e.g. 4, as
     gdeval); by default the largest relevance in the qrels.
     """
-    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
-    if df.columns.duplicated().any():
-        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
-    require_columns(df, list(_RUN_COLUMNS), "ranking")
-    level = _check_level(relevance_level)
-    if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
-        raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")
-    qrels_df = load_qrels(qrels)
-    require_columns(qrels_df, list(_QRELS_COLUMNS), "ranking (qrels)")
-
-    run = _drop_missing(df, nan_policy)
-    if len(run) == 0:
-        raise InputError("kind 'ranking': the run has no rows to evaluate")
-    score = numeric_column(run, "score")
-    relevance = numeric_column(qrels_df, "relevance")
-    for frame, name in ((run, "run"), (qrels_df, "qrels")):
-        for col in ("qid", "docid"):
-            missing = frame[col].isna().to_numpy()
-            if missing.any():
-                raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+    run, qrels_df, level, score, relevance = _checked_inputs(df, qrels, nan_policy, relevance_level, max_docs)
     groups = [c for c in GROUP_COLUMNS if c in run.columns]
 
-    n_run = len(run)
-    qcode, qnames = _joint_codes(run["qid"], qrels_df["qid"])
-    # queries numbered in string order, as trec_eval prints them
-    q_order = np.argsort(np.asarray(qnames, dtype=str), kind="stable")
-    q_rank = np.empty(len(qnames), dtype=np.int64)
-    q_rank[q_order] = np.arange(len(qnames))
-    n_q = len(qnames)
-    small = np.int32 if n_q < 2**31 else np.int64
-    run_qr, qrels_qr = q_rank.astype(small)[qcode[:n_run]], q_rank.astype(small)[qcode[n_run:]]
-    del qcode
+    run_qr, qrels_qr, qid_sorted = _query_codes(run["qid"], qrels_df["qid"])
+    n_q = len(qid_sorted)
 
     # --- qrels: the judged lists per query -------------------------------------------------
     in_qrels = np.zeros(n_q, dtype=bool)
@@ -169,64 +140,35 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     # --- run: keep queries the qrels know, number the units ---------------------------------
     keep = in_qrels[run_qr]
     ignored = np.unique(run_qr[~keep])
-    run_rows = None if keep.all() else np.flatnonzero(keep)
-    if run_rows is not None:
-        run_qr, score = run_qr[run_rows], score[run_rows]
-        run = run.iloc[run_rows]
-    if groups:
-        gcode, gframe = _group_codes(run, groups)
-    else:
-        gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
-    n_groups = 1 if gframe is None else len(gframe)
-    present = np.zeros(n_groups * n_q, dtype=bool)
-    unit_key = gcode.astype(np.int64) * n_q + run_qr
-    present[unit_key] = True
-    seen = present.copy()
-    if complete:
-        present.reshape(n_groups, n_q)[:, in_qrels] = True
-    unit_of_key = np.cumsum(present) - 1
-    unit = unit_of_key.astype(np.int32 if len(unit_of_key) < 2**31 else np.int64)[unit_key]
-    del unit_key, unit_of_key
-    unit_keys = np.flatnonzero(present)
-    n_units = len(unit_keys)
+    if not keep.all():
+        run_rows = np.flatnonzero(keep)
+        run_qr, score, run = run_qr[run_rows], score[run_rows], run.iloc[run_rows]
+    units = _Units.number(run, groups, run_qr, n_q, in_qrels if complete else None)
 
     # --- relevance of each retrieved document (and duplicate check) -------------------------
     run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
     try:
-        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=True)
     except HashCollision:  # two different ids share a hash: match them exactly instead
-        rel = _join(run_docs, run_qr, unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
+        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
                     hashed=False)
     del qrels_docs
 
     # --- ranking order: unit, score descending, docid descending ----------------------------
-    order = _rank_order(unit, score, run_docs)
-    rel = rel[order]
-    unit_sorted = unit[order]
+    order = _rank_order(units.unit, score, run_docs)
+    rel, counts = _cut_lists(rel[order], units.unit[order], units.n, max_docs, judged_docs_only)
     del order
-    counts = np.bincount(unit_sorted, minlength=n_units)
-    if max_docs is not None or judged_docs_only:
-        offsets = np.zeros(n_units, dtype=np.int64)
-        np.cumsum(counts[:-1], out=offsets[1:])
-        pos = np.arange(len(rel)) - np.repeat(offsets, counts)
-        keep_doc = np.ones(len(rel), dtype=bool) if max_docs is None else pos < int(max_docs)
-        if judged_docs_only:
-            keep_doc &= rel >= 0  # NaN (not judged) and negative (unjudged in pool) drop out
-        rel, unit_sorted = rel[keep_doc], unit_sorted[keep_doc]
-        counts = np.bincount(unit_sorted, minlength=n_units)
-    start = np.zeros(n_units, dtype=np.int64)
+    start = np.zeros(units.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=start[1:])
 
     # --- per-unit arrays and the unit frame ----------------------------------------------
-    unit_q = unit_keys % n_q
-    unit_g = unit_keys // n_q
-    qid_sorted = np.asarray(qnames, dtype=object)[q_order]
+    unit_q = units.keys % n_q
     frame = pd.DataFrame({"qid": qid_sorted[unit_q]})
-    if gframe is not None:
-        gcols = gframe.iloc[unit_g].reset_index(drop=True)
+    if units.gframe is not None:
+        gcols = units.gframe.iloc[units.keys // n_q].reset_index(drop=True)
         frame = pd.concat([gcols, frame], axis=1)
-    missing = ~seen[unit_keys]
+    missing = ~units.seen[units.keys]
     missing_list = tuple(tuple(row) for row in frame.loc[missing].itertuples(index=False, name=None))
     arrays = {
         "start": start,
@@ -253,6 +195,86 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
     return Inputs(frame, arrays, consts, key="qid")
 
 
+def _checked_inputs(df: Any, qrels: Any, nan_policy: str, relevance_level: Any, max_docs: Any):
+    """Validate the run and the qrels: ``(run, qrels, level, score, relevance)``, rows with a
+    missing value dropped or refused as ``nan_policy`` says."""
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
+    if df.columns.duplicated().any():
+        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
+        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    require_columns(df, list(_RUN_COLUMNS), "ranking")
+    level = _check_level(relevance_level)
+    if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
+        raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")
+    qrels_df = load_qrels(qrels)
+    require_columns(qrels_df, list(_QRELS_COLUMNS), "ranking (qrels)")
+
+    run = _drop_missing(df, nan_policy)
+    if len(run) == 0:
+        raise InputError("kind 'ranking': the run has no rows to evaluate")
+    score = numeric_column(run, "score")
+    relevance = numeric_column(qrels_df, "relevance")
+    for frame, name in ((run, "run"), (qrels_df, "qrels")):
+        for col in ("qid", "docid"):
+            missing = frame[col].isna().to_numpy()
+            if missing.any():
+                raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+    return run, qrels_df, level, score, relevance
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The units (group x query) of a run: each row's unit, the unit keys
+    ``group * n_q + query`` in unit order, which keys the run has rows for, the groups."""
+
+    unit: np.ndarray
+    keys: np.ndarray
+    seen: np.ndarray
+    gframe: pd.DataFrame | None
+
+    @property
+    def n(self) -> int:
+        return len(self.keys)
+
+    @classmethod
+    def number(cls, run: pd.DataFrame, groups: list[str], run_qr: np.ndarray, n_q: int,
+               add_queries: np.ndarray | None) -> "_Units":
+        """Number the units of ``run``; ``add_queries`` (trec_eval -c) adds those queries to
+        every group even where the group has no row for them."""
+        if groups:
+            gcode, gframe = _group_codes(run, groups)
+        else:
+            gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
+        n_groups = 1 if gframe is None else len(gframe)
+        present = np.zeros(n_groups * n_q, dtype=bool)
+        unit_key = gcode.astype(np.int64) * n_q + run_qr
+        present[unit_key] = True
+        seen = present.copy()
+        if add_queries is not None:
+            present.reshape(n_groups, n_q)[:, add_queries] = True
+        unit_of_key = np.cumsum(present) - 1
+        unit = unit_of_key.astype(np.int32 if len(unit_of_key) < 2**31 else np.int64)[unit_key]
+        return cls(unit, np.flatnonzero(present), seen, gframe)
+
+
+def _cut_lists(rel: np.ndarray, unit_sorted: np.ndarray, n_units: int, max_docs: int | None,
+               judged_docs_only: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Ranked relevances and per-unit counts after trec_eval's ``-M`` (the first ``max_docs``
+    of each list) and ``-J`` (judged documents only) cuts, in that order."""
+    counts = np.bincount(unit_sorted, minlength=n_units)
+    if max_docs is None and not judged_docs_only:
+        return rel, counts
+    offsets = np.zeros(n_units, dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    pos = np.arange(len(rel)) - np.repeat(offsets, counts)
+    keep_doc = np.ones(len(rel), dtype=bool) if max_docs is None else pos < int(max_docs)
+    if judged_docs_only:
+        keep_doc &= rel >= 0  # NaN (not judged) and negative (unjudged in pool) drop out
+    return rel[keep_doc], np.bincount(unit_sorted[keep_doc], minlength=n_units)
+
+
 def _max_grade(max_grade: Any, relevance: np.ndarray) -> float:
     """The top grade: ``max_grade`` when given (at least every judged grade), else the qrels' largest."""
     top = float(relevance.max()) if len(relevance) and relevance.max() > 0 else 0.0
@@ -272,21 +294,25 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     """Per query: judged relevance values (>= 0) in decreasing order (flat), their count, and
     the numbers of relevant (>= level) and judged non-relevant documents."""
     judged = relevance >= 0
-    jq, jrel = q[judged], relevance[judged]
-    counts = np.bincount(jq, minlength=n_q)
-    num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
-    num_nonrel = counts - num_rel
+    jq, jrel = (q, relevance) if judged.all() else (q[judged], relevance[judged])
     top = float(jrel.max()) if jrel.size else 0.0
     if jrel.size and top < 256 and np.all(jrel == np.round(jrel)):
-        # small integer grades: counting, no sort
+        # small integer grades: one count per (query, grade) gives every output, no sort
         n_levels = int(top) + 1
-        code = (top - jrel).astype(np.int64)
-        per_level = np.bincount(jq * n_levels + code, minlength=n_q * n_levels)
+        code = (top - jrel).astype(np.int32 if n_q * n_levels < 2**31 else np.int64)
+        code += jq.astype(code.dtype, copy=False) * n_levels
+        per_level = np.bincount(code, minlength=n_q * n_levels)
+        del code
         levels_desc = np.arange(n_levels - 1, -1, -1, dtype=np.float64)
         flat = np.repeat(np.tile(levels_desc, n_q), per_level)
+        per_level = per_level.reshape(n_q, n_levels)
+        counts = per_level.sum(axis=1)
+        num_rel = per_level[:, levels_desc >= level].sum(axis=1).astype(np.float64)
     else:
+        counts = np.bincount(jq, minlength=n_q)
+        num_rel = np.bincount(jq, weights=(jrel >= level).astype(np.float64), minlength=n_q)
         flat = jrel[np.lexsort((-jrel, jq))]
-    return flat, counts, num_rel, num_nonrel.astype(np.float64)
+    return flat, counts, num_rel, (counts - num_rel).astype(np.float64)
 
 
 def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
@@ -342,8 +368,9 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     # sorted when the run has one system)
     lookup = dkey
     del dkey
-    lookup &= np.uint64((1 << (64 - bits)) - 1)
-    lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
+    if not np.array_equal(run_unit, run_q):  # (equal for one system with every query judged)
+        lookup &= np.uint64((1 << (64 - bits)) - 1)
+        lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
     where = np.searchsorted(qkey, lookup)
     np.minimum(where, len(qkey) - 1, out=where)
     hit = qkey[where] == lookup
@@ -363,9 +390,10 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
 
 def _prefixed(prefix: np.ndarray, h: np.ndarray, bits: int, hashed: bool) -> np.ndarray:
     """64-bit keys: ``prefix`` (< 2**bits) exactly in the high ``bits`` bits, then the
-    document hash's high bits (or, for exact codes, the code itself, which fits)."""
-    key = prefix.astype(np.uint64) << np.uint64(64 - bits)
-    key |= (h >> np.uint64(bits)) if hashed else h
+    document hash's high bits (or, for exact codes, the code itself, which fits). A hash
+    array is overwritten (the caller drops it)."""
+    key = np.right_shift(h, np.uint64(bits), out=h) if hashed else h.copy()  # a hash is consumed in place
+    key |= prefix.astype(np.uint64) << np.uint64(64 - bits)
     return key
 
 
@@ -406,38 +434,52 @@ def _id_strings(uniques: Any) -> np.ndarray:
     return out
 
 
-def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes of the ids of ``a`` then ``b`` in one shared space, and the id strings.
+def _query_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query codes of the rows of ``a`` and of ``b`` in one shared space, numbered in the
+    string order of the ids (as trec_eval prints them), and the id strings in that order.
 
-    Each column is factorised on its own (cheap when grouped, see :func:`_factorize_blocks`)
-    and the two sets of unique id strings are then aligned.
+    Each column is factorised on its own (cheap when grouped, see :func:`_factorize_blocks`),
+    the two sets of unique id strings are aligned, and the codes are expanded to rows last.
     """
-    codes_a, uniques_a = _factorize_blocks(a)
-    codes_b, uniques_b = _factorize_blocks(b)
+    codes_a, lengths_a, uniques_a = _factorize_blocks(a)
+    codes_b, lengths_b, uniques_b = _factorize_blocks(b)
     names_a, names_b = _id_strings(uniques_a), _id_strings(uniques_b)
     joint, names = pd.factorize(np.concatenate([names_a, names_b]))
-    codes = np.concatenate([joint[:len(names_a)][codes_a], joint[len(names_a):][codes_b]])
-    return codes.astype(np.int64, copy=False), np.asarray(names, dtype=object)
+    names = np.asarray(names, dtype=object)
+    q_order = np.argsort(names.astype(str), kind="stable")
+    q_rank = np.empty(len(names), dtype=np.int32 if len(names) < 2**31 else np.int64)
+    q_rank[q_order] = np.arange(len(names))
+    rank = q_rank[joint]
+    return (_expand(rank[:len(names_a)][codes_a], lengths_a), _expand(rank[len(names_a):][codes_b], lengths_b),
+            names[q_order])
 
 
-def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, Any]:
+def _expand(codes: np.ndarray, lengths: np.ndarray | None) -> np.ndarray:
+    return codes if lengths is None else np.repeat(codes, lengths)
+
+
+def _factorize_blocks(values: pd.Series) -> tuple[np.ndarray, np.ndarray | None, Any]:
     """``pd.factorize`` that hashes one value per block of equal neighbours: runs and qrels
-    are usually grouped by query, so a column of millions of qids has few blocks."""
+    are usually grouped by query, so a column of millions of qids has few blocks. Returns
+    the codes (one per block, or one per row when ``lengths`` is None), the block lengths
+    and the unique values."""
     if len(values) > 1 and pd.api.types.is_string_dtype(values.dtype):
         try:
             arr = pa.array(values, type=pa.large_string(), from_pandas=True)
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
-            change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False)
+            # nulls would make the comparison null: leave such a column to pd.factorize
+            change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False) if arr.null_count == 0 \
+                else None
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             change = None
-        if change is not None and not np.isnan(change.astype(float)).any():
+        if change is not None:
             firsts = np.flatnonzero(np.concatenate([[True], change.astype(bool)]))
             if len(firsts) * 4 < len(values):
                 block_codes, uniques = pd.factorize(values.iloc[firsts])
-                lengths = np.diff(np.append(firsts, len(values)))
-                return np.repeat(block_codes, lengths), uniques
-    return pd.factorize(values)
+                return block_codes, np.diff(np.append(firsts, len(values))), uniques
+    codes, uniques = pd.factorize(values)
+    return codes, None, uniques
 
 
 def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
@@ -458,16 +500,19 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
 def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     """Permutation sorting by unit, score descending, then docid descending (strcmp)."""
     n = len(unit)
-    order = _fast_order(unit, score)
-    if order is None:  # exact path: rank the scores, then sort (unit, score rank)
+    fast = _fast_order(unit, score)
+    if fast is None:  # exact path: rank the scores, then sort (unit, score rank)
         by_score = np.argsort(-score, kind="stable")
         score_rank = np.empty(n, dtype=np.int64)
         score_rank[by_score] = np.arange(n)
         del by_score
         order = np.argsort(unit.astype(np.int64) * n + score_rank)
         del score_rank
-    u, s = unit[order], score[order]
+        u, s = unit[order], score[order]
+    else:
+        order, u, s = fast
     same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
+    del u, s
     if not same.any():
         return order
     tied = np.zeros(n, dtype=bool)
@@ -482,13 +527,14 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     return order
 
 
-def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """One sort of 64-bit keys ``unit << b | quantised(max - score)``; None when the
-    quantisation could have misordered two different scores of a query (then the exact
-    two-sort path runs). Equal scores are left for the docid tie-break."""
+def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One sort of 64-bit keys ``unit << b | quantised(max - score)``: the permutation and
+    the units and scores in its order; None when the quantisation could have misordered
+    two different scores of a query (then the exact two-sort path runs). Equal scores are
+    left for the docid tie-break."""
     n = len(score)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), unit[:0], score[:0]
     low, high = float(score.min()), float(score.max())
     span = high - low
     unit_bits = max(1, int(unit.max()).bit_length())
@@ -496,12 +542,10 @@ def _fast_order(unit: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     if not np.isfinite(span) or span == 0 or score_bits < 40:
         return None
     scale = float(2 ** min(score_bits, 52) - 1) / span
-    quantised = ((high - score) * scale).astype(np.uint64)
-    key = unit.astype(np.uint64) << np.uint64(score_bits)
-    key |= quantised
-    del quantised
+    key = ((high - score) * scale).astype(np.uint64)
+    key |= unit.astype(np.uint64) << np.uint64(score_bits)
     order = argsort_u64(key)
     del key
     u, s = unit[order], score[order]
     misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
-    return None if misordered.any() else order
+    return None if misordered.any() else (order, u, s)
