@@ -6,7 +6,9 @@ each ``printf("%-22s\\t%s\\t%6.4f\\n", measure, qid, value)`` as trec_eval 10.0'
 ``num_rel``, ``num_rel_ret``, ``num_q``) print as integers and their ``all`` value is the
 *sum* over queries, as trec_eval's (scorebench's table value is the mean per query).
 Measures take trec_eval's names where one exists (``ndcg@10`` -> ``ndcg_cut_10``, ``mrr``
--> ``recip_rank``, ``p@5`` -> ``P_5``); others keep their scorebench name. Each system
+-> ``recip_rank``, ``p@5`` -> ``P_5``), the intent-aware measures ndeval's (``alpha_ndcg@20``
+-> ``alpha-nDCG@20``, ``s_recall@5`` -> ``strec@5``, ``ap_ia`` -> ``MAP-IA``); others keep
+their scorebench name. Each system
 (the ``system`` column, trec_eval's run tag) is a block ending with its ``runid`` and
 ``num_q`` lines.
 
@@ -32,11 +34,15 @@ _PLAIN = {
     "11pt_avg": "11pt_avg", "infap": "infAP", "gm_map": "gm_map", "gm_bpref": "gm_bpref",
     "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "g": "G", "bin_g": "binG", "set_f": "set_F",
     "set_map": "set_map", "set_relative_p": "set_relative_P", "utility": "utility",
+    # the diversity kind: ndeval's names
+    "nrbp": "NRBP", "nnrbp": "nNRBP", "ap_ia": "MAP-IA",
 }
 #: parameterised names: scorebench base -> (trec_eval stem, how the value prints)
 _CUT = {
     "ndcg": "ndcg_cut_{}", "map": "map_cut_{}", "p": "P_{}", "r": "recall_{}", "success": "success_{}",
     "relative_p": "relative_P_{}", "unj": "unj_{}",
+    "alpha_ndcg": "alpha-nDCG@{}", "err_ia": "ERR-IA@{}", "nerr_ia": "nERR-IA@{}", "p_ia": "P-IA@{}",
+    "s_recall": "strec@{}",
 }
 _FLOAT_CUT = {"rprec_mult": "Rprec_mult_{:.2f}", "iprec_at_recall": "iprec_at_recall_{:.2f}"}
 _COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}

@@ -136,6 +136,10 @@ def _read_qrels(path: Path, engine: str):
         return read_dask(str(path))
     if not path.is_file():
         raise InputError(f"--qrels: file not found: {path}")
+    from ..io_trec import looks_like_trec
+
+    if engine == "pandas" and looks_like_trec(path) == "qrels":
+        return str(path)  # the kind reads TREC qrels itself: diversity kinds keep the subtopic field
     return read_table(path)
 
 
