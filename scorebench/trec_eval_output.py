@@ -45,7 +45,8 @@ _CUT = {
     "s_recall": "strec@{}",
 }
 _FLOAT_CUT = {"rprec_mult": "Rprec_mult_{:.2f}", "iprec_at_recall": "iprec_at_recall_{:.2f}"}
-_COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}
+_COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+           "prefs_num_prefs_ful_ret"}
 _NAME = re.compile(r"^([A-Za-z0-9_]+)(?:@([^()]+))?(\(.*\))?$")
 
 
