@@ -137,9 +137,10 @@ def _read_qrels(path: Path, engine: str):
     if not path.is_file():
         raise InputError(f"--qrels: file not found: {path}")
     from ..io_trec import looks_like_trec
+    from ..io_trec_prefs import looks_like_prefs
 
-    if engine == "pandas" and looks_like_trec(path) == "qrels":
-        return str(path)  # the kind reads TREC qrels itself: diversity kinds keep the subtopic field
+    if engine == "pandas" and (looks_like_trec(path) == "qrels" or looks_like_prefs(path)):
+        return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields
     return read_table(path)
 
 
