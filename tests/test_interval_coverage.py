@@ -246,6 +246,8 @@ def _tables(draws: int, n: int, seed: int) -> dict[str, tuple[pd.DataFrame, dict
                                      "f0": y, "f1": rng.normal(size=N)}), {}),
         "ranking": (run, {"qrels": qrels}),
         "diversity": (lambda r, q: (r, {"qrels": q}))(*_diversity(draws, 8, seed)),
+        "prefs": (lambda r, q: (r, {"qrels": q.drop(columns="subtopic").drop_duplicates(["qid", "docid"])}))(
+            *_diversity(draws, 8, seed)),
         "correct": (pd.DataFrame({"system": sys, "id": np.tile(np.arange(n), draws),
                                   "correct": (rng.uniform(size=N) < p).astype(int)}), {}),
         "samples": (pd.DataFrame({"system": sys, "id": np.tile(np.arange(n), draws), "acc": y}), {}),
