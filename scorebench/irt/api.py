@@ -272,8 +272,13 @@ def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max
         raise InputError(f"method: the polytomous models are fitted by 'em' only, got {method!r}")
     if scoring != "eap":
         raise InputError(f"scoring: the polytomous models support 'eap' scoring only, got {scoring!r}")
-    if anchors is not None or device is not None:
-        raise InputError("anchors and device are supported by the dichotomous models only")
+    if anchors is not None:
+        raise InputError("anchors: linking to fixed item parameters is supported by the dichotomous models "
+                         "(1pl, rasch, 2pl, 3pl, 4pl) only, not by grm/gpcm/pcm/rsm")
+    if device is not None:
+        raise InputError(f"device={device!r}: the polytomous models (grm, gpcm, pcm, rsm, mixed) run on the NumPy "
+                         "path only; device='cpu'|'cuda' is supported by the dichotomous models (1pl, rasch, 2pl, "
+                         "3pl, 4pl)")
     given = dict(priors or {}) if not isinstance(priors, Priors) else {"a": priors.a}
     if set(given) - {"a"} and any(v is not None for k, v in given.items() if k != "a"):
         raise InputError(f"priors: the polytomous models take only a prior on 'a', got {sorted(given)}")
@@ -369,7 +374,10 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
 
     ``items`` is indexed by item (or has an ``item`` column) with ``a`` and ``b`` (and
     optionally ``c``, ``u``), as printed by ``scorebench irt fit`` (``-o items.csv`` saves it). Items the
-    responses lack count as not answered; responses to unknown items raise.
+    responses lack count as not answered; responses to unknown items raise. A polytomous items
+    table (``model``, ``n_cat``, ``a``, ``d1..dK``, from a grm/gpcm/pcm/rsm or mixed fit) is
+    scored by EAP (:func:`scorebench.irt.polyscore.score_poly`; ``sigma`` = the fit's
+    ``latent_sd`` for pcm/rsm fits).
 
     Examples
     --------
@@ -378,6 +386,10 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
     >>> score(pd.DataFrame({"q1": [1.0], "q2": [0.0]}), items, method="map")["theta"].round(6).tolist()
     [0.0]
     """
+    from .polyscore import is_poly_items, score_poly
+
+    if isinstance(items, pd.DataFrame) and is_poly_items(items):
+        return score_poly(responses, items, method=method, mu=mu, sigma=sigma)
     check_choice(method, "method", SCORING_METHODS)
     table = items.set_index("item") if "item" in items.columns else items
     init, _ = _anchor_params(table, pd.Index(table.index))
