@@ -57,6 +57,17 @@ def _layout(table: pd.DataFrame):
     return ItemLayout(tuple(kinds), n_cat.astype(int)), d
 
 
+def _check_options(method: str, mu: float, sigma: float, quadpts: int) -> None:
+    if method != "eap":
+        raise InputError(f"scoring: polytomous items support 'eap' scoring only, got {method!r}")
+    for name, value in (("mu", mu), ("sigma", sigma)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value) or (name == "sigma" and value <= 0):
+            raise InputError(f"{name}: expected a finite number{' > 0' if name == 'sigma' else ''}, got {value!r}")
+    if isinstance(quadpts, bool) or not isinstance(quadpts, (int, np.integer)) or quadpts < 11:
+        raise InputError(f"quadpts: expected an integer >= 11, got {quadpts!r}")
+
+
 def score_poly(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float = 0.0, sigma: float = 1.0,
                quadpts: int = 121) -> pd.DataFrame:
     """EAP abilities (``theta``, ``se``, ``n``) of the systems in ``responses`` against ``items``.
@@ -92,14 +103,7 @@ def score_poly(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: 
     from ..metrics.irt_kind import response_matrix
     from .polyem import onehot, poly_estep
 
-    if method != "eap":
-        raise InputError(f"scoring: polytomous items support 'eap' scoring only, got {method!r}")
-    for name, value in (("mu", mu), ("sigma", sigma)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value) or (name == "sigma" and value <= 0):
-            raise InputError(f"{name}: expected a finite number{' > 0' if name == 'sigma' else ''}, got {value!r}")
-    if isinstance(quadpts, bool) or not isinstance(quadpts, (int, np.integer)) or quadpts < 11:
-        raise InputError(f"quadpts: expected an integer >= 11, got {quadpts!r}")
+    _check_options(method, mu, sigma, quadpts)
     table = items.set_index("item") if "item" in items.columns else items
     layout, d = _layout(table)
     a = pd.to_numeric(table["a"], errors="coerce").to_numpy(np.float64)
