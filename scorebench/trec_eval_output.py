@@ -12,6 +12,13 @@ their scorebench name. Each system
 (the ``system`` column, trec_eval's run tag) is a block ending with its ``runid`` and
 ``num_q`` lines.
 
+Totals are format-only on purpose. In scorebench's own output every ranking metric is the
+mean of per-query contributions with a query-bootstrap interval, so ``num_ret``, ``num_rel``
+and ``num_rel_ret`` (and the ``prefs_num_prefs_*`` counts) are means per query there, and the
+trec_eval total is ``value * n``; trec_eval's ``num_q`` is the ``n`` column. Printing sums in
+the ``value`` column of the default output would make these the only rows whose value is
+not a per-query mean and whose interval could not be read on the same scale.
+
 Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), README and
 ``meas_print_single.c``, ``meas_print_final.c``.
 """
