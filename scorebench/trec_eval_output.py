@@ -125,17 +125,24 @@ def format_trec_eval(scores: pd.DataFrame, *, query: str = "qid", system: str = 
         frame[system] = None
     lines: list[str] = []
     for tag, block in frame.groupby(system, sort=False, dropna=False):
-        per_query = block[block[query].astype(str) != "all"]
-        summary = block[block[query].astype(str) == "all"]
-        for qid, rows in per_query.groupby(query, sort=False):
-            lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
-        if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
-            lines.append(f"{'runid':<22}\tall\t{tag}")
-        n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
-        lines.append(_line("num_q", "all", float(n_q)))
-        for metric, value, n in zip(summary["metric"], summary["value"],
-                                    summary["n"] if "n" in summary.columns else [n_q] * len(summary)):
-            name = trec_eval_name(metric)
-            total = float(value) * float(n) if name in _COUNTS else float(value)  # trec_eval sums counts
-            lines.append(_line(name, "all", total))
+        lines += _run_lines(tag, block, query)
     return "".join(line + "\n" for line in lines)
+
+
+def _run_lines(tag: object, block: pd.DataFrame, query: str) -> list[str]:
+    """One run's lines: per query, then ``runid``, ``num_q`` and the ``all`` values."""
+    lines: list[str] = []
+    per_query = block[block[query].astype(str) != "all"]
+    summary = block[block[query].astype(str) == "all"]
+    for qid, rows in per_query.groupby(query, sort=False):
+        lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
+    if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
+        lines.append(f"{'runid':<22}\tall\t{tag}")
+    n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
+    lines.append(_line("num_q", "all", float(n_q)))
+    for metric, value, n in zip(summary["metric"], summary["value"],
+                                summary["n"] if "n" in summary.columns else [n_q] * len(summary)):
+        name = trec_eval_name(metric)
+        total = float(value) * float(n) if name in _COUNTS else float(value)  # trec_eval sums counts
+        lines.append(_line(name, "all", total))
+    return lines
