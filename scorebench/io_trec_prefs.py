@@ -25,7 +25,8 @@ import pandas as pd
 from .errors import InputError
 from .io_trec import _read_fields
 
-__all__ = ["read_trec_prefs", "read_trec_qrels_jg", "qrels_of_group"]
+__all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs", "read_prefs_judgments",
+           "looks_like_prefs", "qrels_of_group"]
 
 
 def read_trec_prefs(path: str | os.PathLike) -> pd.DataFrame:
@@ -77,6 +78,46 @@ def read_trec_qrels_jg(path: str | os.PathLike) -> pd.DataFrame:
         raise InputError(f"qrels_jg file {str(path)!r}: document {row['docid']!r} is judged twice for query "
                          f"{row['qid']!r} in judgment group {row['jg']!r}")
     return frame[["qid", "jg", "docid", "relevance"]]
+
+
+def read_trec_qrels_prefs(path: str | os.PathLike) -> pd.DataFrame:
+    """Read qrels as trec_eval's ``-R qrels_prefs`` does: ``qid jg docno rel`` lines, each
+    judgment group one judgment sub-group (``jsg`` = ``"0"``), ``rel`` any number (``atof``).
+
+    Returns ``qid, jg, jsg, docid, relevance``, the columns of :func:`read_trec_prefs`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels", delete=False) as f:
+    ...     _ = f.write("301 0 d1 1\\n301 0 d2 0.5\\n")
+    >>> read_trec_qrels_prefs(f.name).values.tolist()
+    [['301', '0', '0', 'd1', 1.0], ['301', '0', '0', 'd2', 0.5]]
+    >>> os.unlink(f.name)
+    """
+    frame = _read_fields(path, ("qid", "jg", "docid", "relevance"), numeric={"relevance": "number"},
+                         what="qrels_prefs")
+    frame.insert(2, "jsg", "0")
+    return frame[["qid", "jg", "jsg", "docid", "relevance"]]
+
+
+def looks_like_prefs(path: str | os.PathLike) -> bool:
+    """Whether the first data line has the five fields of a prefs file (``qid ujg ujsubg docno rel``)."""
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                line = raw.strip()
+                if line and not line.startswith(b"#"):
+                    return len(line.split()) == 5
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def read_prefs_judgments(path: str | os.PathLike) -> pd.DataFrame:
+    """A prefs file (5 fields a line) or qrels read as prefs (4 fields), as ``qid, jg, jsg, docid,
+    relevance``: trec_eval's ``-R prefs`` and ``-R qrels_prefs``, chosen from the file's layout."""
+    return read_trec_prefs(path) if looks_like_prefs(path) else read_trec_qrels_prefs(path)
 
 
 def qrels_of_group(qrels_jg: pd.DataFrame, jg: str) -> pd.DataFrame:

@@ -6,9 +6,18 @@ each ``printf("%-22s\\t%s\\t%6.4f\\n", measure, qid, value)`` as trec_eval 10.0'
 ``num_rel``, ``num_rel_ret``, ``num_q``) print as integers and their ``all`` value is the
 *sum* over queries, as trec_eval's (scorebench's table value is the mean per query).
 Measures take trec_eval's names where one exists (``ndcg@10`` -> ``ndcg_cut_10``, ``mrr``
--> ``recip_rank``, ``p@5`` -> ``P_5``); others keep their scorebench name. Each system
+-> ``recip_rank``, ``p@5`` -> ``P_5``), the intent-aware measures ndeval's (``alpha_ndcg@20``
+-> ``alpha-nDCG@20``, ``s_recall@5`` -> ``strec@5``, ``ap_ia`` -> ``MAP-IA``); others keep
+their scorebench name. Each system
 (the ``system`` column, trec_eval's run tag) is a block ending with its ``runid`` and
 ``num_q`` lines.
+
+Totals are format-only on purpose. In scorebench's own output every ranking metric is the
+mean of per-query contributions with a query-bootstrap interval, so ``num_ret``, ``num_rel``
+and ``num_rel_ret`` (and the ``prefs_num_prefs_*`` counts) are means per query there, and the
+trec_eval total is ``value * n``; trec_eval's ``num_q`` is the ``n`` column. Printing sums in
+the ``value`` column of the default output would make these the only rows whose value is
+not a per-query mean and whose interval could not be read on the same scale.
 
 Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), README and
 ``meas_print_single.c``, ``meas_print_final.c``.
@@ -32,14 +41,19 @@ _PLAIN = {
     "11pt_avg": "11pt_avg", "infap": "infAP", "gm_map": "gm_map", "gm_bpref": "gm_bpref",
     "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "g": "G", "bin_g": "binG", "set_f": "set_F",
     "set_map": "set_map", "set_relative_p": "set_relative_P", "utility": "utility",
+    # the diversity kind: ndeval's names
+    "nrbp": "NRBP", "nnrbp": "nNRBP", "ap_ia": "MAP-IA",
 }
 #: parameterised names: scorebench base -> (trec_eval stem, how the value prints)
 _CUT = {
     "ndcg": "ndcg_cut_{}", "map": "map_cut_{}", "p": "P_{}", "r": "recall_{}", "success": "success_{}",
     "relative_p": "relative_P_{}", "unj": "unj_{}",
+    "alpha_ndcg": "alpha-nDCG@{}", "err_ia": "ERR-IA@{}", "nerr_ia": "nERR-IA@{}", "p_ia": "P-IA@{}",
+    "s_recall": "strec@{}",
 }
 _FLOAT_CUT = {"rprec_mult": "Rprec_mult_{:.2f}", "iprec_at_recall": "iprec_at_recall_{:.2f}"}
-_COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}
+_COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+           "prefs_num_prefs_ful_ret"}
 _NAME = re.compile(r"^([A-Za-z0-9_]+)(?:@([^()]+))?(\(.*\))?$")
 
 
@@ -111,17 +125,24 @@ def format_trec_eval(scores: pd.DataFrame, *, query: str = "qid", system: str = 
         frame[system] = None
     lines: list[str] = []
     for tag, block in frame.groupby(system, sort=False, dropna=False):
-        per_query = block[block[query].astype(str) != "all"]
-        summary = block[block[query].astype(str) == "all"]
-        for qid, rows in per_query.groupby(query, sort=False):
-            lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
-        if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
-            lines.append(f"{'runid':<22}\tall\t{tag}")
-        n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
-        lines.append(_line("num_q", "all", float(n_q)))
-        for metric, value, n in zip(summary["metric"], summary["value"],
-                                    summary["n"] if "n" in summary.columns else [n_q] * len(summary)):
-            name = trec_eval_name(metric)
-            total = float(value) * float(n) if name in _COUNTS else float(value)  # trec_eval sums counts
-            lines.append(_line(name, "all", total))
+        lines += _run_lines(tag, block, query)
     return "".join(line + "\n" for line in lines)
+
+
+def _run_lines(tag: object, block: pd.DataFrame, query: str) -> list[str]:
+    """One run's lines: per query, then ``runid``, ``num_q`` and the ``all`` values."""
+    lines: list[str] = []
+    per_query = block[block[query].astype(str) != "all"]
+    summary = block[block[query].astype(str) == "all"]
+    for qid, rows in per_query.groupby(query, sort=False):
+        lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
+    if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
+        lines.append(f"{'runid':<22}\tall\t{tag}")
+    n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
+    lines.append(_line("num_q", "all", float(n_q)))
+    for metric, value, n in zip(summary["metric"], summary["value"],
+                                summary["n"] if "n" in summary.columns else [n_q] * len(summary)):
+        name = trec_eval_name(metric)
+        total = float(value) * float(n) if name in _COUNTS else float(value)  # trec_eval sums counts
+        lines.append(_line(name, "all", total))
+    return lines

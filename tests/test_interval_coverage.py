@@ -126,6 +126,20 @@ def _ranking(draws: int, queries: int, seed: int) -> tuple[pd.DataFrame, pd.Data
     return run, pd.DataFrame({"qid": qid, "docid": docid, "relevance": rel})
 
 
+def _diversity(draws: int, queries: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs of ``draws`` systems over the same queries, and qrels with 3 subtopics a query."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat([f"q{q}" for q in range(queries)], 3 * 20)
+    qrels = pd.DataFrame({"qid": qid, "subtopic": np.tile(np.repeat(["1", "2", "3"], 20), queries),
+                          "docid": np.tile([f"x{d}" for d in range(20)], 3 * queries),
+                          "relevance": (rng.uniform(size=qid.size) < 0.2).astype(int)})
+    n = draws * queries * 20
+    run = pd.DataFrame({"system": np.repeat([f"d{r:04d}" for r in range(draws)], queries * 20),
+                        "qid": np.tile(np.repeat([f"q{q}" for q in range(queries)], 20), draws),
+                        "docid": np.tile([f"x{d}" for d in range(20)], draws * queries), "score": rng.normal(size=n)})
+    return run, qrels
+
+
 def test_ndcg_at_10_coverage():
     draws = 300
     run, qrels = _ranking(draws, 30, seed=6)
@@ -231,6 +245,9 @@ def _tables(draws: int, n: int, seed: int) -> dict[str, tuple[pd.DataFrame, dict
         "embeddings": (pd.DataFrame({"system": sys, "label": np.tile(np.arange(n) % 5, draws),
                                      "f0": y, "f1": rng.normal(size=N)}), {}),
         "ranking": (run, {"qrels": qrels}),
+        "diversity": (lambda r, q: (r, {"qrels": q}))(*_diversity(draws, 8, seed)),
+        "prefs": (lambda r, q: (r, {"qrels": q.drop(columns="subtopic").drop_duplicates(["qid", "docid"])}))(
+            *_diversity(draws, 8, seed)),
         "correct": (pd.DataFrame({"system": sys, "id": np.tile(np.arange(n), draws),
                                   "correct": (rng.uniform(size=N) < p).astype(int)}), {}),
         "samples": (pd.DataFrame({"system": sys, "id": np.tile(np.arange(n), draws), "acc": y}), {}),

@@ -136,6 +136,11 @@ def _read_qrels(path: Path, engine: str):
         return read_dask(str(path))
     if not path.is_file():
         raise InputError(f"--qrels: file not found: {path}")
+    from ..io_trec import looks_like_trec
+    from ..io_trec_prefs import looks_like_prefs
+
+    if engine == "pandas" and (looks_like_trec(path) == "qrels" or looks_like_prefs(path)):
+        return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields
     return read_table(path)
 
 

@@ -113,15 +113,21 @@ def fit_command(responses, model, method, scoring, priors, max_iter, abilities_o
 @command.command("score")
 @click.argument("items", type=click.Path(path_type=Path))
 @click.argument("responses", type=click.Path(path_type=Path))
-@click.option("--scoring", type=click.Choice(["eap", "map", "ml"]), default="eap", show_default=True)
+@click.option("--scoring", type=click.Choice(["eap", "map", "ml"]), default="eap", show_default=True,
+              help="Polytomous items tables (grm/gpcm/pcm/rsm fits) take eap only.")
+@click.option("--latent-mean", type=float, default=0.0, show_default=True, help="Mean of the ability prior.")
+@click.option("--latent-sd", type=float, default=1.0, show_default=True,
+              help="SD of the ability prior (a pcm/rsm fit's latent_sd).")
 @_input_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def score_command(items, responses, scoring, system_column, transpose, output, fmt) -> None:
-    """Score the systems in RESPONSES against fixed item parameters ITEMS (from `irt fit`)."""
+def score_command(items, responses, scoring, latent_mean, latent_sd, system_column, transpose, output, fmt) -> None:
+    """Score the systems in RESPONSES against fixed item parameters ITEMS (from `irt fit`, 0/1 or
+    polytomous)."""
     from ..irt import score
 
-    table = score(_responses(responses, system_column, transpose), read_table(items), method=scoring)
+    table = score(_responses(responses, system_column, transpose), read_table(items), method=scoring,
+                  mu=latent_mean, sigma=latent_sd)
     emit(table.reset_index(), output, fmt)
 
 

@@ -195,28 +195,68 @@ def fit(responses: Any, model: Any = "2pl", *, method: str = "auto", scoring: st
     check_choice(scoring, "scoring", SCORING_METHODS)
     rm = response_matrix(responses, topics=topics, nan_policy=nan_policy, min_systems=2)
     prior = _priors(spec.name, priors)
-    values = rm.values
-    N, J = values.shape
+    screen = _screen_items(rm.values)
+    init = fixed = None
+    if anchors is not None:
+        init, fixed = _anchor_params(anchors, rm.items)
+        init, fixed = init[screen.use], fixed[screen.use]
+    N, J = rm.values.shape
+    chosen = method if method != "auto" else ("jml" if N * J > _JML_CELLS else "em")
+    if chosen == "jml" and not spec.jml:
+        raise InputError(f"method='jml' supports the 1pl, rasch and 2pl models, not {spec.name!r}; use method='em'")
+    est = _estimate(rm.values[:, screen.use], spec, prior, chosen, init, fixed, anchors is not None, scoring,
+                    max_iter=max_iter, tol=tol, spacing=spacing, device=device, full_se=full_se,
+                    cells=N * J * 200.0)
+    result = _assemble(rm, spec, chosen, scoring, screen, est, fixed, anchored=anchors is not None)
+    if warn:
+        result.warn_if_needed()
+    return result
+
+
+@dataclass(frozen=True)
+class _Screen:
+    """Per-item counts of a 0/1 matrix and which items can be fitted (not constant)."""
+
+    obs: np.ndarray
+    n_item: np.ndarray
+    right: np.ndarray
+    constant: np.ndarray
+
+    @property
+    def use(self) -> np.ndarray:
+        return ~self.constant
+
+
+def _screen_items(values: np.ndarray) -> _Screen:
     obs = ~np.isnan(values)
     n_item = obs.sum(axis=0)
     right = np.where(obs, values, 0.0).sum(axis=0)
     constant = (right == 0) | (right == n_item)
-    use = ~constant
-    if use.sum() < 2:
+    if (~constant).sum() < 2:
         raise InputError(f"responses: fewer than 2 items have both right and wrong answers "
-                         f"({int(constant.sum())} of {J} are constant or unanswered); nothing to fit")
-    init = fixed = None
-    if anchors is not None:
-        init, fixed = _anchor_params(anchors, rm.items)
-        init, fixed = init[use], fixed[use]
-    chosen = method if method != "auto" else ("jml" if N * J > _JML_CELLS else "em")
-    if chosen == "jml" and spec.name in ("3pl", "4pl"):
-        raise InputError(f"method='jml' supports the 1pl, rasch and 2pl models, not {spec.name!r}; use method='em'")
-    work = values[:, use]
-    with _blas_limit(N * J * 200.0):
+                         f"({int(constant.sum())} of {values.shape[1]} are constant or unanswered); nothing to fit")
+    return _Screen(obs, n_item, right, constant)
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    res: Any
+    cov: np.ndarray
+    free: np.ndarray
+    abilities: AbilityEstimates
+    infit: np.ndarray
+    outfit: np.ndarray
+
+
+def _estimate(work: np.ndarray, spec, prior: Priors, chosen: str, init, fixed, estimate_latent: bool, scoring: str,
+              *, max_iter: int, tol: float | None, spacing: float | None, device: str | None,
+              full_se: bool | None, cells: float) -> _Estimate:
+    """Item estimates, their covariance, abilities and infit/outfit on the fitted items ``work``."""
+    N = work.shape[0]
+    with _blas_limit(cells):
         ops = _make_ops(work, device)
         if chosen == "em":
-            res = fit_em(ops, spec, priors=prior, fixed=fixed, init=init, estimate_latent=anchors is not None,
+            res = fit_em(ops, spec, priors=prior, fixed=fixed, init=init, estimate_latent=estimate_latent,
                          max_iter=max_iter, tol=1e-5 if tol is None else tol, spacing=spacing)
         else:
             res = fit_jml(ops, work, spec, priors=prior, max_iter=max_iter, tol=1e-4 if tol is None else tol,
@@ -230,40 +270,44 @@ def fit(responses: Any, model: Any = "2pl", *, method: str = "auto", scoring: st
         eap = res.posterior.post @ res.grid.theta
         if scoring == "eap":  # the final E-step already holds every posterior
             sd = np.sqrt(np.maximum(res.posterior.post @ res.grid.theta**2 - eap**2, 0.0))
-            est = AbilityEstimates(eap, sd, np.ones(N, dtype=bool), obs.sum(axis=1))
+            est = AbilityEstimates(eap, sd, np.ones(N, dtype=bool), (~np.isnan(work)).sum(axis=1))
         else:
             est = score_abilities(work, res.params, method=scoring, mu=res.grid.mu, sigma=res.grid.sigma)
         infit, outfit = infit_outfit(work, res.params, eap)
+    return _Estimate(res, cov, free, est, infit, outfit)
+
+
+def _assemble(rm: ResponseMatrix, spec, chosen: str, scoring: str, screen: _Screen, est: _Estimate, fixed,
+              *, anchored: bool) -> IRTFit:
+    """The :class:`IRTFit`: fitted items back among the constant ones, reported on the model's scale."""
+    J, use, res = len(rm.items), screen.use, est.res
     params = np.full((J, 4), np.nan)
     params[use] = res.params
     se_full = np.full((J, 4), np.nan)
-    se_full[use] = standard_errors(cov)
+    se_full[use] = standard_errors(est.cov)
     cov_ad = np.full(J, np.nan)
-    cov_ad[use] = np.nan_to_num(cov[:, 0, 1]) if spec.common_slope else cov[:, 0, 1]
+    cov_ad[use] = np.nan_to_num(est.cov[:, 0, 1]) if spec.common_slope else est.cov[:, 0, 1]
     fit_stats = np.full((J, 2), np.nan)
-    fit_stats[use] = np.column_stack([infit, outfit])
+    fit_stats[use] = np.column_stack([est.infit, est.outfit])
     if fixed is not None:
         fixed_full = np.zeros((J, 4), dtype=bool)
         fixed_full[use] = fixed
         se_full[fixed_full] = 0.0
         cov_ad[fixed_full[:, 0]] = 0.0
-    scale = 1.0
-    if spec.name == "rasch":
-        scale = float(params[use][0, 0])
-    items = _items_table(rm, spec, params, se_full, cov_ad, n_item, right, constant, fit_stats, scale)
-    accuracy = np.where(obs, values, 0.0).sum(axis=1) / np.maximum(obs.sum(axis=1), 1)
-    abilities = pd.DataFrame({"theta": est.theta * scale, "se": est.se * scale, "n": est.n_answered,
-                              "accuracy": np.where(obs.sum(axis=1) > 0, accuracy, np.nan)},
+    scale = float(params[use][0, 0]) if spec.rasch_scale else 1.0
+    items = _items_table(rm, spec, params, se_full, cov_ad, screen.n_item, screen.right, screen.constant,
+                         fit_stats, scale)
+    answered = screen.obs.sum(axis=1)
+    accuracy = np.where(screen.obs, rm.values, 0.0).sum(axis=1) / np.maximum(answered, 1)
+    ab = est.abilities
+    abilities = pd.DataFrame({"theta": ab.theta * scale, "se": ab.se * scale, "n": ab.n_answered,
+                              "accuracy": np.where(answered > 0, accuracy, np.nan)},
                              index=pd.Index(rm.systems, name="system"))
-    n_params = int(free.sum()) + (1 if spec.common_slope else 0) + (2 if anchors is not None else 0)
-    latent_sd = res.grid.sigma * scale
-    result = IRTFit(model=spec.name, method=chosen, items=items, abilities=abilities,
-                    loglik=res.posterior.loglik, n_params=n_params, n_obs=N, converged=res.converged,
-                    n_iter=res.n_iter, message=res.message, scoring=scoring, latent_mean=res.grid.mu,
-                    latent_sd=latent_sd, history=tuple(res.history), params=params, theta_scale=scale)
-    if warn:
-        result.warn_if_needed()
-    return result
+    n_params = int(est.free.sum()) + (1 if spec.common_slope else 0) + (2 if anchored else 0)
+    return IRTFit(model=spec.name, method=chosen, items=items, abilities=abilities,
+                  loglik=res.posterior.loglik, n_params=n_params, n_obs=len(rm.systems), converged=res.converged,
+                  n_iter=res.n_iter, message=res.message, scoring=scoring, latent_mean=res.grid.mu,
+                  latent_sd=res.grid.sigma * scale, history=tuple(res.history), params=params, theta_scale=scale)
 
 
 def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max_iter, tol, nan_policy,
@@ -272,8 +316,13 @@ def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max
         raise InputError(f"method: the polytomous models are fitted by 'em' only, got {method!r}")
     if scoring != "eap":
         raise InputError(f"scoring: the polytomous models support 'eap' scoring only, got {scoring!r}")
-    if anchors is not None or device is not None:
-        raise InputError("anchors and device are supported by the dichotomous models only")
+    if anchors is not None:
+        raise InputError("anchors: linking to fixed item parameters is supported by the dichotomous models "
+                         "(1pl, rasch, 2pl, 3pl, 4pl) only, not by grm/gpcm/pcm/rsm")
+    if device is not None:
+        raise InputError(f"device={device!r}: the polytomous models (grm, gpcm, pcm, rsm, mixed) run on the NumPy "
+                         "path only; device='cpu'|'cuda' is supported by the dichotomous models (1pl, rasch, 2pl, "
+                         "3pl, 4pl)")
     given = dict(priors or {}) if not isinstance(priors, Priors) else {"a": priors.a}
     if set(given) - {"a"} and any(v is not None for k, v in given.items() if k != "a"):
         raise InputError(f"priors: the polytomous models take only a prior on 'a', got {sorted(given)}")
@@ -291,7 +340,7 @@ def _items_table(rm: ResponseMatrix, spec, params, se, cov_ad, n_item, right, co
         b = -d / a
         se_b = se_of_b(a, d, se[:, 0] ** 2, se[:, 1] ** 2, cov_ad)
     cols: dict[str, Any] = {}
-    if spec.name == "rasch":
+    if spec.rasch_scale:
         cols.update(a=np.where(constant, np.nan, 1.0), b=-d, d=d)
         cols.update(se_a=np.where(constant, np.nan, 0.0), se_b=se[:, 1], se_d=se[:, 1])
     else:
@@ -369,7 +418,10 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
 
     ``items`` is indexed by item (or has an ``item`` column) with ``a`` and ``b`` (and
     optionally ``c``, ``u``), as printed by ``scorebench irt fit`` (``-o items.csv`` saves it). Items the
-    responses lack count as not answered; responses to unknown items raise.
+    responses lack count as not answered; responses to unknown items raise. A polytomous items
+    table (``model``, ``n_cat``, ``a``, ``d1..dK``, from a grm/gpcm/pcm/rsm or mixed fit) is
+    scored by EAP (:func:`scorebench.irt.polyscore.score_poly`; ``sigma`` = the fit's
+    ``latent_sd`` for pcm/rsm fits).
 
     Examples
     --------
@@ -378,6 +430,10 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
     >>> score(pd.DataFrame({"q1": [1.0], "q2": [0.0]}), items, method="map")["theta"].round(6).tolist()
     [0.0]
     """
+    from .polyscore import is_poly_items, score_poly
+
+    if isinstance(items, pd.DataFrame) and is_poly_items(items):
+        return score_poly(responses, items, method=method, mu=mu, sigma=sigma)
     check_choice(method, "method", SCORING_METHODS)
     table = items.set_index("item") if "item" in items.columns else items
     init, _ = _anchor_params(table, pd.Index(table.index))

@@ -14,8 +14,12 @@ where :math:`\Xi_2` is the model-implied covariance of the moments (one observat
 complement of :math:`\Delta`. Under the model :math:`M_2 \sim \chi^2_{s - q}` with
 :math:`s = J(J+1)/2` moments and :math:`q` free parameters. For polytomous items the moments
 are the item-score means :math:`E[y_j]` and cross-products :math:`E[y_j y_k]` (the
-collapsed statistic of Cai & Hansen, 2013, mirt's ``M2(type = "M2*")``), which reduces to
-M2 for 0/1 items. RMSEA :math:`= \sqrt{\max(M_2/\mathrm{df} - 1, 0)/(N - 1)}` (mirt's formula).
+collapsed statistic of Cai & Hansen, 2013, mirt's ``M2(type = "M2*")``, the default), which
+reduces to M2 for 0/1 items; ``m2(..., type="M2")`` tests instead the category margins
+:math:`P(y_j = k)` and :math:`P(y_j = k, y_l = m)` for :math:`k, m \ge 1` (mirt's
+``M2(type = "M2")``; :math:`\Xi_2` holds the products of category indicators, zero for two
+different categories of one item). No mirt values for polytomous M2 are available offline:
+the moments and their covariance are checked against an enumeration of all answer patterns. RMSEA :math:`= \sqrt{\max(M_2/\mathrm{df} - 1, 0)/(N - 1)}` (mirt's formula).
 Moments and derivatives are computed by quadrature (61 nodes on [-6, 6] for short tests).
 
 **Marginal reliability** (Green, Bock, Humphreys, Linn & Reckase, 1984; mirt's
@@ -127,8 +131,8 @@ def _poly_transform(fit) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def m2(fit: Any, responses: Any = None) -> dict[str, float]:
-    """M2 limited-information goodness of fit with its df, p-value and RMSEA.
+def m2(fit: Any, responses: Any = None, *, type: str = "M2*") -> dict[str, float]:
+    r"""M2 limited-information goodness of fit with its df, p-value and RMSEA.
 
     Parameters
     ----------
@@ -136,6 +140,12 @@ def m2(fit: Any, responses: Any = None) -> dict[str, float]:
         A unidimensional fit (3PL/4PL included: their asymptotes count as parameters).
     responses : optional
         The (complete) responses the fit was made on; required for an ``IRTFit``.
+    type : {"M2*", "M2"}
+        For polytomous items: ``"M2*"`` tests the item-score means and cross-products (Cai &
+        Hansen, 2013; mirt's ``M2(type = "M2*")``), ``"M2"`` the univariate and bivariate
+        category margins :math:`P(y_j = k)`, :math:`P(y_j = k, y_l = m)`, :math:`k, m \ge 1`
+        (Maydeu-Olivares & Joe, 2006; mirt's ``M2(type = "M2")``). The two are the same
+        statistic for 0/1 items.
 
     Returns
     -------
@@ -152,17 +162,36 @@ def m2(fit: Any, responses: Any = None) -> dict[str, float]:
     >>> out["df"], bool(out["p"] > 0.01)
     (9, True)
     """
+    if type not in ("M2*", "M2"):
+        raise InputError(f"m2: type must be 'M2*' or 'M2', got {type!r}")
     _, nodes, w, values, _ = model_curves(fit, responses)
     values = _complete(values, "m2").astype(float)
+    from .polyfit import PolyIRTFit
+
+    if type == "M2" and isinstance(fit, PolyIRTFit):
+        e, Xi, Delta = _category_parts(fit, values, nodes, w)
+    else:
+        e, Xi, Delta = _score_parts(fit, values, nodes, w)
+    s, q = Delta.shape
+    if s <= q:
+        raise InputError(f"m2: {s} first- and second-order moments cannot test {q} parameters (df <= 0); "
+                         "M2 needs more items")
+    Dc = null_space(Delta.T)                                          # (s, s - rank)
+    C2 = Dc @ np.linalg.solve(Dc.T @ Xi @ Dc, Dc.T)
+    N = values.shape[0]
+    stat = float(N * e @ C2 @ e)
+    df = int(s - q)
+    rmsea = float(np.sqrt(max(stat / df - 1.0, 0.0) / (N - 1)))
+    return {"M2": stat, "df": df, "p": float(chi2.sf(stat, df)), "RMSEA": rmsea, "n_moments": s, "n_params": q}
+
+
+def _score_parts(fit: Any, values: np.ndarray, nodes: np.ndarray, w: np.ndarray):
+    """Residuals, moment covariance and Jacobian of the item-score means and cross-products."""
     N, J = values.shape
     mu1, mu2, dmu, T = _score_moments(fit, nodes)
     pairs = list(combinations(range(J), 2))
     members = [(j,) for j in range(J)] + pairs
     s = len(members)
-    q = T.shape[1]
-    if s <= q:
-        raise InputError(f"m2: {s} first- and second-order moments cannot test {q} parameters (df <= 0); "
-                         "M2 needs more items")
     lm1 = np.log(np.clip(np.array(mu1), 1e-300, None))               # (J, Q)
     lm2 = np.log(np.clip(np.array(mu2), 1e-300, None))
     M = np.zeros((s, J))
@@ -186,16 +215,60 @@ def m2(fit: Any, responses: Any = None) -> dict[str, float]:
             others = [k for k in mem if k != i]
             rest = np.prod(m1[others], axis=0) if others else np.ones(len(nodes))
             Dfull[a, off[i]:off[i] + sizes[i]] = dmu[i] @ (w * rest)
-    Delta = Dfull @ T
     obs_mom = np.concatenate([values.mean(axis=0),
                               np.array([(values[:, j] * values[:, k]).mean() for j, k in pairs])])
-    e = obs_mom - pi
-    Dc = null_space(Delta.T)                                          # (s, s - rank)
-    C2 = Dc @ np.linalg.solve(Dc.T @ Xi @ Dc, Dc.T)
-    stat = float(N * e @ C2 @ e)
-    df = int(s - q)
-    rmsea = float(np.sqrt(max(stat / df - 1.0, 0.0) / (N - 1)))
-    return {"M2": stat, "df": df, "p": float(chi2.sf(stat, df)), "RMSEA": rmsea, "n_moments": s, "n_params": q}
+    return obs_mom - pi, Xi, Dfull @ T
+
+
+def _category_curves(fit: Any, nodes: np.ndarray) -> tuple[list, list]:
+    """Per item: category probabilities (K+1, Q) and their derivatives (params, K+1, Q)."""
+    from .polymodels import category_jacobian
+
+    J = len(fit.layout.kinds)
+    P: list = [None] * J
+    D: list = [None] * J
+    for (kind, K), idx in fit.layout.groups().items():
+        Pg, Dg = category_jacobian(kind, fit.a[idx], fit.d[idx, :K], nodes)
+        for x, j in enumerate(idx):
+            P[j], D[j] = Pg[x], Dg[x]
+    return P, D
+
+
+def _category_parts(fit: Any, values: np.ndarray, nodes: np.ndarray, w: np.ndarray):
+    """The same for the category margins: moments are products of 1 or 2 category indicators."""
+    lay = fit.layout
+    J = len(lay.kinds)
+    P, D = _category_curves(fit, nodes)
+    K = lay.n_cat.astype(int) - 1
+    cells = [((j, k),) for j in range(J) for k in range(1, K[j] + 1)]
+    cells += [((j, k), (m, c)) for j, m in combinations(range(J), 2) for k in range(1, K[j] + 1)
+              for c in range(1, K[m] + 1)]
+    s = len(cells)
+    C = np.zeros((s, J), dtype=np.int64)                              # category of each item in a moment, 0 = none
+    for a, cell in enumerate(cells):
+        for j, k in cell:
+            C[a, j] = k
+    LP = [np.log(np.clip(p, 1e-300, None)) for p in P]
+    logZ = np.array([sum(LP[j][k] for j, k in cell) for cell in cells])  # (s, Q)
+    pi = np.exp(logZ) @ w
+    Xi = np.empty((s, s))
+    for a, cell in enumerate(cells):
+        log_both = logZ[a][None, :] + logZ
+        clash = np.zeros(s, dtype=bool)
+        for j, k in cell:                                             # an item in both: same category or 0
+            log_both -= np.outer(C[:, j] == k, LP[j][k])
+            clash |= (C[:, j] >= 1) & (C[:, j] != k)
+        Xi[a] = np.where(clash, 0.0, np.exp(log_both) @ w)
+    Xi -= np.outer(pi, pi)
+    sizes = lay.n_cat.astype(int)
+    off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    Dfull = np.zeros((s, int(sizes.sum())))
+    for a, cell in enumerate(cells):
+        for i, (j, k) in enumerate(cell):
+            rest = np.exp(sum(LP[m][c] for m, c in cell[:i] + cell[i + 1:])) if len(cell) > 1 else 1.0
+            Dfull[a, off[j]:off[j] + sizes[j]] += D[j][:, k, :] @ (w * rest)
+    obs = np.array([np.mean(np.all([values[:, j] == k for j, k in cell], axis=0)) for cell in cells])
+    return obs - pi, Xi, Dfull @ _poly_transform(fit)
 
 
 def marginal_reliability(fit: Any) -> float:

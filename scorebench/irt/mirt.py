@@ -118,7 +118,7 @@ def fit_mirt(responses: Any, n_factors: int = 2, *, nodes: int | None = None, ma
     """
     if n_factors not in (1, 2, 3):
         raise InputError(f"n_factors: expected 1, 2 or 3, got {n_factors!r}")
-    rm = response_matrix(responses)
+    rm = _dichotomous(responses)
     values = rm.values
     N, J = values.shape
     if J < 2 * n_factors + 1:
@@ -129,6 +129,17 @@ def fit_mirt(responses: Any, n_factors: int = 2, *, nodes: int | None = None, ma
 
     with _blas_limit(float(N) * J * len(grid)):
         return _fit(values, rm, n_factors, grid, logw, max_iter, tol, warn)
+
+
+def _dichotomous(responses: Any):
+    """The 0/1 response matrix; items scored 0..K get an error naming the models that take them."""
+    rm = response_matrix(responses, ordinal=True)
+    top = np.nanmax(rm.values) if np.isfinite(rm.values).any() else 0.0
+    if top > 1:
+        raise InputError(f"fit_mirt fits the multidimensional 2PL of right/wrong (0/1) answers; these responses "
+                         f"are scored up to {top:g}. Items scored 0..K take the unidimensional polytomous models: "
+                         "scorebench.irt.fit(responses, model='grm'|'gpcm'|'pcm'|'rsm' or one model per item)")
+    return response_matrix(responses)
 
 
 def _fit(values, rm, n_factors, grid, logw, max_iter, tol, warn) -> MIRTFit:

@@ -43,11 +43,19 @@ class ModelSpec:
         Item parameters estimated per item (subset of ``("a", "d", "c", "u")``).
     common_slope : bool
         Whether one slope is shared by all items (1PL / Rasch).
+    rasch_scale : bool
+        Whether results are reported in the Rasch scaling: slopes 1 and the common slope
+        moved into the latent standard deviation (abilities and ``latent_sd`` multiplied by
+        it, ``b = -d``), as R mirt's ``Rasch`` item type reports them.
+    jml : bool
+        Whether penalised joint ML (``method="jml"``) can estimate the model.
     """
 
     name: str
     free: tuple[str, ...]
     common_slope: bool = False
+    rasch_scale: bool = False
+    jml: bool = True
 
     @property
     def free_mask(self) -> np.ndarray:
@@ -61,10 +69,10 @@ class ModelSpec:
 
 MODELS = {
     "1pl": ModelSpec("1pl", ("d",), common_slope=True),
-    "rasch": ModelSpec("rasch", ("d",), common_slope=True),
+    "rasch": ModelSpec("rasch", ("d",), common_slope=True, rasch_scale=True),
     "2pl": ModelSpec("2pl", ("a", "d")),
-    "3pl": ModelSpec("3pl", ("a", "d", "c")),
-    "4pl": ModelSpec("4pl", ("a", "d", "c", "u")),
+    "3pl": ModelSpec("3pl", ("a", "d", "c"), jml=False),
+    "4pl": ModelSpec("4pl", ("a", "d", "c", "u"), jml=False),
 }
 
 

@@ -1,0 +1,234 @@
+"""The ``diversity`` table kind and the intent-aware measures registered on it.
+
+A run (``qid, docid, score``; ``system``, ``task`` optional) judged against diversity qrels
+(``qrels=``: ``qid, subtopic, docid, relevance``, or the path of a TREC diversity qrels file
+``qid subtopic docid rel``). One unit per (system[, task], qid of the qrels): as ndeval does,
+every query of the qrels is scored for every run, a query the run lacks scoring 0, and
+queries the qrels do not know are ignored. Documents are ranked by score descending, ties by
+document id descending (trec_eval / ndeval); a document listed twice for one query, or judged
+twice for one subtopic, is an error.
+
+The measures (definitions in :mod:`.diversity`): ``alpha_ndcg@k``, ``err_ia@k``,
+``nerr_ia@k``, ``nrbp``, ``nnrbp``, ``p_ia@k``, ``ap_ia``, ``s_recall@k``, each with the
+parameters ``alpha`` and ``beta`` (ndeval's 0.5), e.g. ``alpha_ndcg@10(alpha=0.8)``. The
+table value is the mean over queries and the interval resamples queries, as for the
+``ranking`` kind.
+
+Examples
+--------
+>>> import pandas as pd, scorebench
+>>> qrels = pd.DataFrame({"qid": "1", "subtopic": ["1", "1", "2"], "docid": ["a", "b", "b"], "relevance": 1})
+>>> run = pd.DataFrame({"qid": "1", "docid": ["a", "b"], "score": [2.0, 1.0]})
+>>> scorebench.evaluate(run, "s_recall@1", qrels=qrels, n_boot=0)["value"].tolist()
+[0.5]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InputError
+from ...registry import register
+from ...tables import GROUP_COLUMNS, NAN_POLICIES, Inputs, label_text, numeric_column, register_kind, \
+    require_columns
+from ...validation import check_choice, describe_rows
+from .diversity import AT_K, check_params, measure_value, query_matrices
+
+__all__ = ["extract_diversity", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
+           "p_ia", "ap_ia", "s_recall"]
+
+_QRELS = ("qid", "subtopic", "docid", "relevance")
+
+
+def load_diversity_qrels(qrels: Any) -> pd.DataFrame:
+    """Diversity qrels as a DataFrame ``qid, subtopic, docid, relevance``.
+
+    A path is read as TREC diversity qrels (``qid subtopic docid rel``) when it is laid out
+    as TREC qrels, else with :func:`scorebench.io.read_table`. A table that names the
+    subtopic column ``jg`` or ``iteration`` (trec_eval's and ir_measures' names) is accepted.
+    """
+    if isinstance(qrels, (str, os.PathLike)):
+        path = os.fspath(qrels)
+        if not os.path.isfile(path):
+            raise InputError(f"qrels: file not found: {path!r}")
+        from ...io import read_table
+        from ...io_trec import looks_like_trec
+        from ...io_trec_prefs import read_trec_qrels_jg
+
+        qrels = read_trec_qrels_jg(path) if looks_like_trec(path) == "qrels" else read_table(path)
+    if qrels is None:
+        raise InputError("kind 'diversity': qrels are required (a DataFrame with qid, subtopic, docid, relevance, "
+                         "or the path of TREC diversity qrels), e.g. evaluate(run, ..., qrels=qrels)")
+    if not isinstance(qrels, pd.DataFrame):
+        raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
+    if "subtopic" not in qrels.columns:
+        for alias in ("jg", "iteration"):
+            if alias in qrels.columns:
+                return qrels.rename(columns={alias: "subtopic"})
+    return qrels
+
+
+def _ids(frame: pd.DataFrame, columns: tuple[str, ...], name: str) -> pd.DataFrame:
+    out = {}
+    for col in columns:
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+        out[col] = label_text(frame[col]).astype(str).to_numpy()
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _relevant_docs(qrels: pd.DataFrame) -> tuple[dict[str, dict[str, set]], list[str]]:
+    require_columns(qrels, list(_QRELS), "diversity (qrels)")
+    ids = _ids(qrels, ("qid", "subtopic", "docid"), "qrels")
+    ids["relevance"] = numeric_column(qrels, "relevance")
+    dup = ids.duplicated(["qid", "subtopic", "docid"]).to_numpy()
+    if dup.any():
+        raise InputError(f"qrels: the same (qid, subtopic, docid) is judged twice in {describe_rows(dup, qrels.index)}; "
+                         "expected one judgment per document and subtopic")
+    rel_docs: dict[str, dict[str, set]] = {}
+    for (qid, subtopic), docs in ids[ids["relevance"] > 0].groupby(["qid", "subtopic"])["docid"]:
+        rel_docs.setdefault(qid, {})[subtopic] = set(docs)
+    return rel_docs, sorted(ids["qid"].unique())
+
+
+@register_kind("diversity", columns="run: qid, docid, score (system, task optional) + qrels=: qid, subtopic, docid, "
+                                    "relevance (TREC diversity qrels)",
+               options=("qrels",), unit_column="qid")
+def extract_diversity(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
+    """A run judged against intent (subtopic) qrels, one unit per query of the qrels (ndeval)."""
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind 'diversity': expected a pandas DataFrame run, got {type(df).__name__}")
+    require_columns(df, ["qid", "docid", "score"], "diversity")
+    rel_docs, qids = _relevant_docs(load_diversity_qrels(qrels))
+    run = df.loc[df[["qid", "docid", "score"]].notna().all(axis=1).to_numpy()] if nan_policy == "omit" else df
+    groups = [c for c in GROUP_COLUMNS if c in run.columns]
+    ids = _ids(run, ("qid", "docid"), "run")
+    ids["score"] = numeric_column(run, "score")
+    for col in groups:
+        missing = run[col].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"run column {col!r}: missing values in {describe_rows(missing, run.index)}")
+        ids[col] = run[col].to_numpy()
+    dup = ids.duplicated([*groups, "qid", "docid"]).to_numpy()
+    if dup.any():
+        raise InputError(f"run: the same document is retrieved twice for one query in {describe_rows(dup, run.index)}; "
+                         "expected each (system, qid, docid) once")
+    ids = ids.sort_values([*groups, "qid", "score", "docid"], ascending=[True] * (len(groups) + 1) + [False, False],
+                          kind="stable")
+    ranked = {tuple(key): docs.tolist() for key, docs in ids.groupby([*groups, "qid"], sort=False)["docid"]}
+    systems = ids[groups].drop_duplicates().sort_values(groups).itertuples(index=False, name=None) if groups else [()]
+    rows, ranked_j, ideal_j = [], [], []
+    for system in systems:
+        for qid in qids:
+            rj, ij = query_matrices(ranked.get((*system, qid), []), rel_docs.get(qid, {}))
+            rows.append((*system, qid))
+            ranked_j.append(rj)
+            ideal_j.append(ij)
+    frame = pd.DataFrame(rows, columns=[*groups, "qid"])
+    arrays = {"ranked_j": _objects(ranked_j), "ideal_j": _objects(ideal_j)}
+    ignored = sorted(set(ids["qid"]) - set(qids))
+    consts = {"missing_queries_policy": "queries in the qrels missing from a run score 0 (ndeval)",
+              "ignored_queries": tuple(ignored)}
+    return Inputs(frame, arrays, consts, key="qid")
+
+
+def _objects(items: list[np.ndarray]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+# --- registered measures -----------------------------------------------------------------------
+
+_NDEVAL = "ndeval, TREC Web track 2009-2014 (https://github.com/trec-web/trec-web-2014)"
+_EXAMPLE = """
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({{"qid": "1", "subtopic": ["1", "1", "2", "2", "3"],
+    ...                       "docid": ["a", "b", "b", "c", "d"], "relevance": 1}})
+    >>> run = pd.DataFrame({{"qid": "1", "docid": ["a", "b", "c", "e"], "score": [4.0, 3.0, 2.0, 1.0]}})
+    >>> {call}(run, qrels{k}).round(4)
+    array([{value}])
+"""
+
+
+def _table_fn(measure: str) -> Callable[..., np.ndarray]:
+    def table_fn(arrays: Mapping[str, Any], *, k: int = 20, alpha: float = 0.5, beta: float = 0.5) -> np.ndarray:
+        k, alpha, beta = check_params(k, alpha, beta, measure)
+        return np.array([measure_value(measure, rj, ij, k=k, alpha=alpha, beta=beta)
+                         for rj, ij in zip(arrays["ranked_j"], arrays["ideal_j"])], dtype=np.float64)
+
+    table_fn.__name__ = f"{measure}_table"
+    return table_fn
+
+
+def _public(measure: str, doc: str, example: tuple[str, str]) -> Callable[..., np.ndarray]:
+    table_fn = _table_fn(measure)
+
+    def fn(run: pd.DataFrame, qrels: Any, *, k: int = 20, alpha: float = 0.5, beta: float = 0.5) -> np.ndarray:
+        inputs = extract_diversity(run, qrels=qrels)
+        return table_fn(inputs.arrays, k=k, alpha=alpha, beta=beta)
+
+    fn.__name__ = fn.__qualname__ = measure
+    fn.__module__ = __name__
+    fn.__doc__ = doc + """
+    Parameters
+    ----------
+    run : DataFrame
+        ``qid, docid, score`` of one run.
+    qrels : DataFrame or path
+        ``qid, subtopic, docid, relevance`` (see :func:`load_diversity_qrels`).
+    k : int
+        Cut-off (the ``@k`` measures; ignored by the others).
+    alpha, beta : float
+        Redundancy penalty (ndeval's 0.5) and NRBP's persistence (0.5).
+
+    Returns
+    -------
+    ndarray
+        One value per query of the qrels, in query-id order.
+""" + _EXAMPLE.format(call=measure, k=example[0], value=example[1])
+    return fn
+
+
+_SPECS = {
+    # name: (one-line definition, citation, doctest k argument, doctest value)
+    "alpha_ndcg": (r"alpha-nDCG@k: :math:`\sum_{r\le k} G(r)/\log_2(r+1)` over the same for the greedy ideal "
+                   r"ranking, :math:`G(r)=\sum_i J(d_r,i)(1-\alpha)^{c_i(r)}`.",
+                   "Clarke et al. (2008), SIGIR; " + _NDEVAL + " alpha-nDCG@k", ", k=5", "0.7094"),
+    "err_ia": (r"ERR-IA@k: intent-aware expected reciprocal rank, :math:`\frac1N\sum_i\sum_{r\le k}"
+               r"\frac{\alpha J(d_r,i)}{r}\prod_{j<r}(1-\alpha J(d_j,i))`, over :math:`\sum_{r\le k}"
+               r"\alpha(1-\alpha)^{r-1}/r`.",
+               "Chapelle et al. (2009), CIKM; Chapelle et al. (2011), Inf. Retr. 14; " + _NDEVAL + " ERR-IA@k",
+               ", k=5", "0.4639"),
+    "nerr_ia": ("nERR-IA@k: ERR-IA@k over its value for the greedy ideal ranking (ndeval's nERR-IA@k).",
+                "Chapelle et al. (2011), Inf. Retr. 14; " + _NDEVAL + " nERR-IA@k", ", k=5", "0.6866"),
+    "nrbp": (r"NRBP: novelty- and rank-biased precision, :math:`\frac{1-(1-\alpha)\beta}{N}\sum_r"
+             r"\beta^{r-1}G(r)` over the whole ranking.",
+             "Clarke, Kolla & Vechtomova (2009), ICTIR; " + _NDEVAL + " NRBP", "", "0.4688"),
+    "nnrbp": ("nNRBP: NRBP over its value for the greedy ideal ranking (ndeval's nNRBP).",
+              "Clarke, Kolla & Vechtomova (2009), ICTIR; " + _NDEVAL + " nNRBP", "", "0.6977"),
+    "p_ia": ("P-IA@k: precision at k per intent, averaged over the query's intents.",
+             "Agrawal et al. (2009), WSDM; " + _NDEVAL + " P-IA@k", ", k=5", "0.2667"),
+    "ap_ia": ("AP-IA: average precision per intent (over the whole ranking), averaged over intents.",
+              "Agrawal et al. (2009), WSDM; " + _NDEVAL + " MAP-IA", "", "0.5278"),
+    "s_recall": ("S-recall@k (subtopic recall): the fraction of the query's intents with a relevant "
+                 "document in the top k.",
+                 "Zhai, Cohen & Lafferty (2003), SIGIR; " + _NDEVAL + " strec@k", ", k=5", "0.6667"),
+}
+
+for _measure, (_doc, _citation, _k, _value) in _SPECS.items():
+    _params = {"k": 20, "alpha": 0.5, "beta": 0.5} if _measure in AT_K else {"alpha": 0.5, "beta": 0.5}
+    globals()[_measure] = register(f"{_measure}@k" if _measure in AT_K else _measure, family="ranking",
+                                   kind="diversity", higher_is_better=True, bounds=(0.0, 1.0), params=_params,
+                                   table_fn=_table_fn(_measure), citation=_citation)(
+        _public(_measure, _doc + "\n", (_k, _value)))
+del _measure, _doc, _citation, _k, _value, _params
