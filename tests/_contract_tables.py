@@ -51,6 +51,9 @@ BROKEN = {
     "parametric_counts": Broken("y", "y"),
     "listwise_softmax": Broken("label", "score"),
     "listwise_logit": Broken("label", "score"),
+    "diversity": Broken("score", "score"),
+    "prefs": Broken("score", "score"),
+    "mdp": Broken("reward", "reward"),
 }
 
 
@@ -231,13 +234,61 @@ def _features(rng, perfect):
     return table, {}
 
 
+def _scored_run(rng, perfect, qid, docid, gain):
+    """Two systems' runs over (qid, docid): a perfect one orders by ``gain``, a random one
+    retrieves about 90% of the documents in a random order."""
+    runs = []
+    for system in SYSTEMS:
+        score = gain + 1e-3 * rng.uniform(size=qid.size) if perfect else rng.normal(size=qid.size)
+        keep = np.ones(qid.size, bool) if perfect else rng.uniform(size=qid.size) < 0.9
+        runs.append(pd.DataFrame({"system": system, "qid": qid[keep], "docid": docid[keep], "score": score[keep]}))
+    return pd.concat(runs, ignore_index=True)
+
+
+def _diversity(rng, perfect):
+    queries, docs, subtopics = 8, 10, 3
+    qid = np.repeat([f"q{q}" for q in range(queries)], docs)
+    docid = np.tile([f"d{d}" for d in range(docs)], queries)
+    rows = [(q, str(t + 1), d) for q, d in zip(qid, docid) for t in range(subtopics) if rng.uniform() < 0.3]
+    rows += [(f"q{q}", "1", "d0") for q in range(queries)]  # every query has a relevant document
+    qrels = pd.DataFrame(rows, columns=["qid", "subtopic", "docid"]).drop_duplicates()
+    qrels["relevance"] = 1
+    covered = qrels.groupby(["qid", "docid"]).size()
+    gain = np.array([covered.get((q, d), 0) for q, d in zip(qid, docid)], float)
+    return _scored_run(rng, perfect, qid, docid, gain), {"qrels": qrels}
+
+
+def _prefs(rng, perfect):
+    queries, docs = 8, 8
+    qid = np.repeat([f"q{q}" for q in range(queries)], docs)
+    docid = np.tile([f"d{d}" for d in range(docs)], queries)
+    grade = rng.integers(0, 3, qid.size)
+    grade[::docs], grade[1::docs] = 2, 0  # every query has a preference
+    qrels = pd.DataFrame({"qid": qid, "jg": "u", "jsg": "0", "docid": docid, "relevance": grade})
+    return _scored_run(rng, perfect, qid, docid, grade.astype(float)), {"qrels": qrels}
+
+
+def _mdp(rng, perfect):
+    states, actions = 3, 2
+    tau = rng.dirichlet(np.ones(states), size=(states, actions))
+    reference = rng.normal(size=(states, actions, states))
+    s, a, s2 = (g.ravel() for g in np.meshgrid(range(states), range(actions), range(states), indexing="ij"))
+    frames = []
+    for system in SYSTEMS:
+        reward = 2.0 * reference if perfect else rng.normal(size=reference.shape)  # scaling: distance 0
+        frames.append(pd.DataFrame({"system": system, "s": [f"s{i}" for i in s], "a": [f"a{i}" for i in a],
+                                    "s_next": [f"s{i}" for i in s2], "reward": reward.ravel(),
+                                    "reference": reference.ravel(), "transition": tau.ravel()}))
+    return pd.concat(frames, ignore_index=True), {"gamma": 0.9}
+
+
 MAKERS = {
     "binary": _binary, "multiclass": _multiclass, "correct": _correct, "ensemble": _ensemble,
     "quantile": _quantile, "interval": _interval, "multivariate": _multivariate, "parametric": _parametric,
     "rating": _rating, "ood": _ood, "listwise": _listwise, "embeddings": _embeddings, "ranking": _ranking,
     "samples": _samples, "preferences": _preferences, "judgments": _judgments, "features": _features,
     "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
-    "listwise_logit": _listwise_logit,
+    "listwise_logit": _listwise_logit, "diversity": _diversity, "prefs": _prefs, "mdp": _mdp,
 }
 
 #: Metrics that read a variant of their kind's table.
