@@ -44,8 +44,10 @@ def _number(value: Any, name: str, what: str, *, low: float = 0.0, strict: bool 
     return float(value)
 
 
-def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any, max_rel: Any) -> np.ndarray:
-    """Scaled gains, one row per query, padded with zeros / truncated to ``depth`` ranks."""
+def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any,
+                 max_rel: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled gains, one row per query, padded with zeros / truncated to ``depth`` ranks, and
+    the ranks 1..depth (the i of the continuation probabilities)."""
     depth = _check_k(depth, f"{name} depth")
     low = _number(min_rel, name, "min_rel", low=-math.inf)
     high = lists.max_relevance if max_rel is None else _number(max_rel, name, "max_rel", low=-math.inf)
@@ -57,7 +59,7 @@ def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any, max_re
     out = np.zeros((lists.n, depth))
     keep = lists.pos < depth
     out[lists.seg[keep], lists.pos[keep]] = gain[keep]
-    return out
+    return out, np.arange(1, depth + 1, dtype=np.float64)
 
 
 def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
@@ -66,10 +68,6 @@ def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
     if cont.shape[1] > 1:
         reach[:, 1:] = np.cumprod(cont[:, :-1], axis=1)
     return (reach * gains).sum(axis=1) / reach.sum(axis=1)
-
-
-def _ranks(depth: int) -> np.ndarray:
-    return np.arange(1, depth + 1, dtype=np.float64)
 
 
 _SCALE = {"depth": 1000, "min_rel": 0.0, "max_rel": None}
@@ -96,8 +94,7 @@ def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
     array([0.8])
     """
     t = _number(T, "inst", "T (the desired gain)")
-    gains = _gain_matrix(lists, "inst", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "inst", depth, min_rel, max_rel)
     left = t - np.cumsum(gains, axis=1)  # T_i, gain still wanted after rank i
     return _expected_utility(gains, ((i + t + left - 1.0) / (i + t + left)) ** 2)
 
@@ -116,8 +113,7 @@ def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
     array([0.6923])
     """
     t = _number(T, "insq", "T (the desired gain)")
-    gains = _gain_matrix(lists, "insq", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "insq", depth, min_rel, max_rel)
     cont = np.broadcast_to(((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2, gains.shape)
     return _expected_utility(gains, cont)
 
@@ -139,8 +135,7 @@ def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int 
     """
     k = _check_k(k, "bpm@k", required=True)
     t = _number(T, "bpm@k", "T (the desired gain)")
-    gains = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
     # static BPM: read on while both the gain (< T) and the document (< k) budgets last
     cont = ((np.cumsum(gains, axis=1) < t) & (i < k)).astype(np.float64)
     return _expected_utility(gains, cont)
@@ -167,8 +162,7 @@ def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel
     array([0.6131])
     """
     k = _check_k(k, "sdcg@k", required=True)
-    gains = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
     cont = np.where(i < k, np.log2(i + 1.0) / np.log2(i + 2.0), 0.0)
     return _expected_utility(gains, np.broadcast_to(cont, gains.shape))
 
@@ -189,8 +183,7 @@ def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     array([0.5])
     """
     k = _check_k(k, "nerr8@k", required=True)
-    gains = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
     return _expected_utility(gains, np.where(i < k, 1.0 - gains, 0.0))
 
 
@@ -207,8 +200,7 @@ def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     array([0.3333])
     """
     k = _check_k(k, "nerr9@k", required=True)
-    gains = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
     return _expected_utility(gains, np.where(i < k, i / (i + 1.0) * (1.0 - gains), 0.0))
 
 
@@ -226,7 +218,7 @@ def nerr10(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: fl
     p = _number(p, "nerr10", "persistence p")
     if p >= 1.0:
         raise InputError(f"nerr10: persistence p must lie in (0, 1), got {p!r}")
-    gains = _gain_matrix(lists, "nerr10", depth, min_rel, max_rel)
+    gains, _ = _gain_matrix(lists, "nerr10", depth, min_rel, max_rel)
     return _expected_utility(gains, p * (1.0 - gains))
 
 
@@ -243,6 +235,5 @@ def nerr11(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: fl
     array([1.])
     """
     t = _number(T, "nerr11", "T (the desired gain)")
-    gains = _gain_matrix(lists, "nerr11", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
+    gains, i = _gain_matrix(lists, "nerr11", depth, min_rel, max_rel)
     return _expected_utility(gains, ((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2 * (1.0 - gains))

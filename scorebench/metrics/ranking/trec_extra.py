@@ -75,9 +75,10 @@ class _Ideal:
         return out
 
 
-def _gains(lists: RankedLists, gain: Any, name: str) -> tuple[Any, np.ndarray]:
+def _gains(lists: RankedLists, gain: Any, name: str) -> tuple[np.ndarray, _Ideal]:
+    """The gain of each retrieved document and the query's ideal ranking, under ``gain``."""
     gain_of = _gain_fn(gain, name)
-    return gain_of, gain_of(lists.rel)
+    return gain_of(lists.rel), _Ideal(lists, gain_of)
 
 
 def _inclusive(values: np.ndarray, lists: RankedLists) -> np.ndarray:
@@ -218,8 +219,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     >>> ndcg_rel([[0, 1]], [[1]]).round(4)
     array([0.6309])
     """
-    gain_of, g = _gains(lists, gain, "ndcg_rel")
-    ideal = _Ideal(lists, gain_of)
+    g, ideal = _gains(lists, gain, "ndcg_rel")
     icum = ideal.cumsum(ideal.gains * _discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
     rcum = _inclusive(g * _discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
@@ -249,8 +249,7 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     >>> rndcg([[2, 0, 1]], [[2, 1]]).round(4)
     array([0.8801])
     """
-    gain_of, g = _gains(lists, gain, "rndcg")
-    ideal = _Ideal(lists, gain_of)
+    g, ideal = _gains(lists, gain, "rndcg")
     ipos = np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)
     icum = ideal.cumsum(ideal.gains * _discount(ipos))
     rcum = _inclusive(g * _discount(lists.pos), lists)
@@ -293,8 +292,7 @@ def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     >>> g([[0, 1]], [[1]]).round(4)
     array([0.6309])
     """
-    gain_of, g = _gains(lists, gain, "g")
-    ideal = _Ideal(lists, gain_of)
+    g, ideal = _gains(lists, gain, "g")
     # cost of rank i: the ideal gain there, at least 1 (trec_eval's min_cost)
     extra_cost = ideal.cumsum(np.maximum(ideal.gains, 1.0) - 1.0)
     cost = (lists.pos + 1.0) + ideal.at(extra_cost, lists.seg, lists.pos + 1)
