@@ -28,14 +28,11 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...registry import register
 from ._lists import RankedLists
-from .measures import _check_k, _lists, _table_fn
+from .measures import _check_k, measure
 
 __all__ = ["inst", "insq", "bpm", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11"]
 
-_FAMILY = "ranking"
-_KIND = "ranking"
 _CWL = "cwl_eval 1.0.12 (Azzopardi, Thomas & Moffat 2019, SIGIR, 'cwl_eval: an evaluation tool for information retrieval')"
 
 
@@ -47,8 +44,10 @@ def _number(value: Any, name: str, what: str, *, low: float = 0.0, strict: bool 
     return float(value)
 
 
-def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any, max_rel: Any) -> np.ndarray:
-    """Scaled gains, one row per query, padded with zeros / truncated to ``depth`` ranks."""
+def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any,
+                 max_rel: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled gains, one row per query, padded with zeros / truncated to ``depth`` ranks, and
+    the ranks 1..depth (the i of the continuation probabilities)."""
     depth = _check_k(depth, f"{name} depth")
     low = _number(min_rel, name, "min_rel", low=-math.inf)
     high = lists.max_relevance if max_rel is None else _number(max_rel, name, "max_rel", low=-math.inf)
@@ -60,7 +59,7 @@ def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any, max_re
     out = np.zeros((lists.n, depth))
     keep = lists.pos < depth
     out[lists.seg[keep], lists.pos[keep]] = gain[keep]
-    return out
+    return out, np.arange(1, depth + 1, dtype=np.float64)
 
 
 def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
@@ -71,90 +70,15 @@ def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
     return (reach * gains).sum(axis=1) / reach.sum(axis=1)
 
 
-def _ranks(depth: int) -> np.ndarray:
-    return np.arange(1, depth + 1, dtype=np.float64)
-
-
-def _inst_core(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-               max_rel: float | None = None) -> np.ndarray:
-    t = _number(T, "inst", "T (the desired gain)")
-    gains = _gain_matrix(lists, "inst", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    left = t - np.cumsum(gains, axis=1)  # T_i, gain still wanted after rank i
-    return _expected_utility(gains, ((i + t + left - 1.0) / (i + t + left)) ** 2)
-
-
-def _insq_core(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-               max_rel: float | None = None) -> np.ndarray:
-    t = _number(T, "insq", "T (the desired gain)")
-    gains = _gain_matrix(lists, "insq", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    cont = np.broadcast_to(((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2, gains.shape)
-    return _expected_utility(gains, cont)
-
-
-def _bpm_core(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-              max_rel: float | None = None) -> np.ndarray:
-    k = _check_k(k, "bpm@k", required=True)
-    t = _number(T, "bpm@k", "T (the desired gain)")
-    gains = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    # static BPM: read on while both the gain (< T) and the document (< k) budgets last
-    cont = ((np.cumsum(gains, axis=1) < t) & (i < k)).astype(np.float64)
-    return _expected_utility(gains, cont)
-
-
-def _sdcg_core(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
-               max_rel: float | None = None) -> np.ndarray:
-    k = _check_k(k, "sdcg@k", required=True)
-    gains = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    cont = np.where(i < k, np.log2(i + 1.0) / np.log2(i + 2.0), 0.0)
-    return _expected_utility(gains, np.broadcast_to(cont, gains.shape))
-
-
-def _nerr8_core(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
-                max_rel: float | None = None) -> np.ndarray:
-    k = _check_k(k, "nerr8@k", required=True)
-    gains = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    return _expected_utility(gains, np.where(i < k, 1.0 - gains, 0.0))
-
-
-def _nerr9_core(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
-                max_rel: float | None = None) -> np.ndarray:
-    k = _check_k(k, "nerr9@k", required=True)
-    gains = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    return _expected_utility(gains, np.where(i < k, i / (i + 1.0) * (1.0 - gains), 0.0))
-
-
-def _nerr10_core(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: float = 0.0,
-                 max_rel: float | None = None) -> np.ndarray:
-    p = _number(p, "nerr10", "persistence p")
-    if p >= 1.0:
-        raise InputError(f"nerr10: persistence p must lie in (0, 1), got {p!r}")
-    gains = _gain_matrix(lists, "nerr10", depth, min_rel, max_rel)
-    return _expected_utility(gains, p * (1.0 - gains))
-
-
-def _nerr11_core(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-                 max_rel: float | None = None) -> np.ndarray:
-    t = _number(T, "nerr11", "T (the desired gain)")
-    gains = _gain_matrix(lists, "nerr11", depth, min_rel, max_rel)
-    i = _ranks(gains.shape[1])
-    return _expected_utility(gains, ((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2 * (1.0 - gains))
-
-
 _SCALE = {"depth": 1000, "min_rel": 0.0, "max_rel": None}
 
 
-@register("inst", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"T": 1.0, **_SCALE}, table_fn=_table_fn(_inst_core),
-          citation="Moffat, Bailey, Scholer & Thomas (2015), ADCS, 'INST: an adaptive metric for information "
-                   "retrieval evaluation'; " + _CWL)
-def inst(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-         max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("inst", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"T": 1.0, **_SCALE},
+         citation="Moffat, Bailey, Scholer & Thomas (2015), ADCS, 'INST: an adaptive metric for information "
+                  "retrieval evaluation'; " + _CWL)
+def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
+         max_rel: float | None = None) -> np.ndarray:
     r"""INST, the adaptive user model of Moffat et al. (2015), as C/W/L expected utility.
 
     .. math::
@@ -169,15 +93,18 @@ def inst(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_rel
     >>> inst([[1, 0]], [[1]], depth=2).round(4)
     array([0.8])
     """
-    return _inst_core(_lists(ranked, judged, relevance_level), T=T, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    t = _number(T, "inst", "T (the desired gain)")
+    gains, i = _gain_matrix(lists, "inst", depth, min_rel, max_rel)
+    left = t - np.cumsum(gains, axis=1)  # T_i, gain still wanted after rank i
+    return _expected_utility(gains, ((i + t + left - 1.0) / (i + t + left)) ** 2)
 
 
-@register("insq", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"T": 1.0, **_SCALE}, table_fn=_table_fn(_insq_core),
-          citation="Moffat, Scholer & Thomas (2012), ADCS, 'Models and metrics: IR evaluation as a user "
-                   "process'; " + _CWL)
-def insq(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-         max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("insq", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"T": 1.0, **_SCALE},
+         citation="Moffat, Scholer & Thomas (2012), ADCS, 'Models and metrics: IR evaluation as a user "
+                  "process'; " + _CWL)
+def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
+         max_rel: float | None = None) -> np.ndarray:
     r"""INSQ, INST's gain-independent predecessor: :math:`C_i = ((i + 2T - 1)/(i + 2T))^2`.
 
     Examples
@@ -185,15 +112,18 @@ def insq(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_rel
     >>> insq([[1, 0]], [[1]], depth=2).round(4)
     array([0.6923])
     """
-    return _insq_core(_lists(ranked, judged, relevance_level), T=T, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    t = _number(T, "insq", "T (the desired gain)")
+    gains, i = _gain_matrix(lists, "insq", depth, min_rel, max_rel)
+    cont = np.broadcast_to(((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2, gains.shape)
+    return _expected_utility(gains, cont)
 
 
-@register("bpm@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, "T": 1.0, **_SCALE}, table_fn=_table_fn(_bpm_core),
-          citation="Zhang, Liu, Li, Zhang, Xu & Ma (2017), SIGIR, 'Evaluating web search with a bejeweled "
-                   "player model'; " + _CWL)
-def bpm(ranked: Any, judged: Any, *, k: int, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-        max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("bpm@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, "T": 1.0, **_SCALE},
+         citation="Zhang, Liu, Li, Zhang, Xu & Ma (2017), SIGIR, 'Evaluating web search with a bejeweled "
+                  "player model'; " + _CWL)
+def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
+        max_rel: float | None = None) -> np.ndarray:
     r"""Static Bejewelled Player Model: the user stops once the gain reaches T or after k
     documents, :math:`C_i = [\sum_{j \le i} g_j < T]\,[i < k]`; the value is the mean gain
     of the documents read.
@@ -203,16 +133,20 @@ def bpm(ranked: Any, judged: Any, *, k: int, T: float = 1.0, depth: int = 1000, 
     >>> bpm([[0, 0, 1, 1]], [[1, 1]], k=3).round(4)
     array([0.3333])
     """
-    return _bpm_core(_lists(ranked, judged, relevance_level), k=k, T=T, depth=depth, min_rel=min_rel,
-                     max_rel=max_rel)
+    k = _check_k(k, "bpm@k", required=True)
+    t = _number(T, "bpm@k", "T (the desired gain)")
+    gains, i = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
+    # static BPM: read on while both the gain (< T) and the document (< k) budgets last
+    cont = ((np.cumsum(gains, axis=1) < t) & (i < k)).astype(np.float64)
+    return _expected_utility(gains, cont)
 
 
-@register("sdcg@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, **_SCALE}, table_fn=_table_fn(_sdcg_core),
-          citation="Moffat, Bailey, Scholer & Thomas (2017), ACM TOIS 35(3), 'Incorporating user expectations "
-                   "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k")
-def sdcg(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float = 0.0,
-         max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("sdcg@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, **_SCALE},
+         citation="Moffat, Bailey, Scholer & Thomas (2017), ACM TOIS 35(3), 'Incorporating user expectations "
+                  "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k")
+def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
+         max_rel: float | None = None) -> np.ndarray:
     r"""Scaled DCG at k: DCG@k over the DCG@k of k documents of full gain,
 
     .. math::
@@ -227,17 +161,20 @@ def sdcg(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float 
     >>> sdcg([[1, 0]], [[1]], k=2).round(4)
     array([0.6131])
     """
-    return _sdcg_core(_lists(ranked, judged, relevance_level), k=k, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    k = _check_k(k, "sdcg@k", required=True)
+    gains, i = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
+    cont = np.where(i < k, np.log2(i + 1.0) / np.log2(i + 2.0), 0.0)
+    return _expected_utility(gains, np.broadcast_to(cont, gains.shape))
 
 
 _NERR = "Azzopardi, Mackenzie & Moffat (2021), ICTIR, 'ERR is not C/W/L: exploring the relationship between " \
         "expected reciprocal rank and other metrics'; " + _CWL
 
 
-@register("nerr8@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, **_SCALE}, table_fn=_table_fn(_nerr8_core), citation=_NERR + " NERR eq. 8")
-def nerr8(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float = 0.0,
-          max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("nerr8@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 8")
+def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
+          max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 8 (truncated cascade): :math:`C_i = 1 - g_i` for i < k, else 0.
 
     Examples
@@ -245,13 +182,15 @@ def nerr8(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float
     >>> nerr8([[0, 1]], [[1]], k=2).round(4)
     array([0.5])
     """
-    return _nerr8_core(_lists(ranked, judged, relevance_level), k=k, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    k = _check_k(k, "nerr8@k", required=True)
+    gains, i = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
+    return _expected_utility(gains, np.where(i < k, 1.0 - gains, 0.0))
 
 
-@register("nerr9@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None, **_SCALE}, table_fn=_table_fn(_nerr9_core), citation=_NERR + " NERR eq. 9")
-def nerr9(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float = 0.0,
-          max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("nerr9@k", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 9")
+def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
+          max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 9 (cascade with a reciprocal-rank patience):
     :math:`C_i = \frac{i}{i+1}(1 - g_i)` for i < k, else 0.
 
@@ -260,13 +199,15 @@ def nerr9(ranked: Any, judged: Any, *, k: int, depth: int = 1000, min_rel: float
     >>> nerr9([[0, 1]], [[1]], k=2).round(4)
     array([0.3333])
     """
-    return _nerr9_core(_lists(ranked, judged, relevance_level), k=k, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    k = _check_k(k, "nerr9@k", required=True)
+    gains, i = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
+    return _expected_utility(gains, np.where(i < k, i / (i + 1.0) * (1.0 - gains), 0.0))
 
 
-@register("nerr10", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"p": 0.9, **_SCALE}, table_fn=_table_fn(_nerr10_core), citation=_NERR + " NERR eq. 10")
-def nerr10(ranked: Any, judged: Any, *, p: float = 0.9, depth: int = 1000, min_rel: float = 0.0,
-           max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("nerr10", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"p": 0.9, **_SCALE}, citation=_NERR + " NERR eq. 10")
+def nerr10(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: float = 0.0,
+           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 10 (cascade with RBP patience): :math:`C_i = p\,(1 - g_i)`.
 
     Examples
@@ -274,13 +215,17 @@ def nerr10(ranked: Any, judged: Any, *, p: float = 0.9, depth: int = 1000, min_r
     >>> nerr10([[1]], [[1]], depth=1).round(4)
     array([1.])
     """
-    return _nerr10_core(_lists(ranked, judged, relevance_level), p=p, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    p = _number(p, "nerr10", "persistence p")
+    if p >= 1.0:
+        raise InputError(f"nerr10: persistence p must lie in (0, 1), got {p!r}")
+    gains, _ = _gain_matrix(lists, "nerr10", depth, min_rel, max_rel)
+    return _expected_utility(gains, p * (1.0 - gains))
 
 
-@register("nerr11", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"T": 1.0, **_SCALE}, table_fn=_table_fn(_nerr11_core), citation=_NERR + " NERR eq. 11/12")
-def nerr11(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
-           max_rel: float | None = None, relevance_level: float = 1) -> np.ndarray:
+@measure("nerr11", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"T": 1.0, **_SCALE}, citation=_NERR + " NERR eq. 11/12")
+def nerr11(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
+           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR with INSQ patience (cwl_eval ``NERReq11``; ir_measures ``NERR11``):
     :math:`C_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i)`.
 
@@ -289,4 +234,6 @@ def nerr11(ranked: Any, judged: Any, *, T: float = 1.0, depth: int = 1000, min_r
     >>> nerr11([[1]], [[1]], depth=1).round(4)
     array([1.])
     """
-    return _nerr11_core(_lists(ranked, judged, relevance_level), T=T, depth=depth, min_rel=min_rel, max_rel=max_rel)
+    t = _number(T, "nerr11", "T (the desired gain)")
+    gains, i = _gain_matrix(lists, "nerr11", depth, min_rel, max_rel)
+    return _expected_utility(gains, ((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2 * (1.0 - gains))

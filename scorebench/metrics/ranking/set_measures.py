@@ -4,6 +4,8 @@ r"""Set-based and cut-off trec_eval measures beyond the core set, on the shared 
 ``relative_p@k`` (``relative_P``), ``rprec_mult@m`` (``Rprec_mult``), ``utility`` and
 ``unj@k`` / ``judged@k``, ``rr@k``. Every one is a few segment counts on
 :class:`~scorebench.metrics.ranking._lists.RankedLists` (the engine of :mod:`.measures`),
+defined once with :func:`~scorebench.metrics.ranking.measures.measure` (which derives the
+public array function and the ``ranking`` kind's table function from it),
 with trec_eval's conventions: relevant means relevance >= ``relevance_level``; a query
 without relevant documents scores 0; "retrieved" is the whole run list for the query.
 
@@ -16,86 +18,20 @@ fractions.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from ...errors import InputError
-from ...registry import register
 from ._lists import RankedLists, segment_sum
-from .measures import _TREC, _check_k, _lists, _ratio, _rr_core, _table_fn
+from .measures import _TREC, _check_k, _ratio, measure, reciprocal_rank
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
            "unjudged", "judged", "reciprocal_rank_at"]
 
-_FAMILY = "ranking"
-_KIND = "ranking"
 
-
-def _set_f_core(lists: RankedLists, *, beta: float = 1.0) -> np.ndarray:
-    if not (isinstance(beta, (int, float)) and math.isfinite(beta) and beta >= 0):
-        raise InputError(f"set_f: beta must be a finite number >= 0, got {beta!r}")
-    hits = lists.count_rel()
-    p = _ratio(hits, lists.n_ret.astype(np.float64))
-    r = _ratio(hits, lists.num_rel)
-    b2 = float(beta) ** 2
-    return _ratio((1.0 + b2) * p * r, b2 * p + r)
-
-
-def _set_map_core(lists: RankedLists) -> np.ndarray:
-    hits = lists.count_rel()
-    return _ratio(hits * hits, lists.num_rel * lists.n_ret)
-
-
-def _set_relative_p_core(lists: RankedLists) -> np.ndarray:
-    return _ratio(lists.count_rel(), np.minimum(lists.n_ret, lists.num_rel))
-
-
-def _relative_p_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "relative_p@k", required=True)
-    return _ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
-
-
-def _rprec_mult_core(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
-    if m is None or isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) or m <= 0:
-        raise InputError(f"rprec_mult@m: the multiple m of R must be a number > 0, e.g. rprec_mult@0.5, got {m!r}")
-    cut = np.floor(float(m) * lists.num_rel + 0.9)  # trec_eval's rank: (long)(m R + 0.9)
-    hits = segment_sum(lists.is_rel & (lists.pos < cut[lists.seg]), lists.seg, lists.n)
-    return _ratio(hits, cut)
-
-
-def _utility_core(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0.0,
-                  d: float = 0.0) -> np.ndarray:
-    rel_ret = lists.count_rel()
-    nonrel_ret = lists.n_ret - rel_ret
-    rel_not = lists.num_rel - rel_ret
-    judged_nonrel_ret = segment_sum((lists.rel >= 0) & ~lists.is_rel, lists.seg, lists.n)
-    nonrel_not = lists.num_nonrel - judged_nonrel_ret
-    return a * rel_ret + b * nonrel_ret + c * rel_not + d * nonrel_not
-
-
-def _unj_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "unj@k", required=True)
-    unjudged = ~(lists.rel >= 0)  # not in the qrels (NaN) or judged "in pool, unjudged" (< 0)
-    return segment_sum(unjudged & (lists.pos < k), lists.seg, lists.n) / float(k)
-
-
-def _rr_at_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "rr@k", required=True)
-    rr = _rr_core(lists)
-    return np.where(rr * k >= 1.0, rr, 0.0)  # first relevant document below rank k scores 0
-
-
-def _judged_core(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
-    k = _check_k(k, "judged@k", required=True)
-    known = segment_sum((lists.rel >= 0) & (lists.pos < k), lists.seg, lists.n)
-    return _ratio(known, np.minimum(lists.n_ret, k).astype(np.float64))
-
-
-@register("set_f", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"beta": 1.0}, table_fn=_table_fn(_set_f_core),
-          citation="van Rijsbergen (1979), Information Retrieval, ch. 7; " + _TREC + " set_F")
-def set_f(ranked: Any, judged: Any, *, beta: float = 1.0, relevance_level: float = 1) -> np.ndarray:
+@measure("set_f", higher_is_better=True, bounds=(0.0, 1.0), params={"beta": 1.0},
+         citation="van Rijsbergen (1979), Information Retrieval, ch. 7; " + _TREC + " set_F")
+def set_f(lists: RankedLists, *, beta: float = 1.0) -> np.ndarray:
     r"""F-measure of the retrieved set (trec_eval ``set_F``).
 
     .. math::
@@ -111,12 +47,17 @@ def set_f(ranked: Any, judged: Any, *, beta: float = 1.0, relevance_level: float
     >>> set_f([[1, 0, 1, 0]], [[1, 1, 1]]).round(4)
     array([0.5714])
     """
-    return _set_f_core(_lists(ranked, judged, relevance_level), beta=beta)
+    if not (isinstance(beta, (int, float)) and math.isfinite(beta) and beta >= 0):
+        raise InputError(f"set_f: beta must be a finite number >= 0, got {beta!r}")
+    hits = lists.count_rel()
+    p = _ratio(hits, lists.n_ret.astype(np.float64))
+    r = _ratio(hits, lists.num_rel)
+    b2 = float(beta) ** 2
+    return _ratio((1.0 + b2) * p * r, b2 * p + r)
 
 
-@register("set_map", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_set_map_core), citation=_TREC + " set_map")
-def set_map(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("set_map", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " set_map")
+def set_map(lists: RankedLists) -> np.ndarray:
     r"""Set average precision (trec_eval ``set_map``): set precision times set recall,
     :math:`|\mathrm{Ret} \cap \mathrm{Rel}|^2 / (|\mathrm{Ret}|\,|\mathrm{Rel}|)`.
 
@@ -125,12 +66,12 @@ def set_map(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarr
     >>> set_map([[1, 0, 1, 0]], [[1, 1, 1]]).round(4)
     array([0.3333])
     """
-    return _set_map_core(_lists(ranked, judged, relevance_level))
+    hits = lists.count_rel()
+    return _ratio(hits * hits, lists.num_rel * lists.n_ret)
 
 
-@register("set_relative_p", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_set_relative_p_core), citation=_TREC + " set_relative_P")
-def set_relative_precision(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("set_relative_p", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " set_relative_P")
+def set_relative_precision(lists: RankedLists) -> np.ndarray:
     r"""Set precision relative to the best possible (trec_eval ``set_relative_P``),
     :math:`|\mathrm{Ret} \cap \mathrm{Rel}| / \min(|\mathrm{Ret}|, |\mathrm{Rel}|)`.
 
@@ -139,42 +80,47 @@ def set_relative_precision(ranked: Any, judged: Any, *, relevance_level: float =
     >>> set_relative_precision([[1, 0, 1, 0]], [[1, 1, 1]]).round(4)
     array([0.6667])
     """
-    return _set_relative_p_core(_lists(ranked, judged, relevance_level))
+    return _ratio(lists.count_rel(), np.minimum(lists.n_ret, lists.num_rel))
 
 
-@register("relative_p@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_relative_p_core), citation=_TREC + " relative_P")
-def relative_precision(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
+@measure("relative_p@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
+         citation=_TREC + " relative_P")
+def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at k relative to the best possible at k (trec_eval ``relative_P``),
-    :math:`|\{i \le k : r_i \ge \ell\}| / \min(k, R)`.
+    :math:`|\{i \le k : r_i \ge \ell\}| / \min(k, R)`. The cut-off k is required.
 
     Examples
     --------
     >>> relative_precision([[1, 0, 1, 0]], [[1, 1]], k=3).round(4)
     array([1.])
     """
-    return _relative_p_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "relative_p@k", required=True)
+    return _ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
 
 
-@register("rprec_mult@m", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"m": None}, table_fn=_table_fn(_rprec_mult_core), citation=_TREC + " Rprec_mult")
-def rprec_mult(ranked: Any, judged: Any, *, m: float, relevance_level: float = 1) -> np.ndarray:
+@measure("rprec_mult@m", higher_is_better=True, bounds=(0.0, 1.0), params={"m": None},
+         citation=_TREC + " Rprec_mult")
+def rprec_mult(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
     r"""Precision at a multiple of R (trec_eval ``Rprec_mult``): P@c with
-    :math:`c = \lfloor mR + 0.9 \rfloor` (trec_eval's rounding; 0 when c = 0); ``m=1`` is R-precision.
+    :math:`c = \lfloor mR + 0.9 \rfloor` (trec_eval's rounding; 0 when c = 0); ``m=1`` is
+    R-precision. The multiple m is required.
 
     Examples
     --------
     >>> rprec_mult([[1, 0, 1, 0]], [[1, 1]], m=2.0).round(4)
     array([0.5])
     """
-    return _rprec_mult_core(_lists(ranked, judged, relevance_level), m=m)
+    if m is None or isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) or m <= 0:
+        raise InputError(f"rprec_mult@m: the multiple m of R must be a number > 0, e.g. rprec_mult@0.5, got {m!r}")
+    cut = np.floor(float(m) * lists.num_rel + 0.9)  # trec_eval's rank: (long)(m R + 0.9)
+    hits = segment_sum(lists.is_rel & (lists.pos < cut[lists.seg]), lists.seg, lists.n)
+    return _ratio(hits, cut)
 
 
-@register("utility", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(-math.inf, math.inf),
-          params={"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0}, table_fn=_table_fn(_utility_core),
-          citation="Hull & Robertson (1999), TREC-8 filtering track; " + _TREC + " utility")
-def utility(ranked: Any, judged: Any, *, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: float = 0.0,
-            relevance_level: float = 1) -> np.ndarray:
+@measure("utility", higher_is_better=True, bounds=(-math.inf, math.inf),
+         params={"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0},
+         citation="Hull & Robertson (1999), TREC-8 filtering track; " + _TREC + " utility")
+def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: float = 0.0) -> np.ndarray:
     r"""Linear set utility (trec_eval ``utility``, default coefficients 1, -1, 0, 0).
 
     .. math::
@@ -190,51 +136,60 @@ def utility(ranked: Any, judged: Any, *, a: float = 1.0, b: float = -1.0, c: flo
     >>> utility([[1, 0, 1, 0]], [[1, 1, 1, 0]]).tolist()
     [0.0]
     """
-    return _utility_core(_lists(ranked, judged, relevance_level), a=a, b=b, c=c, d=d)
+    rel_ret = lists.count_rel()
+    nonrel_ret = lists.n_ret - rel_ret
+    rel_not = lists.num_rel - rel_ret
+    judged_nonrel_ret = segment_sum((lists.rel >= 0) & ~lists.is_rel, lists.seg, lists.n)
+    nonrel_not = lists.num_nonrel - judged_nonrel_ret
+    return a * rel_ret + b * nonrel_ret + c * rel_not + d * nonrel_not
 
 
-@register("unj@k", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_unj_core), citation=_TREC + " unj")
-def unjudged(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
+@measure("unj@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=_TREC + " unj")
+def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Fraction of the top k that the qrels do not judge (trec_eval ``unj``):
     :math:`|\{i \le k : d_i \notin \mathrm{qrels}\}| / k` (the denominator stays k); a negative
-    relevance (trec_eval's "in the pool but unjudged") counts as unjudged.
+    relevance (trec_eval's "in the pool but unjudged") counts as unjudged. k is required.
 
     Examples
     --------
     >>> unjudged([[1, float("nan"), 0]], [[1, 0]], k=4).tolist()
     [0.25]
     """
-    return _unj_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "unj@k", required=True)
+    unknown = ~(lists.rel >= 0)  # not in the qrels (NaN) or judged "in pool, unjudged" (< 0)
+    return segment_sum(unknown & (lists.pos < k), lists.seg, lists.n) / float(k)
 
 
-@register("judged@k", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_judged_core),
-          citation="MacAvaney, Macdonald & Ounis (2022), ECIR, ir-measures (Judged@k)")
-def judged(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
+@measure("judged@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None},
+         citation="MacAvaney, Macdonald & Ounis (2022), ECIR, ir-measures (Judged@k)")
+def judged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Judged fraction of the top k as ir_measures ``Judged@k`` defines it:
     :math:`|\{i \le k : d_i \in \mathrm{qrels}\}| / \min(k, |\mathrm{Ret}|)` (0 with nothing
     retrieved). The denominator differs from trec_eval's ``unj`` (always k), so
-    ``judged@k`` equals ``1 - unj@k`` only when at least k documents are retrieved.
+    ``judged@k`` equals ``1 - unj@k`` only when at least k documents are retrieved. k is required.
 
     Examples
     --------
     >>> judged([[1, float("nan"), 0]], [[1, 0]], k=5).round(4)
     array([0.6667])
     """
-    return _judged_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "judged@k", required=True)
+    known = segment_sum((lists.rel >= 0) & (lists.pos < k), lists.seg, lists.n)
+    return _ratio(known, np.minimum(lists.n_ret, k).astype(np.float64))
 
 
-@register("rr@k", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"k": None}, table_fn=_table_fn(_rr_at_core),
-          citation="Voorhees (1999), TREC-8 QA track; ir_measures RR@k (MRR@10 of MS MARCO)")
-def reciprocal_rank_at(ranked: Any, judged: Any, *, k: int, relevance_level: float = 1) -> np.ndarray:
+@measure("rr@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
+         citation="Voorhees (1999), TREC-8 QA track; ir_measures RR@k (MRR@10 of MS MARCO)")
+def reciprocal_rank_at(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Reciprocal rank with a cut-off: :math:`1 / r_1` when the first relevant document sits
     at rank :math:`r_1 \le k`, else 0 (``mrr`` is the uncut version; MS MARCO reports MRR@10).
+    k is required.
 
     Examples
     --------
     >>> reciprocal_rank_at([[0, 0, 1], [0, 1]], [[1], [1]], k=2)
     array([0. , 0.5])
     """
-    return _rr_at_core(_lists(ranked, judged, relevance_level), k=k)
+    k = _check_k(k, "rr@k", required=True)
+    rr = reciprocal_rank.core(lists)
+    return np.where(rr * k >= 1.0, rr, 0.0)  # first relevant document below rank k scores 0

@@ -19,6 +19,7 @@ Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), measur
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,13 +27,11 @@ import numpy as np
 from ...errors import InputError
 from ...registry import register
 from ._lists import RankedLists, _segment_cumsum, segment_sum
-from .measures import (_TREC, _ap_core, _bpref_core, _discount, _exclusive_cumsum, _gain_fn, _ideal,
-                       _lists, _ratio, _table_fn)
+from .measures import (_TREC, _discount, _exclusive_cumsum, _gain_fn, _ideal, _lists, _ratio, _table_fn,
+                       average_precision, bpref, measure)
 
 __all__ = ["infap", "gm_map", "gm_bpref", "ndcg_rel", "rndcg", "g", "bin_g", "rbp_resid", "GM_MIN"]
 
-_FAMILY = "ranking"
-_KIND = "ranking"
 #: trec_eval's MIN_GEO_MEAN: per-query values are floored here before the logarithm.
 GM_MIN = 0.00001
 _INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
@@ -76,9 +75,10 @@ class _Ideal:
         return out
 
 
-def _gains(lists: RankedLists, gain: Any, name: str) -> tuple[Any, np.ndarray]:
+def _gains(lists: RankedLists, gain: Any, name: str) -> tuple[np.ndarray, _Ideal]:
+    """The gain of each retrieved document and the query's ideal ranking, under ``gain``."""
     gain_of = _gain_fn(gain, name)
-    return gain_of, gain_of(lists.rel)
+    return gain_of(lists.rel), _Ideal(lists, gain_of)
 
 
 def _inclusive(values: np.ndarray, lists: RankedLists) -> np.ndarray:
@@ -105,10 +105,52 @@ def _check_p(p: Any, name: str) -> float:
     return float(p)
 
 
-# --- cores --------------------------------------------------------------------------------
+def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], Callable[..., float]]:
+    """:func:`.measures.measure` for a set-level (``per_row=False``) measure, which ``measure``
+    does not offer: registers ``core(lists) -> float`` once, deriving the public array function
+    ``fn(ranked, judged, *, relevance_level=1)`` and the table function from it."""
+
+    def decorate(core: Callable[..., float]) -> Callable[..., float]:
+        def fn(ranked: Any, judged: Any, *, relevance_level: float = 1) -> float:
+            return core(_lists(ranked, judged, relevance_level))
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(fn, attr, getattr(core, attr))
+        fn.core = core
+        return register(name, family="ranking", kind="ranking", higher_is_better=True, bounds=(0.0, 1.0),
+                        per_row=False, table_fn=_table_fn(core), citation=citation)(fn)
+
+    return decorate
 
 
-def _infap_core(lists: RankedLists) -> np.ndarray:
+# --- metrics: each defined once, on the shared lists ---------------------------------------
+
+
+@measure("infap", higher_is_better=True, bounds=(0.0, 1.0),
+         citation="Yilmaz & Aslam (2006), CIKM, 'Estimating average precision with incomplete and "
+                  "imperfect judgments'; " + _TREC + " infAP")
+def infap(lists: RankedLists) -> np.ndarray:
+    r"""Inferred average precision for a sampled judgment pool (trec_eval ``infAP``).
+
+    For the relevant document at 0-based rank :math:`j`, with :math:`r` relevant (this one
+    included), :math:`n` judged non-relevant and :math:`u` pooled-but-unjudged documents
+    ranked above it, the expected precision is 1 at :math:`j = 0` and otherwise
+
+    .. math::
+
+        E[P_j] = \frac{1}{j+1} + \frac{j}{j+1}\cdot\frac{r-1+n+u}{j}\cdot
+        \frac{r-1+\epsilon}{r-1+n+2\epsilon},\qquad \epsilon = 10^{-5};
+
+    infAP is :math:`\frac{1}{R}\sum_j E[P_j]`. Documents absent from the qrels (NaN: not in
+    the pool) count as non-relevant through the :math:`j` in the middle factor; a negative
+    relevance marks a pooled document left out of the judged sample. With a complete
+    judgment (no negative grades, no unjudged documents) infAP equals AP.
+
+    Examples
+    --------
+    >>> infap([[1, float("nan"), 1]], [[1, 1]]).round(4)
+    array([0.8333])
+    """
     rel = lists.rel
     nonrel = (rel >= 0) & ~lists.is_rel
     unjudged = rel < 0  # in the pool, not in the judged sample (NaN: not in the pool, skipped)
@@ -125,17 +167,59 @@ def _infap_core(lists: RankedLists) -> np.ndarray:
     return _ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
 
 
-def _gm_map_table(arrays: Any, **params: Any) -> float:
-    return _geometric(_ap_core(RankedLists.from_arrays(arrays)))
+@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + _TREC + " gm_map")
+def gm_map(lists: RankedLists) -> float:
+    r"""Geometric mean of average precision over queries (trec_eval ``gm_map``, GMAP).
+
+    .. math::
+
+        \mathrm{GMAP} = \exp\Big(\frac{1}{Q}\sum_{q} \log \max(\mathrm{AP}_q, 10^{-5})\Big)
+
+    The floor :math:`10^{-5}` is trec_eval's ``MIN_GEO_MEAN`` (:data:`GM_MIN`), so a query
+    with AP = 0 does not zero the mean. Set-level: one value for the whole table.
+
+    Examples
+    --------
+    >>> round(gm_map([[1, 0], [0, 1]], [[1], [1]]), 6)
+    0.707107
+    """
+    return _geometric(average_precision.core(lists))
 
 
-def _gm_bpref_table(arrays: Any, **params: Any) -> float:
-    return _geometric(_bpref_core(RankedLists.from_arrays(arrays)))
+@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + _TREC + " gm_bpref")
+def gm_bpref(lists: RankedLists) -> float:
+    r"""Geometric mean of bpref over queries (trec_eval ``gm_bpref``):
+    :math:`\exp(\frac{1}{Q}\sum_q \log \max(\mathrm{bpref}_q, 10^{-5}))`. Set-level.
+
+    Examples
+    --------
+    >>> round(gm_bpref([[1, 0], [0, 1]], [[1, 0], [1, 0]]), 6)
+    0.003162
+    """
+    return _geometric(bpref.core(lists))
 
 
-def _ndcg_rel_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
-    gain_of, g = _gains(lists, gain, "ndcg_rel")
-    ideal = _Ideal(lists, gain_of)
+@measure("ndcg_rel", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"gain": "linear"},
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_rel")
+def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
+    r"""NDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
+
+    .. math::
+
+        \frac{1}{R_g}\Big(\sum_{i:\,g_i>0} \frac{\mathrm{DCG@}i}{\mathrm{IDCG@}\min(i, R_g)}
+        + (R_g - R_g^{\mathrm{ret}})\,\frac{\mathrm{DCG}}{\mathrm{IDCG}}\Big)
+
+    where :math:`R_g` counts the judged documents with positive gain, :math:`R_g^{ret}` those
+    retrieved, and DCG/IDCG without a cut-off cover the whole list (a relevant document
+    not retrieved scores the final NDCG). Gains as in ``ndcg@k``.
+
+    Examples
+    --------
+    >>> ndcg_rel([[0, 1]], [[1]]).round(4)
+    array([0.6309])
+    """
+    g, ideal = _gains(lists, gain, "ndcg_rel")
     icum = ideal.cumsum(ideal.gains * _discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
     rcum = _inclusive(g * _discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
@@ -148,9 +232,24 @@ def _ndcg_rel_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     return _ratio(total, ideal.count.astype(np.float64))
 
 
-def _rndcg_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
-    gain_of, g = _gains(lists, gain, "rndcg")
-    ideal = _Ideal(lists, gain_of)
+@measure("rndcg", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"gain": "linear"},
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " Rndcg")
+def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
+    r"""NDCG averaged at the R-level points (trec_eval ``Rndcg``, experimental).
+
+    With the judged gains in decreasing order, the R levels are the ranks where the ideal
+    gain drops (5 documents of gain 3 and 3 of gain 2 give levels 5 and 8): Rndcg is the
+    mean of NDCG@c over those levels c, plus NDCG over the whole list when the list runs
+    at least two ranks past the last positive ideal gain (trec_eval's loop). 0 without
+    relevant documents.
+
+    Examples
+    --------
+    >>> rndcg([[2, 0, 1]], [[2, 1]]).round(4)
+    array([0.8801])
+    """
+    g, ideal = _gains(lists, gain, "rndcg")
     ipos = np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)
     icum = ideal.cumsum(ideal.gains * _discount(ipos))
     rcum = _inclusive(g * _discount(lists.pos), lists)
@@ -174,147 +273,10 @@ def _rndcg_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     return np.where(lists.num_rel > 0, _ratio(total, points), 0.0)
 
 
-def _g_core(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
-    gain_of, g = _gains(lists, gain, "g")
-    ideal = _Ideal(lists, gain_of)
-    # cost of rank i: the ideal gain there, at least 1 (trec_eval's min_cost)
-    extra_cost = ideal.cumsum(np.maximum(ideal.gains, 1.0) - 1.0)
-    cost = (lists.pos + 1.0) + ideal.at(extra_cost, lists.seg, lists.pos + 1)
-    seen = _inclusive(g, lists)
-    hit = g != 0
-    part = g[hit] / np.log2(2.0 + cost[hit] - seen[hit])
-    ideal_total = ideal.at(ideal.cumsum(ideal.gains), np.arange(lists.n), ideal.count)
-    return _ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
-
-
-def _bin_g_core(lists: RankedLists) -> np.ndarray:
-    mask = lists.is_rel
-    part = 1.0 / np.log2(3.0 + lists.pos[mask] - lists.rel_cum[mask])
-    return _ratio(_fsum(part, lists.seg[mask], lists.n), lists.num_rel)
-
-
-def _rbp_resid_core(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
-    p = _check_p(p, "rbp_resid")
-    unjudged = ~(lists.rel >= 0)  # NaN (not in the pool) or negative (pooled, unjudged)
-    weight = np.power(p, lists.pos)
-    return np.power(p, lists.n_ret) + (1.0 - p) * _fsum(weight * unjudged, lists.seg, lists.n)
-
-
-# --- public functions (registered) -------------------------------------------------------
-
-
-@register("infap", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_infap_core),
-          citation="Yilmaz & Aslam (2006), CIKM, 'Estimating average precision with incomplete and "
-                   "imperfect judgments'; " + _TREC + " infAP")
-def infap(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
-    r"""Inferred average precision for a sampled judgment pool (trec_eval ``infAP``).
-
-    For the relevant document at 0-based rank :math:`j`, with :math:`r` relevant (this one
-    included), :math:`n` judged non-relevant and :math:`u` pooled-but-unjudged documents
-    ranked above it, the expected precision is 1 at :math:`j = 0` and otherwise
-
-    .. math::
-
-        E[P_j] = \frac{1}{j+1} + \frac{j}{j+1}\cdot\frac{r-1+n+u}{j}\cdot
-        \frac{r-1+\epsilon}{r-1+n+2\epsilon},\qquad \epsilon = 10^{-5};
-
-    infAP is :math:`\frac{1}{R}\sum_j E[P_j]`. Documents absent from the qrels (NaN: not in
-    the pool) count as non-relevant through the :math:`j` in the middle factor; a negative
-    relevance marks a pooled document left out of the judged sample. With a complete
-    judgment (no negative grades, no unjudged documents) infAP equals AP.
-
-    Examples
-    --------
-    >>> infap([[1, float("nan"), 1]], [[1, 1]]).round(4)
-    array([0.8333])
-    """
-    return _infap_core(_lists(ranked, judged, relevance_level))
-
-
-@register("gm_map", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
-          table_fn=_gm_map_table,
-          citation="Robertson (2006), CIKM, 'On GMAP'; " + _TREC + " gm_map")
-def gm_map(ranked: Any, judged: Any, *, relevance_level: float = 1) -> float:
-    r"""Geometric mean of average precision over queries (trec_eval ``gm_map``, GMAP).
-
-    .. math::
-
-        \mathrm{GMAP} = \exp\Big(\frac{1}{Q}\sum_{q} \log \max(\mathrm{AP}_q, 10^{-5})\Big)
-
-    The floor :math:`10^{-5}` is trec_eval's ``MIN_GEO_MEAN`` (:data:`GM_MIN`), so a query
-    with AP = 0 does not zero the mean. Set-level: one value for the whole table.
-
-    Examples
-    --------
-    >>> round(gm_map([[1, 0], [0, 1]], [[1], [1]]), 6)
-    0.707107
-    """
-    return _geometric(_ap_core(_lists(ranked, judged, relevance_level)))
-
-
-@register("gm_bpref", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
-          table_fn=_gm_bpref_table,
-          citation="Buckley & Voorhees (2004), SIGIR; " + _TREC + " gm_bpref")
-def gm_bpref(ranked: Any, judged: Any, *, relevance_level: float = 1) -> float:
-    r"""Geometric mean of bpref over queries (trec_eval ``gm_bpref``):
-    :math:`\exp(\frac{1}{Q}\sum_q \log \max(\mathrm{bpref}_q, 10^{-5}))`. Set-level.
-
-    Examples
-    --------
-    >>> round(gm_bpref([[1, 0], [0, 1]], [[1, 0], [1, 0]]), 6)
-    0.003162
-    """
-    return _geometric(_bpref_core(_lists(ranked, judged, relevance_level)))
-
-
-@register("ndcg_rel", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"gain": "linear"}, table_fn=_table_fn(_ndcg_rel_core),
-          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_rel")
-def ndcg_rel(ranked: Any, judged: Any, *, gain: Any = "linear", relevance_level: float = 1) -> np.ndarray:
-    r"""NDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
-
-    .. math::
-
-        \frac{1}{R_g}\Big(\sum_{i:\,g_i>0} \frac{\mathrm{DCG@}i}{\mathrm{IDCG@}\min(i, R_g)}
-        + (R_g - R_g^{\mathrm{ret}})\,\frac{\mathrm{DCG}}{\mathrm{IDCG}}\Big)
-
-    where :math:`R_g` counts the judged documents with positive gain, :math:`R_g^{ret}` those
-    retrieved, and DCG/IDCG without a cut-off cover the whole list (a relevant document
-    not retrieved scores the final NDCG). Gains as in ``ndcg@k``.
-
-    Examples
-    --------
-    >>> ndcg_rel([[0, 1]], [[1]]).round(4)
-    array([0.6309])
-    """
-    return _ndcg_rel_core(_lists(ranked, judged, relevance_level), gain=gain)
-
-
-@register("rndcg", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"gain": "linear"}, table_fn=_table_fn(_rndcg_core),
-          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " Rndcg")
-def rndcg(ranked: Any, judged: Any, *, gain: Any = "linear", relevance_level: float = 1) -> np.ndarray:
-    r"""NDCG averaged at the R-level points (trec_eval ``Rndcg``, experimental).
-
-    With the judged gains in decreasing order, the R levels are the ranks where the ideal
-    gain drops (5 documents of gain 3 and 3 of gain 2 give levels 5 and 8): Rndcg is the
-    mean of NDCG@c over those levels c, plus NDCG over the whole list when the list runs
-    at least two ranks past the last positive ideal gain (trec_eval's loop). 0 without
-    relevant documents.
-
-    Examples
-    --------
-    >>> rndcg([[2, 0, 1]], [[2, 1]]).round(4)
-    array([0.8801])
-    """
-    return _rndcg_core(_lists(ranked, judged, relevance_level), gain=gain)
-
-
-@register("g", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          params={"gain": "linear"}, table_fn=_table_fn(_g_core),
-          citation=_TREC + " G (normalized gain, experimental measure of 4/10/2008)")
-def g(ranked: Any, judged: Any, *, gain: Any = "linear", relevance_level: float = 1) -> np.ndarray:
+@measure("g", higher_is_better=True, bounds=(0.0, 1.0),
+         params={"gain": "linear"},
+         citation=_TREC + " G (normalized gain, experimental measure of 4/10/2008)")
+def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""Normalised gain G (trec_eval ``G``, experimental).
 
     .. math::
@@ -330,12 +292,19 @@ def g(ranked: Any, judged: Any, *, gain: Any = "linear", relevance_level: float 
     >>> g([[0, 1]], [[1]]).round(4)
     array([0.6309])
     """
-    return _g_core(_lists(ranked, judged, relevance_level), gain=gain)
+    g, ideal = _gains(lists, gain, "g")
+    # cost of rank i: the ideal gain there, at least 1 (trec_eval's min_cost)
+    extra_cost = ideal.cumsum(np.maximum(ideal.gains, 1.0) - 1.0)
+    cost = (lists.pos + 1.0) + ideal.at(extra_cost, lists.seg, lists.pos + 1)
+    seen = _inclusive(g, lists)
+    hit = g != 0
+    part = g[hit] / np.log2(2.0 + cost[hit] - seen[hit])
+    ideal_total = ideal.at(ideal.cumsum(ideal.gains), np.arange(lists.n), ideal.count)
+    return _ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
 
 
-@register("bin_g", family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0),
-          table_fn=_table_fn(_bin_g_core), citation=_TREC + " binG (binary G, experimental)")
-def bin_g(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray:
+@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " binG (binary G, experimental)")
+def bin_g(lists: RankedLists) -> np.ndarray:
     r"""Binary G (trec_eval ``binG``):
     :math:`\frac{1}{R}\sum_{\text{relevant retrieved } d} 1 / \log_2(2 + n_d)`, with
     :math:`n_d` the non-relevant (or unjudged) documents ranked above d.
@@ -345,13 +314,15 @@ def bin_g(ranked: Any, judged: Any, *, relevance_level: float = 1) -> np.ndarray
     >>> bin_g([[0, 1, 1]], [[1, 1]]).round(4)
     array([0.6309])
     """
-    return _bin_g_core(_lists(ranked, judged, relevance_level))
+    mask = lists.is_rel
+    part = 1.0 / np.log2(3.0 + lists.pos[mask] - lists.rel_cum[mask])
+    return _ratio(_fsum(part, lists.seg[mask], lists.n), lists.num_rel)
 
 
-@register("rbp_resid", family=_FAMILY, kind=_KIND, higher_is_better=None, bounds=(0.0, 1.0),
-          params={"p": 0.8}, table_fn=_table_fn(_rbp_resid_core),
-          citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + _TREC + " rbp_resid")
-def rbp_resid(ranked: Any, judged: Any, *, p: float = 0.8, relevance_level: float = 1) -> np.ndarray:
+@measure("rbp_resid", higher_is_better=None, bounds=(0.0, 1.0),
+         params={"p": 0.8},
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + _TREC + " rbp_resid")
+def rbp_resid(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Residual of rank-biased precision: the most RBP could rise if every unknown
     document had full gain.
 
@@ -369,4 +340,7 @@ def rbp_resid(ranked: Any, judged: Any, *, p: float = 0.8, relevance_level: floa
     >>> rbp_resid([[1, float("nan"), 0]], [[1, 0]], p=0.5).round(4)
     array([0.375])
     """
-    return _rbp_resid_core(_lists(ranked, judged, relevance_level), p=p)
+    p = _check_p(p, "rbp_resid")
+    unjudged = ~(lists.rel >= 0)  # NaN (not in the pool) or negative (pooled, unjudged)
+    weight = np.power(p, lists.pos)
+    return np.power(p, lists.n_ret) + (1.0 - p) * _fsum(weight * unjudged, lists.seg, lists.n)
