@@ -7,7 +7,7 @@ so do the larger sub-packages (``scorebench.irt``, ``scorebench.losses``, ...).
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from importlib import import_module
 from typing import Any

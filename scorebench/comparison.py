@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 from .errors import InputError
 from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
 from .registry import Metric

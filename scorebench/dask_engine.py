@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 from .core.partial import Partial, merge
 from .core.pipeline import (SCORE_COLUMNS, by_columns, finish, parse_by, resolve_kind, resolve_metrics,
                             score_attrs, unit_partials)

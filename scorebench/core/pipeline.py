@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 from ..registry import Metric, metric as lookup_metric
 from ..stats import HALF_SAMPLING_RULES, poisson_weights

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
