@@ -40,7 +40,7 @@ from .validation import check_choice, describe_rows, show_value
 
 __all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
            "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns", "start_table",
-           "unit_frame", "drop_nan_rows"]
+           "unit_frame", "drop_nan_rows", "multivariate_columns"]
 
 GROUP_COLUMNS = ("system", "task")
 NAN_POLICIES = ("raise", "omit", "propagate")
@@ -492,15 +492,28 @@ _MV_OBS = re.compile(r"^y\.(.+)$")
 _MV_MEMBER = re.compile(r"^m(\d+)\.(.+)$")
 
 
+def multivariate_columns(df: pd.DataFrame, kind: str) -> tuple[list[str], list[int], list[str]]:
+    """The dimensions, member numbers and the y/member columns a multivariate table needs.
+
+    The dimensions are those named by the observation columns ``y.<d>`` *or* by any member
+    column ``m<j>.<d>``, so a table that lacks ``y.1`` is refused (naming it) rather than
+    scored as one-dimensional.
+    """
+    columns = [c for c in getattr(df, "columns", []) if isinstance(c, str)]
+    obs = [m.group(1) for c in columns if (m := _MV_OBS.match(c))]
+    matches = [m for c in columns if (m := _MV_MEMBER.match(c))]
+    members = sorted({int(m.group(1)) for m in matches})
+    if not obs or not members:
+        raise InputError(f"kind '{kind}': expected observation columns y.<dim> and member columns "
+                         "m<j>.<dim> (e.g. y.0, y.1, m0.0, m0.1, m1.0, m1.1)")
+    dims = obs + sorted({m.group(2) for m in matches} - set(obs))
+    return dims, members, [f"y.{d}" for d in dims] + [f"m{j}.{d}" for j in members for d in dims]
+
+
 @register_kind("multivariate", columns="y.<d> per dimension d; m<j>.<d> per ensemble member j and dimension d")
 def extract_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Vector-valued outcomes with an ensemble forecast of the vector per row."""
-    dims = [m.group(1) for c in df.columns if isinstance(c, str) and (m := _MV_OBS.match(c))]
-    members = sorted({int(m.group(1)) for c in df.columns if isinstance(c, str) and (m := _MV_MEMBER.match(c))})
-    if not dims or not members:
-        raise InputError("kind 'multivariate': expected observation columns y.<dim> and member columns "
-                         "m<j>.<dim> (e.g. y.0, y.1, m0.0, m0.1, m1.0, m1.1)")
-    needed = [f"y.{d}" for d in dims] + [f"m{j}.{d}" for j in members for d in dims]
+    dims, members, needed = multivariate_columns(df, "multivariate")
     df, key = start_table(df, "multivariate", needed, nan_policy)
     y = _values(df, [f"y.{d}" for d in dims], nan_policy)
     ens = _values(df, [f"m{j}.{d}" for j in members for d in dims], nan_policy)

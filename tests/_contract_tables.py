@@ -54,6 +54,8 @@ BROKEN = {
     "diversity": Broken("score", "score"),
     "prefs": Broken("score", "score"),
     "mdp": Broken("reward", "reward"),
+    "weighted_ensemble": Broken("w1", "m1"),
+    "weighted_multivariate": Broken("y.1", "w1"),
 }
 
 
@@ -282,6 +284,16 @@ def _mdp(rng, perfect):
     return pd.concat(frames, ignore_index=True), {"gamma": 0.9}
 
 
+def _weighted(maker):
+    """A member-weighted variant of a kind's table: weights w<j> in [0.5, 2] per member."""
+    def make(rng, perfect):
+        table, options = maker(rng, perfect)
+        members = sorted({int(c[1:].split(".")[0]) for c in table.columns if c[:1] == "m" and c[1:2].isdigit()})
+        weights = {f"w{j}": rng.uniform(0.5, 2.0, len(table)) for j in members}
+        return table.assign(**weights), options
+    return make
+
+
 MAKERS = {
     "binary": _binary, "multiclass": _multiclass, "correct": _correct, "ensemble": _ensemble,
     "quantile": _quantile, "interval": _interval, "multivariate": _multivariate, "parametric": _parametric,
@@ -289,6 +301,7 @@ MAKERS = {
     "samples": _samples, "preferences": _preferences, "judgments": _judgments, "features": _features,
     "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
     "listwise_logit": _listwise_logit, "diversity": _diversity, "prefs": _prefs, "mdp": _mdp,
+    "weighted_ensemble": _weighted(_ensemble), "weighted_multivariate": _weighted(_multivariate),
 }
 
 #: Metrics that read a variant of their kind's table.

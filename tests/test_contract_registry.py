@@ -52,16 +52,11 @@ REQUIRED_PARAMS = {"threshold_brier_score": {"threshold": 0.5},
 _EMBEDDING_HASH = ("Poisson weights follow Inputs.unit_hashes(), which hash the kind's 'query' array: row "
                    "positions within the partition (metrics/embedding_retrieval.extract_embeddings), so the "
                    "Dask intervals change with the partitioning (values agree)")
-_MV_DIMS = ("kind 'multivariate' takes its dimensions from the y.<d> columns and silently ignores member "
-            "columns m<j>.<d> of a dimension without y.<d> (tables.extract_multivariate), so a table "
-            "missing y.1 is scored as one-dimensional instead of refused")
 XFAIL: dict[tuple[str, str], str] = {
     **{("dask", name): _EMBEDDING_HASH
        for name in ("embedding_ndcg@k", "embedding_recall@k", "map_at_r", "r_precision")},
     ("dask", "crps_quadrature"): "the Dask engine re-resolves metrics by name in each partition "
                                  "(dask_engine._partition_partials), losing a callable parameter (cdf=...)",
-    **{("invalid: missing column", name): _MV_DIMS
-       for name in ("energy_score", "gksmv_ensemble", "twenergy_score", "twvariogram_score", "variogram_score")},
 }
 #: Columns to drop for the missing-column check where the kind's default is optional for the metric.
 MISSING = {"inception_score": ("p_a", "p_b"), "vendi_score": ("f0", "f1")}

@@ -27,7 +27,8 @@ import pandas as pd
 
 from ...errors import InputError
 from ...registry import register
-from ...tables import GROUP_COLUMNS, Inputs, numeric_column, register_kind, require_columns, start_table, unit_frame
+from ...tables import GROUP_COLUMNS, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
+    start_table, unit_frame
 from ...validation import describe_rows
 from ._common import FAMILY, GNEITING_RAFTERY
 from .crps_ensemble import FERRO, crps_ensemble
@@ -36,8 +37,6 @@ from .multivariate import energy_score, variogram_score
 __all__ = ["crps_ensemble_w", "energy_score_w", "variogram_score_w"]
 
 _MEMBER = re.compile(r"^m(\d+)$")
-_MV_OBS = re.compile(r"^y\.(.+)$")
-_MV_MEMBER = re.compile(r"^m(\d+)\.(.+)$")
 
 
 def _stack(df: pd.DataFrame, columns: list[str], nan_ok: bool) -> np.ndarray:
@@ -106,15 +105,13 @@ def extract_weighted_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") ->
                "w<j> = weight of member j")
 def extract_weighted_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Vector-valued outcomes with a weighted ensemble forecast of the vector per row."""
-    columns = [c for c in getattr(df, "columns", []) if isinstance(c, str)]
-    dims = [m.group(1) for c in columns if (m := _MV_OBS.match(c))]
-    members = sorted({int(m.group(1)) for c in columns if (m := _MV_MEMBER.match(c))})
-    if not dims or not members:
+    try:
+        dims, members, needed = multivariate_columns(df, "weighted_multivariate")
+    except InputError:
         raise InputError("kind 'weighted_multivariate': expected observation columns y.<dim>, member columns "
-                         "m<j>.<dim> and weight columns w<j> (e.g. y.0, y.1, m0.0, m0.1, w0, m1.0, m1.1, w1)")
+                         "m<j>.<dim> and weight columns w<j> (e.g. y.0, y.1, m0.0, m0.1, w0, m1.0, m1.1, w1)") from None
     weights = _weight_columns(df, members, "weighted_multivariate")
-    obs_cols = [f"y.{d}" for d in dims]
-    ens_cols = [f"m{j}.{d}" for j in members for d in dims]
+    obs_cols, ens_cols = needed[:len(dims)], needed[len(dims):]
     df, key = start_table(df, "weighted_multivariate", [*obs_cols, *ens_cols, *weights], nan_policy)
     nan_ok = nan_policy == "propagate"
     w = _stack(df, weights, False)
