@@ -60,12 +60,18 @@ class Inputs:
         Values shared by all units (quantile levels, class labels, ...).
     key : str or None
         Column of ``frame`` that identifies the same unit across systems (``id``, ``qid``).
+    content : dict or None
+        Per-unit arrays that identify a unit's content for :meth:`unit_hashes` when there is
+        no key; by default the ``arrays`` themselves. A kind whose arrays hold row *positions*
+        (the embeddings kind) gives the units' values here, so the hashes, and the Poisson
+        bootstrap weights drawn from them, do not depend on how the table is partitioned.
     """
 
     frame: pd.DataFrame
     arrays: dict[str, np.ndarray]
     consts: dict[str, Any] = field(default_factory=dict)
     key: str | None = None
+    content: dict[str, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
@@ -92,8 +98,9 @@ class Inputs:
         h = np.zeros(self.n, dtype=np.uint64)
         parts = [hash_labels(self.frame[c]) for c in columns]
         if self.key is None:
-            for name in sorted(self.arrays):
-                values = np.ascontiguousarray(self.arrays[name], dtype=np.float64).reshape(self.n, -1)
+            content = self.arrays if self.content is None else self.content
+            for name in sorted(content):
+                values = np.ascontiguousarray(content[name], dtype=np.float64).reshape(self.n, -1)
                 parts.extend(pd.util.hash_array(values[:, j]) for j in range(values.shape[1]))
         for part in parts:
             with np.errstate(over="ignore"):

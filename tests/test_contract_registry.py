@@ -49,12 +49,7 @@ REQUIRED_PARAMS = {"threshold_brier_score": {"threshold": 0.5},
 
 #: (check, metric) -> why the metric is expected to fail that check (found by these tests;
 #: the fixes lie outside the contract tests' files).
-_EMBEDDING_HASH = ("Poisson weights follow Inputs.unit_hashes(), which hash the kind's 'query' array: row "
-                   "positions within the partition (metrics/embedding_retrieval.extract_embeddings), so the "
-                   "Dask intervals change with the partitioning (values agree)")
 XFAIL: dict[tuple[str, str], str] = {
-    **{("dask", name): _EMBEDDING_HASH
-       for name in ("embedding_ndcg@k", "embedding_recall@k", "map_at_r", "r_precision")},
     ("dask", "crps_quadrature"): "the Dask engine re-resolves metrics by name in each partition "
                                  "(dask_engine._partition_partials), losing a callable parameter (cdf=...)",
 }

@@ -45,7 +45,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Inputs, hash_labels, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, describe_rows
 from .ranking.measures import binary_ndcg
 
@@ -501,8 +501,11 @@ def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs
         raise InputError("kind 'embeddings': every label occurs once within its system/task, so no item "
                          "has a relevant neighbour to retrieve")
     query = np.flatnonzero(is_query)
+    # hashed by the query's label and vector, not its row position (partition-independent weights)
+    content = {"label": hash_labels(df["label"].iloc[query]).astype(np.float64), "X": X[query]}
     return Inputs(unit_frame(df.iloc[query], key), {"query": query},
-                  {"labels": labels.astype(np.int64), "X": X, "gallery": gallery.astype(np.int64)}, key=key)
+                  {"labels": labels.astype(np.int64), "X": X, "gallery": gallery.astype(np.int64)}, key=key,
+                  content=content)
 
 
 def _vectors(column: pd.Series) -> np.ndarray:
