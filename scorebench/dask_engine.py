@@ -110,7 +110,7 @@ def connect(scheduler: str | None) -> Iterator[Any]:
         yield client
 
 
-def partition_partials(part: pd.DataFrame, names: Sequence[str], kind: str, by: Sequence[str] | None,
+def partition_partials(part: pd.DataFrame, names: Sequence[str | Metric], kind: str, by: Sequence[str] | None,
                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
                        collect_keys: bool = False, partition: int | None = None) -> Partial:
     """The mergeable :class:`~scorebench.core.partial.Partial` of one partition.
@@ -215,7 +215,8 @@ def _merged_scores(ddf: Any, plan: _Plan, ci: float, proportion_interval: str, p
         ddf, tables = _co_partition(ddf, together, plan.part_options)
         attrs["partitioned_by"] = ",".join(together) or "(one group)"
     names = [m.name for m in plan.mergeable]
-    tasks = [delayed(partition_partials)(p, names, plan.spec.name, plan.by, plan.nan_policy, plan.n_boot,
+    # the resolved records travel, not their names: a parameter such as a callable cdf= survives
+    tasks = [delayed(partition_partials)(p, plan.mergeable, plan.spec.name, plan.by, plan.nan_policy, plan.n_boot,
                                          plan.seed, {**plan.part_options, **{k: v[i] for k, v in tables.items()}},
                                          plan.missing_units is not None, i)
              for i, p in enumerate(ddf.to_delayed())]
