@@ -563,6 +563,25 @@ def as_battles(table: pd.DataFrame) -> Battles:
     """
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
+    col_a, col_b = _battle_columns(table)
+    a = table[col_a].astype(str).to_numpy()
+    b = table[col_b].astype(str).to_numpy()
+    same = a == b
+    if same.any():
+        raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
+    outcome = _battle_outcomes(table, a, b)
+    weight = _battle_weights(table)
+    systems = tuple(sorted(set(a) | set(b)))
+    if len(systems) < 2:
+        raise InputError("battles table: fewer than 2 distinct systems")
+    index = {s: i for i, s in enumerate(systems)}
+    ia = np.array([index[s] for s in a], dtype=np.int64)
+    ib = np.array([index[s] for s in b], dtype=np.int64)
+    return Battles(systems, ia, ib, outcome, weight)
+
+
+def _battle_columns(table: pd.DataFrame) -> tuple[str, str]:
+    """The two player columns; the table must also have ``winner`` and no missing players or winners."""
     col_a = next((c for c in _BATTLE_A if c in table.columns), None)
     col_b = next((c for c in _BATTLE_B if c in table.columns), None)
     if col_a is None or col_b is None or "winner" not in table.columns:
@@ -573,11 +592,11 @@ def as_battles(table: pd.DataFrame) -> Battles:
         bad = table[c].isna().to_numpy()
         if bad.any():
             raise InputError(f"battles table: column {c!r} is missing in {describe_rows(bad, table.index)}")
-    a = table[col_a].astype(str).to_numpy()
-    b = table[col_b].astype(str).to_numpy()
-    same = a == b
-    if same.any():
-        raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
+    return col_a, col_b
+
+
+def _battle_outcomes(table: pd.DataFrame, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Outcome for ``a`` (1, 0, 0.5) from ``winner``: a side label, a tie label or a player's name."""
     winner = table["winner"].astype(str).str.strip().to_numpy()
     low = np.char.lower(winner.astype(str))
     outcome = np.full(len(table), np.nan)
@@ -591,20 +610,18 @@ def as_battles(table: pd.DataFrame) -> Battles:
     if bad.any():
         raise InputError(f"battles table: column 'winner' has {winner[bad][0]!r} in "
                          f"{describe_rows(bad, table.index)}; expected 'a', 'b', 'tie' or a player's name")
-    if "weight" in table.columns:
-        weight = _numeric_cells(table["weight"], "weight", table.index)
-        if np.isnan(weight).any() or (weight < 0).any():
-            bad = np.isnan(weight) | (weight < 0)
-            raise InputError(f"battles table: column 'weight' must be >= 0 in {describe_rows(bad, table.index)}")
-    else:
-        weight = np.ones(len(table))
-    systems = tuple(sorted(set(a) | set(b)))
-    if len(systems) < 2:
-        raise InputError("battles table: fewer than 2 distinct systems")
-    index = {s: i for i, s in enumerate(systems)}
-    ia = np.array([index[s] for s in a], dtype=np.int64)
-    ib = np.array([index[s] for s in b], dtype=np.int64)
-    return Battles(systems, ia, ib, outcome, weight)
+    return outcome
+
+
+def _battle_weights(table: pd.DataFrame) -> np.ndarray:
+    """The optional ``weight`` column (finite, >= 0); 1 per battle without it."""
+    if "weight" not in table.columns:
+        return np.ones(len(table))
+    weight = _numeric_cells(table["weight"], "weight", table.index)
+    bad = np.isnan(weight) | (weight < 0)
+    if bad.any():
+        raise InputError(f"battles table: column 'weight' must be >= 0 in {describe_rows(bad, table.index)}")
+    return weight
 
 
 def battles_from_matrix(m: ScoreMatrix) -> Battles:
