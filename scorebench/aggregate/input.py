@@ -289,63 +289,79 @@ def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMa
 
 def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates: str,
                system_column: str | None, exclude: tuple[str, ...]) -> ScoreMatrix:
-    # Leaderboard exports often carry stray whitespace in headers ("\tScore"): strip it.
-    stripped = [str(c).strip() for c in df.columns]
-    if len(set(stripped)) != len(stripped):
-        raise InputError(f"column names collide once surrounding whitespace is stripped: {stripped}")
-    df = df.set_axis(stripped, axis=1)
+    df = _strip_headers(df)
     missing = [c for c in exclude if c not in df.columns]
     if missing:
         raise InputError(f"exclude: column(s) {missing} are not in the table")
+    names, body = _split_names(df, system_column, exclude)
+    if body.shape[1] == 0:
+        raise InputError("the wide table has no score columns")
+    systems = _dedupe(_clean_names(names, df.index), duplicates)
+    keep = np.array([s is not None for s in systems])
+    body = body.loc[keep]
+    systems = [s for s in systems if s is not None]
+    columns, values, base, groups = _score_columns(body)
+    w = _resolve_weights(weights, columns, base, groups)
+    hib = _resolve_direction(higher_is_better, columns, groups, {})
+    return _finish(values, systems, columns, hib, w)
+
+
+def _strip_headers(df: pd.DataFrame) -> pd.DataFrame:
+    """Leaderboard exports often carry stray whitespace in headers ("\\tScore"): strip it."""
+    stripped = [str(c).strip() for c in df.columns]
+    if len(set(stripped)) != len(stripped):
+        raise InputError(f"column names collide once surrounding whitespace is stripped: {stripped}")
+    return df.set_axis(stripped, axis=1)
+
+
+def _split_names(df: pd.DataFrame, system_column: str | None,
+                 exclude: tuple[str, ...]) -> tuple[pd.Series, pd.DataFrame]:
+    """System names (a named column, a text first column or the index) and the score columns."""
     if system_column is None and isinstance(df.index, pd.RangeIndex):
         system_column = next((c for c in _SYSTEM_NAMES if c in df.columns and c not in exclude), None)
     if system_column is not None:
         if system_column not in df.columns:
             raise InputError(f"system_column {system_column!r} is not a column of the table")
-        names = df[system_column]
-        body = df.drop(columns=[system_column, *exclude])
-    elif isinstance(df.index, pd.RangeIndex) and df.shape[1] > 0 and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]) \
-            and not _looks_numeric(df.iloc[:, 0]):
-        names = df.iloc[:, 0]
-        body = df.drop(columns=[df.columns[0], *exclude])
-    else:
-        names = pd.Series(df.index, index=df.index)
-        body = df.drop(columns=list(exclude))
-    if body.shape[1] == 0:
-        raise InputError("the wide table has no score columns")
+        return df[system_column], df.drop(columns=[system_column, *exclude])
+    if _first_column_is_names(df):
+        return df.iloc[:, 0], df.drop(columns=[df.columns[0], *exclude])
+    return pd.Series(df.index, index=df.index), df.drop(columns=list(exclude))
+
+
+def _first_column_is_names(df: pd.DataFrame) -> bool:
+    """A range-indexed table whose first column holds text (not numbers or 'x/y' pairs)."""
+    return (isinstance(df.index, pd.RangeIndex) and df.shape[1] > 0
+            and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]) and not _looks_numeric(df.iloc[:, 0]))
+
+
+def _clean_names(names: pd.Series, labels: pd.Index) -> list[str]:
+    """Names as stripped text; empty ones raise (rows described by ``labels``)."""
     names = names.astype(str).str.strip()
     if names.isin(["", "nan", "None"]).any():
         bad = names.isin(["", "nan", "None"]).to_numpy()
-        raise InputError(f"system names: empty names in {describe_rows(bad, list(df.index))}")
-    systems = _dedupe(names.tolist(), duplicates)
-    keep = np.array([s is not None for s in systems])
-    body = body.loc[keep]
-    systems = [s for s in systems if s is not None]
+        raise InputError(f"system names: empty names in {describe_rows(bad, list(labels))}")
+    return names.tolist()
+
+
+def _score_columns(body: pd.DataFrame) -> tuple[list[str], np.ndarray, dict[str, float], dict[str, str]]:
+    """Column names, values, base weights and weight groups; an 'x/y' column becomes two half-weight columns."""
     columns: list[str] = []
     parts: list[np.ndarray] = []
     base: dict[str, float] = {}
     groups: dict[str, str] = {}
     for col in body.columns:
         name = str(col)
-        cells = body[col]
-        pair = _pair_cells(cells, name, body.index)
-        if pair is None:
-            columns.append(name)
-            parts.append(_numeric_cells(cells, name, body.index))
-            base[name] = 1.0
-            groups[name] = name
-        else:
-            for suffix, arr in zip(("-a", "-b"), pair):
-                columns.append(name + suffix)
-                parts.append(arr)
-                base[name + suffix] = 0.5
-                groups[name + suffix] = name
+        pair = _pair_cells(body[col], name, body.index)
+        split = ((name, _numeric_cells(body[col], name, body.index), 1.0),) if pair is None else \
+            ((name + "-a", pair[0], 0.5), (name + "-b", pair[1], 0.5))
+        for label, arr, weight in split:
+            columns.append(label)
+            parts.append(arr)
+            base[label] = weight
+            groups[label] = name
     if len(set(columns)) != len(columns):
         raise InputError(f"column names collide after splitting pair columns: {columns}")
-    values = np.column_stack(parts)
-    w = _resolve_weights(weights, columns, base, groups)
-    hib = _resolve_direction(higher_is_better, columns, groups, {})
-    return _finish(values, systems, columns, hib, w)
+    return columns, np.column_stack(parts), base, groups
 
 
 def _looks_numeric(series: pd.Series) -> bool:
@@ -547,6 +563,25 @@ def as_battles(table: pd.DataFrame) -> Battles:
     """
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
+    col_a, col_b = _battle_columns(table)
+    a = table[col_a].astype(str).to_numpy()
+    b = table[col_b].astype(str).to_numpy()
+    same = a == b
+    if same.any():
+        raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
+    outcome = _battle_outcomes(table, a, b)
+    weight = _battle_weights(table)
+    systems = tuple(sorted(set(a) | set(b)))
+    if len(systems) < 2:
+        raise InputError("battles table: fewer than 2 distinct systems")
+    index = {s: i for i, s in enumerate(systems)}
+    ia = np.array([index[s] for s in a], dtype=np.int64)
+    ib = np.array([index[s] for s in b], dtype=np.int64)
+    return Battles(systems, ia, ib, outcome, weight)
+
+
+def _battle_columns(table: pd.DataFrame) -> tuple[str, str]:
+    """The two player columns; the table must also have ``winner`` and no missing players or winners."""
     col_a = next((c for c in _BATTLE_A if c in table.columns), None)
     col_b = next((c for c in _BATTLE_B if c in table.columns), None)
     if col_a is None or col_b is None or "winner" not in table.columns:
@@ -557,11 +592,11 @@ def as_battles(table: pd.DataFrame) -> Battles:
         bad = table[c].isna().to_numpy()
         if bad.any():
             raise InputError(f"battles table: column {c!r} is missing in {describe_rows(bad, table.index)}")
-    a = table[col_a].astype(str).to_numpy()
-    b = table[col_b].astype(str).to_numpy()
-    same = a == b
-    if same.any():
-        raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
+    return col_a, col_b
+
+
+def _battle_outcomes(table: pd.DataFrame, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Outcome for ``a`` (1, 0, 0.5) from ``winner``: a side label, a tie label or a player's name."""
     winner = table["winner"].astype(str).str.strip().to_numpy()
     low = np.char.lower(winner.astype(str))
     outcome = np.full(len(table), np.nan)
@@ -575,20 +610,18 @@ def as_battles(table: pd.DataFrame) -> Battles:
     if bad.any():
         raise InputError(f"battles table: column 'winner' has {winner[bad][0]!r} in "
                          f"{describe_rows(bad, table.index)}; expected 'a', 'b', 'tie' or a player's name")
-    if "weight" in table.columns:
-        weight = _numeric_cells(table["weight"], "weight", table.index)
-        if np.isnan(weight).any() or (weight < 0).any():
-            bad = np.isnan(weight) | (weight < 0)
-            raise InputError(f"battles table: column 'weight' must be >= 0 in {describe_rows(bad, table.index)}")
-    else:
-        weight = np.ones(len(table))
-    systems = tuple(sorted(set(a) | set(b)))
-    if len(systems) < 2:
-        raise InputError("battles table: fewer than 2 distinct systems")
-    index = {s: i for i, s in enumerate(systems)}
-    ia = np.array([index[s] for s in a], dtype=np.int64)
-    ib = np.array([index[s] for s in b], dtype=np.int64)
-    return Battles(systems, ia, ib, outcome, weight)
+    return outcome
+
+
+def _battle_weights(table: pd.DataFrame) -> np.ndarray:
+    """The optional ``weight`` column (finite, >= 0); 1 per battle without it."""
+    if "weight" not in table.columns:
+        return np.ones(len(table))
+    weight = _numeric_cells(table["weight"], "weight", table.index)
+    bad = np.isnan(weight) | (weight < 0)
+    if bad.any():
+        raise InputError(f"battles table: column 'weight' must be >= 0 in {describe_rows(bad, table.index)}")
+    return weight
 
 
 def battles_from_matrix(m: ScoreMatrix) -> Battles:

@@ -69,6 +69,39 @@ def _matrix(df: pd.DataFrame, cols: list[str], nan_ok: bool) -> np.ndarray:
                options=("reference",))
 def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: str | None = "real") -> Inputs:
     """Feature vectors per sample; the reference system's rows are the real samples."""
+    groups = _feature_groups(df, nan_policy)
+    used = [c for cols in groups.values() for c in cols]
+    df = drop_nan_rows(df, used, nan_policy)
+    if len(df) == 0:
+        raise InputError("kind 'features': the table has no rows to evaluate")
+    # _sample_sets: the reference samples, half-sampled together with the evaluated rows by
+    # the half_sampling interval rule (both samples vary in a fresh draw).
+    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {},
+                              "_sample_sets": ("real_features", "real_spatial")}
+    nan_ok = nan_policy == "propagate"
+    is_ref = _reference_rows(df, reference)
+    if not is_ref.any():
+        consts[_MISSING] = _no_reference_reason(df, reference)
+    if is_ref.all():
+        raise InputError(f"kind 'features': every row belongs to the reference system {reference!r}; "
+                         "expected rows of at least one other system to evaluate")
+    units = df.loc[~is_ref]
+    has_task = "task" in df.columns
+    task_codes, tasks = (pd.factorize(units["task"].astype(str), sort=True) if has_task
+                         else (np.zeros(len(units), dtype=np.int64), pd.Index([""])))
+    arrays: dict[str, np.ndarray] = {"_task": np.asarray(task_codes, dtype=np.int64)}
+    for name, cols in groups.items():
+        if cols:
+            arrays[name] = _matrix(units, cols, nan_ok)
+    consts["_tasks"] = list(tasks)
+    if is_ref.any():
+        consts.update(_reference_consts(df.loc[is_ref], groups, tasks, has_task, reference, nan_ok))
+    keep = [c for c in units.columns if c in GROUP_COLUMNS]
+    return Inputs(units[keep].reset_index(drop=True), arrays, consts)
+
+
+def _feature_groups(df: pd.DataFrame, nan_policy: str) -> dict[str, list[str]]:
+    """Validate the table and options; the feature, spatial and probability columns."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"kind 'features': expected a pandas DataFrame, got {type(df).__name__}")
     check_choice(nan_policy, "nan_policy", ("raise", "omit", "propagate"))
@@ -80,48 +113,39 @@ def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: 
     if not any(groups.values()):
         raise InputError("kind 'features': expected feature columns f0, f1, ... (or spatial features "
                          "s0, s1, ..., or class probabilities p_<class>); found none")
-    used = [c for cols in groups.values() for c in cols]
-    df = drop_nan_rows(df, used, nan_policy)
-    if len(df) == 0:
-        raise InputError("kind 'features': the table has no rows to evaluate")
-    # _sample_sets: the reference samples, half-sampled together with the evaluated rows by
-    # the half_sampling interval rule (both samples vary in a fresh draw).
-    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {},
-                              "_sample_sets": ("real_features", "real_spatial")}
-    nan_ok = nan_policy == "propagate"
-    is_ref = np.zeros(len(df), dtype=bool)
-    if reference is not None and "system" in df.columns:
-        is_ref = (df["system"].astype(str) == str(reference)).to_numpy()
-    if not is_ref.any():
-        consts[_MISSING] = (
-            f"no reference rows: the table has no 'system' column" if "system" not in df.columns else
-            f"no reference rows: no row has system == {reference!r} (systems: "
-            f"{', '.join(map(str, pd.unique(df['system'])[:8]))})") if reference is not None else \
-            "no reference rows: the kind option reference=None was given"
-    if is_ref.all():
-        raise InputError(f"kind 'features': every row belongs to the reference system {reference!r}; "
-                         "expected rows of at least one other system to evaluate")
-    units = df.loc[~is_ref]
-    ref = df.loc[is_ref]
-    has_task = "task" in df.columns
-    task_codes, tasks = (pd.factorize(units["task"].astype(str), sort=True) if has_task
-                         else (np.zeros(len(units), dtype=np.int64), pd.Index([""])))
-    arrays: dict[str, np.ndarray] = {"_task": np.asarray(task_codes, dtype=np.int64)}
-    for name, cols in groups.items():
-        if cols:
-            arrays[name] = _matrix(units, cols, nan_ok)
-    consts["_tasks"] = list(tasks)
-    if is_ref.any():
-        ref_tasks = ref["task"].astype(str).to_numpy() if has_task else np.full(len(ref), "")
-        for name in ("fake_features", "fake_spatial"):
-            if groups[name]:
-                values = _matrix(ref, groups[name], nan_ok)
-                consts[name.replace("fake", "real")] = [values[ref_tasks == t] for t in tasks]
-        missing = sorted(set(map(str, tasks)) - set(ref_tasks))
-        if missing:
-            consts[_MISSING] = f"no reference rows (system == {reference!r}) for task(s) {missing}"
-    keep = [c for c in units.columns if c in GROUP_COLUMNS]
-    return Inputs(units[keep].reset_index(drop=True), arrays, consts)
+    return groups
+
+
+def _reference_rows(df: pd.DataFrame, reference: str | None) -> np.ndarray:
+    """Mask of the reference system's rows (none without a ``system`` column or with reference=None)."""
+    if reference is None or "system" not in df.columns:
+        return np.zeros(len(df), dtype=bool)
+    return (df["system"].astype(str) == str(reference)).to_numpy()
+
+
+def _no_reference_reason(df: pd.DataFrame, reference: str | None) -> str:
+    """Why the table has no reference rows (shown when a two-sample metric needs them)."""
+    if reference is None:
+        return "no reference rows: the kind option reference=None was given"
+    if "system" not in df.columns:
+        return "no reference rows: the table has no 'system' column"
+    return (f"no reference rows: no row has system == {reference!r} (systems: "
+            f"{', '.join(map(str, pd.unique(df['system'])[:8]))})")
+
+
+def _reference_consts(ref: pd.DataFrame, groups: dict[str, list[str]], tasks: pd.Index, has_task: bool,
+                      reference: str | None, nan_ok: bool) -> dict[str, Any]:
+    """Per task, the reference features (``real_features``/``real_spatial``); notes tasks without any."""
+    out: dict[str, Any] = {}
+    ref_tasks = ref["task"].astype(str).to_numpy() if has_task else np.full(len(ref), "")
+    for name in ("fake_features", "fake_spatial"):
+        if groups[name]:
+            values = _matrix(ref, groups[name], nan_ok)
+            out[name.replace("fake", "real")] = [values[ref_tasks == t] for t in tasks]
+    missing = sorted(set(map(str, tasks)) - set(ref_tasks))
+    if missing:
+        out[_MISSING] = f"no reference rows (system == {reference!r}) for task(s) {missing}"
+    return out
 
 
 def _extractor(df: pd.DataFrame) -> str | None:
