@@ -34,9 +34,9 @@ import pandas as pd
 
 from ...errors import InputError
 from ...registry import register
-from ...tables import GROUP_COLUMNS, NAN_POLICIES, Inputs, label_text, numeric_column, register_kind, \
-    require_columns
-from ...validation import check_choice, describe_rows
+from ...tables import Inputs, numeric_column, register_kind, require_columns
+from ...validation import describe_rows
+from ._run_table import checked_run, id_frame
 from .diversity import AT_K, check_params, measure_value, query_matrices
 
 __all__ = ["extract_diversity", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
@@ -73,19 +73,9 @@ def load_diversity_qrels(qrels: Any) -> pd.DataFrame:
     return qrels
 
 
-def _ids(frame: pd.DataFrame, columns: tuple[str, ...], name: str) -> pd.DataFrame:
-    out = {}
-    for col in columns:
-        missing = frame[col].isna().to_numpy()
-        if missing.any():
-            raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
-        out[col] = label_text(frame[col]).astype(str).to_numpy()
-    return pd.DataFrame(out, index=frame.index)
-
-
 def _relevant_docs(qrels: pd.DataFrame) -> tuple[dict[str, dict[str, set]], list[str]]:
     require_columns(qrels, list(_QRELS), "diversity (qrels)")
-    ids = _ids(qrels, ("qid", "subtopic", "docid"), "qrels")
+    ids = id_frame(qrels, ("qid", "subtopic", "docid"), "qrels")
     ids["relevance"] = numeric_column(qrels, "relevance")
     dup = ids.duplicated(["qid", "subtopic", "docid"]).to_numpy()
     if dup.any():
@@ -102,24 +92,8 @@ def _relevant_docs(qrels: pd.DataFrame) -> tuple[dict[str, dict[str, set]], list
                options=("qrels",), unit_column="qid")
 def extract_diversity(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against intent (subtopic) qrels, one unit per query of the qrels (ndeval)."""
-    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind 'diversity': expected a pandas DataFrame run, got {type(df).__name__}")
-    require_columns(df, ["qid", "docid", "score"], "diversity")
+    ids, groups = checked_run(df, "diversity", nan_policy)
     rel_docs, qids = _relevant_docs(load_diversity_qrels(qrels))
-    run = df.loc[df[["qid", "docid", "score"]].notna().all(axis=1).to_numpy()] if nan_policy == "omit" else df
-    groups = [c for c in GROUP_COLUMNS if c in run.columns]
-    ids = _ids(run, ("qid", "docid"), "run")
-    ids["score"] = numeric_column(run, "score")
-    for col in groups:
-        missing = run[col].isna().to_numpy()
-        if missing.any():
-            raise InputError(f"run column {col!r}: missing values in {describe_rows(missing, run.index)}")
-        ids[col] = run[col].to_numpy()
-    dup = ids.duplicated([*groups, "qid", "docid"]).to_numpy()
-    if dup.any():
-        raise InputError(f"run: the same document is retrieved twice for one query in {describe_rows(dup, run.index)}; "
-                         "expected each (system, qid, docid) once")
     ids = ids.sort_values([*groups, "qid", "score", "docid"], ascending=[True] * (len(groups) + 1) + [False, False],
                           kind="stable")
     ranked = {tuple(key): docs.tolist() for key, docs in ids.groupby([*groups, "qid"], sort=False)["docid"]}

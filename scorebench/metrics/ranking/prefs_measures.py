@@ -46,9 +46,8 @@ import pandas as pd
 
 from ...errors import InputError
 from ...registry import register
-from ...tables import GROUP_COLUMNS, NAN_POLICIES, Inputs, label_text, numeric_column, register_kind, \
-    require_columns
-from ...validation import check_choice, describe_rows
+from ...tables import Inputs, numeric_column, register_kind, require_columns
+from ._run_table import checked_run, id_frame
 from .prefs_counts import PREFS_MEASURES, query_measures
 
 __all__ = ["extract_prefs", "load_prefs", *PREFS_MEASURES]
@@ -82,17 +81,10 @@ def load_prefs(qrels: Any) -> pd.DataFrame:
     return frame
 
 
-def _text(frame: pd.DataFrame, col: str, name: str) -> np.ndarray:
-    missing = frame[col].isna().to_numpy()
-    if missing.any():
-        raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
-    return label_text(frame[col]).astype(str).to_numpy()
-
-
 def _judgments(qrels: Any) -> pd.DataFrame:
     frame = load_prefs(qrels)
     require_columns(frame, ["qid", "jg", "jsg", "docid", "relevance"], "prefs (qrels)")
-    out = pd.DataFrame({c: _text(frame, c, "qrels") for c in ("qid", "jg", "jsg", "docid")}, index=frame.index)
+    out = id_frame(frame, ("qid", "jg", "jsg", "docid"), "qrels")
     out["relevance"] = numeric_column(frame, "relevance")
     return out
 
@@ -102,24 +94,8 @@ def _judgments(qrels: Any) -> pd.DataFrame:
                options=("qrels",), unit_column="qid")
 def extract_prefs(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against preference judgments (trec_eval ``-R prefs``), one unit per query."""
-    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind 'prefs': expected a pandas DataFrame run, got {type(df).__name__}")
-    require_columns(df, ["qid", "docid", "score"], "prefs")
+    ids, groups = checked_run(df, "prefs", nan_policy)
     judged = _judgments(qrels)
-    run = df.loc[df[["qid", "docid", "score"]].notna().all(axis=1).to_numpy()] if nan_policy == "omit" else df
-    groups = [c for c in GROUP_COLUMNS if c in run.columns]
-    ids = pd.DataFrame({c: _text(run, c, "run") for c in ("qid", "docid")}, index=run.index)
-    ids["score"] = numeric_column(run, "score")
-    for col in groups:
-        missing = run[col].isna().to_numpy()
-        if missing.any():
-            raise InputError(f"run column {col!r}: missing values in {describe_rows(missing, run.index)}")
-        ids[col] = run[col].to_numpy()
-    dup = ids.duplicated([*groups, "qid", "docid"]).to_numpy()
-    if dup.any():
-        raise InputError(f"run: the same document is retrieved twice for one query in {describe_rows(dup, run.index)}; "
-                         "expected each (system, qid, docid) once")
     by_query = {qid: block for qid, block in judged.groupby("qid", sort=True)}
     ids = ids[ids["qid"].isin(by_query)]
     if len(ids) == 0:

@@ -1,0 +1,53 @@
+"""The run side of the judged-run kinds (``diversity``, ``prefs``): ids as text, checked once.
+
+Both kinds read a TREC run (``qid, docid, score`` and optional ``system``/``task``) the same
+way; only their qrels differ.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...errors import InputError
+from ...tables import GROUP_COLUMNS, NAN_POLICIES, label_text, numeric_column, require_columns
+from ...validation import check_choice, describe_rows
+
+__all__ = ["id_frame", "checked_run"]
+
+
+def id_frame(frame: pd.DataFrame, columns: tuple[str, ...], name: str) -> pd.DataFrame:
+    """``columns`` of ``frame`` as text ids (``7``, ``7.0`` and ``"7"`` agree); a missing id
+    is an error naming the ``name`` table, its column and rows."""
+    out = {}
+    for col in columns:
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"{name} column {col!r}: missing ids in {describe_rows(missing, frame.index)}")
+        out[col] = label_text(frame[col]).astype(str).to_numpy()
+    return pd.DataFrame(out, index=frame.index)
+
+
+def checked_run(df: pd.DataFrame, kind: str, nan_policy: str) -> tuple[pd.DataFrame, list[str]]:
+    """The run as ``qid, docid, score`` plus its grouping columns, and those columns.
+
+    Rows with a missing qid/docid/score are dropped under ``nan_policy="omit"`` (refused
+    otherwise); a document retrieved twice for one query of one group is refused.
+    """
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"kind '{kind}': expected a pandas DataFrame run, got {type(df).__name__}")
+    require_columns(df, ["qid", "docid", "score"], kind)
+    run = df.loc[df[["qid", "docid", "score"]].notna().all(axis=1).to_numpy()] if nan_policy == "omit" else df
+    groups = [c for c in GROUP_COLUMNS if c in run.columns]
+    ids = id_frame(run, ("qid", "docid"), "run")
+    ids["score"] = numeric_column(run, "score")
+    for col in groups:
+        missing = run[col].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"run column {col!r}: missing values in {describe_rows(missing, run.index)}")
+        ids[col] = run[col].to_numpy()
+    dup = ids.duplicated([*groups, "qid", "docid"]).to_numpy()
+    if dup.any():
+        raise InputError(f"run: the same document is retrieved twice for one query in {describe_rows(dup, run.index)}; "
+                         "expected each (system, qid, docid) once")
+    return ids, groups
