@@ -164,7 +164,7 @@ class _Plan:
 def _plan(ddf: Any, metrics: Any, kind: str | None, by: str | Sequence[str] | None, nan_policy: str,
           n_boot: int, seed: int, kind_options: dict[str, Any]) -> _Plan:
     records = resolve_metrics(metrics)
-    spec = resolve_kind(records, kind, kind_options)
+    spec, kind_options = resolve_kind(records, kind, kind_options)
     by_list = parse_by(by)
     groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
     if spec.partition_columns(list(ddf.columns), groups) is not None:

@@ -67,7 +67,7 @@ def _prepare(table: Any, records: Sequence[Metric], kind: str | None, by: str | 
              nan_policy: str, kind_options: dict[str, Any]) -> _Prepared:
     """The whole table as one partition: the kind's units and each unit's group."""
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    spec = resolve_kind(records, kind, kind_options)
+    spec, kind_options = resolve_kind(records, kind, kind_options)
     inputs = spec.extract(_load(table), nan_policy=nan_policy, **kind_options)
     by_cols = by_columns(by, inputs.frame.columns)
     codes, keys = group_codes(inputs.frame, by_cols)

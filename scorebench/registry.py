@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from ._builtins import load_builtins
 from .errors import InputError, UnknownMetricError
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP"]
@@ -320,9 +321,8 @@ def _load_entry_points() -> None:
 
 
 def _ensure_loaded() -> None:
-    # Importing the package registers the built-in families; plugins come on first use.
-    import scorebench.metrics  # noqa: F401
-
+    # The built-in families register on import (one start-up module); plugins come on first use.
+    load_builtins()
     _load_entry_points()
 
 

@@ -34,13 +34,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._builtins import load_builtins
 from .errors import InputError
 from .registry import definition_site
+from .table_schema import (Column, Option, check_declared_columns, check_declared_values, describe_columns,
+                           describe_options)
 from .validation import check_choice, describe_rows, show_value
 
-__all__ = ["Inputs", "Kind", "register_kind", "get_kind", "all_kinds", "infer_kind",
+__all__ = ["Inputs", "Kind", "Column", "Option", "register_kind", "get_kind", "all_kinds", "infer_kind", "detect_kind",
+           "kinds_table",
            "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns", "start_table",
-           "unit_frame", "drop_nan_rows", "multivariate_columns"]
+           "unit_frame", "drop_nan_rows", "multivariate_columns", "declared_column"]
 
 GROUP_COLUMNS = ("system", "task")
 NAN_POLICIES = ("raise", "omit", "propagate")
@@ -143,21 +147,59 @@ def hash_labels(column: pd.Series) -> np.ndarray:
     return pd.util.hash_array(np.asarray(column.astype(str), dtype=object))
 
 
+STAGES = ("evaluate", "aggregate")
+
+
 @dataclass(frozen=True)
 class Kind:
-    """A registered table kind: its name, documentation and extractor."""
+    """A registered table kind: its declared columns and options, and its extractor.
+
+    ``stage`` says what the kind feeds: ``"evaluate"`` kinds are result tables that
+    :func:`scorebench.evaluate` turns into :class:`Inputs`; ``"aggregate"`` kinds (``scores``,
+    ``wide``, ``battles``, ``items``) are what :func:`scorebench.aggregate` reads.
+    """
 
     name: str
-    extract: Callable[..., Inputs] = field(repr=False)
-    columns: str = ""
+    extract: Callable[..., Any] = field(repr=False)
+    columns: tuple[Column, ...] = ()
     description: str = ""
-    options: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
     unit_column: str | Callable[[Sequence[str]], str | None] | None = None
     whole_groups: bool = False
     global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
     # complete_units(options) -> None, or (partition options, fn(units seen per group, by, nan_policy) -> Inputs
     # of the units each group lacks): a partitioned engine scores those after merging (ranking's complete=True)
     complete_units: Callable[..., Any] | None = field(default=None, repr=False)
+    stage: str = "evaluate"
+    # detect(table) -> bool: whether a table has this kind's shape, when the declared required
+    # columns alone cannot tell (per-item scores carry "all" rows); used by :func:`detect_kind`
+    detect: Callable[[Any], bool] | None = field(default=None, repr=False)
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    @property
+    def column_text(self) -> str:
+        """The declared columns as one line of documentation."""
+        return describe_columns(self.columns)
+
+    def check_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The options checked against the declaration (unknown ones refused, text converted)."""
+        declared = {o.name: o for o in self.options}
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            accepted = ", ".join(declared) or "none"
+            raise InputError(f"option(s) {unknown} do not apply to kind {self.name!r} (accepted: {accepted})")
+        return {k: declared[k].coerce(v, self.name) for k, v in given.items()}
+
+    def fits(self, table: Any) -> bool:
+        """Whether ``table`` has this kind's shape: its ``detect`` hook, else every declared
+        required column present."""
+        if self.detect is not None:
+            return bool(self.detect(table))
+        columns = list(getattr(table, "columns", []))
+        return all(c.find(columns) for c in self.columns if c.required)
 
     def partition_columns(self, columns: Sequence[str], groups: Sequence[str]) -> list[str] | None:
         """Columns whose equal values must share a partition, or None when rows are independent.
@@ -176,14 +218,18 @@ class Kind:
 _KINDS: dict[str, Kind] = {}
 
 
-def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
+def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Option] = (),
                   unit_column: str | Callable[[Sequence[str]], str | None] | None = None,
                   whole_groups: bool = False,
                   global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
-                  complete_units: Callable[..., Any] | None = None) -> Callable:
+                  complete_units: Callable[..., Any] | None = None, stage: str = "evaluate",
+                  detect: Callable[[Any], bool] | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
-    ``options`` lists the extra keyword options the extractor accepts (e.g. ``qrels``).
+    ``columns`` declares the table's columns (:class:`~scorebench.table_schema.Column`) and
+    ``options`` the extra keyword options the extractor accepts
+    (:class:`~scorebench.table_schema.Option`, e.g. ``qrels``); validation, the command
+    line's flags and the documentation come from them.
     ``unit_column`` names the column whose rows together form one unit (``qid`` for
     ranking tables), or is a function of the table's columns giving it (long ensembles);
     ``whole_groups`` says that metrics compare the rows of a group with each other. A
@@ -191,36 +237,61 @@ def register_kind(name: str, *, columns: str, options: tuple[str, ...] = (),
     ``global_options(options) -> dict`` returns options that are properties of the whole
     input (the top grade of the qrels): a partitioned engine computes them once, before it
     splits the tables, and passes them to every partition, so no default depends on the
-    partitioning.
+    partitioning. ``stage="aggregate"`` registers an input of :func:`scorebench.aggregate`
+    (its extractor returns a score matrix or battles).
     """
+    check_choice(stage, "stage", STAGES)
+    columns, options = tuple(columns), tuple(options)
+    if not all(isinstance(c, Column) for c in columns) or not all(isinstance(o, Option) for o in options):
+        raise TypeError(f"kind {name!r}: declare columns as Column(...) and options as Option(...)")
 
-    def decorate(fn: Callable[..., Inputs]) -> Callable[..., Inputs]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in _KINDS and definition_site(_KINDS[name].extract) != definition_site(fn):
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
         _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
-                            options=tuple(options), unit_column=unit_column, whole_groups=whole_groups,
-                            global_options=global_options, complete_units=complete_units)
+                            options=options, unit_column=unit_column, whole_groups=whole_groups,
+                            global_options=global_options, complete_units=complete_units, stage=stage,
+                            detect=detect)
         return fn
 
     return decorate
 
 
-def get_kind(name: str) -> Kind:
-    """Look a kind up by name."""
-    _ensure_loaded()
-    if name not in _KINDS:
-        raise InputError(f"unknown table kind {name!r}; known kinds: {', '.join(sorted(_KINDS))}")
+def get_kind(name: str, stage: str | None = "evaluate") -> Kind:
+    """Look a kind up by name (of ``stage``, or of any stage with ``stage=None``)."""
+    load_builtins()
+    if name not in _KINDS or (stage is not None and _KINDS[name].stage != stage):
+        known = sorted(k for k, v in _KINDS.items() if stage is None or v.stage == stage)
+        other = f" ({name!r} is an input of {_KINDS[name].stage})" if name in _KINDS else ""
+        raise InputError(f"unknown table kind {name!r}{other}; known kinds: {', '.join(known)}")
     return _KINDS[name]
 
 
-def all_kinds() -> list[Kind]:
-    _ensure_loaded()
-    return [ _KINDS[k] for k in sorted(_KINDS) ]
+def all_kinds(stage: str | None = None) -> list[Kind]:
+    """The registered kinds (of one ``stage``), sorted by name."""
+    load_builtins()
+    return [_KINDS[k] for k in sorted(_KINDS) if stage is None or _KINDS[k].stage == stage]
 
 
-def _ensure_loaded() -> None:
-    import scorebench.metrics  # noqa: F401  (families register their own kinds)
+def detect_kind(table: Any, stage: str) -> Kind:
+    """The most specific kind of ``stage`` that ``table`` fits (:meth:`Kind.fits`): a kind
+    with a ``detect`` hook first, then the one with most required columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> detect_kind(pd.DataFrame({"a": ["x"], "b": ["y"], "winner": ["a"]}), "aggregate").name
+    'battles'
+    >>> detect_kind(pd.DataFrame({"acc": [0.5]}, index=["x"]), "aggregate").name
+    'wide'
+    """
+    fitting = [k for k in all_kinds(stage) if k.fits(table)]
+    if not fitting:
+        names = ", ".join(k.name for k in all_kinds(stage))
+        raise InputError(f"the table fits no {stage} table kind ({names}); its columns: "
+                         f"{[str(c) for c in getattr(table, 'columns', [])][:12]}")
+    return max(fitting, key=lambda k: (k.detect is not None, sum(c.required for c in k.columns)))
 
 
 def infer_kind(metric_kinds: set[str], kind: str | None) -> str:
@@ -285,6 +356,15 @@ def numeric_column(df: pd.DataFrame, column: str, *, nan_ok: bool = False) -> np
     return values
 
 
+def declared_column(df: pd.DataFrame, kind: str, column: str, nan_policy: str) -> np.ndarray:
+    """A numeric column as float64, checked against the type ``kind`` declares for it
+    (``binary``, ``probability``, ``count``): one message template for every kind."""
+    values = numeric_column(df, column, nan_ok=nan_policy == "propagate")
+    declared = next(c for c in _KINDS[kind].columns if column in (c.name, *c.aliases))
+    check_declared_values(declared, column, values, df.index)
+    return values
+
+
 def drop_nan_rows(df: pd.DataFrame, columns: list[str], nan_policy: str) -> pd.DataFrame:
     """Apply ``nan_policy`` to missing values in ``columns`` (raise happens later, per column)."""
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
@@ -323,13 +403,11 @@ def _values(df: pd.DataFrame, columns: list[str], nan_policy: str) -> np.ndarray
 
 
 def start_table(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str) -> tuple[pd.DataFrame, str | None]:
-    """The common start of an extractor: a DataFrame with unique columns including ``needed``,
-    ``nan_policy`` applied to them, at least one row, unique ids; returns it and the id key."""
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind {kind!r}: expected a pandas DataFrame, got {type(df).__name__}")
-    if df.columns.duplicated().any():
-        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    """The common start of an extractor: a DataFrame with unique columns, the kind's declared
+    required columns and ``needed`` (the columns found from patterns), ``nan_policy`` applied to
+    ``needed``, at least one row, unique ids; returns it and the id key."""
+    declared = _KINDS[kind].columns if kind in _KINDS else ()
+    check_declared_columns(df, declared, kind)
     require_columns(df, needed, kind)
     df = drop_nan_rows(df, needed, nan_policy)
     if len(df) == 0:
@@ -342,28 +420,23 @@ def start_table(df: pd.DataFrame, kind: str, needed: list[str], nan_policy: str)
 # --- built-in kinds for forecasts ------------------------------------------------------
 
 
-@register_kind("binary", columns="y in {0, 1}; p = predicted probability of y = 1")
+@register_kind("binary", columns=(Column("y", "binary", "the outcome"),
+                                  Column("p", "probability", "predicted probability that y = 1")))
 def extract_binary(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Binary outcomes with a predicted probability of the positive class."""
     df, key = start_table(df, "binary", ["y", "p"], nan_policy)
-    y = numeric_column(df, "y", nan_ok=nan_policy == "propagate")
-    p = numeric_column(df, "p", nan_ok=nan_policy == "propagate")
-    bad_y = ~np.isin(y, (0.0, 1.0)) & ~np.isnan(y)
-    if bad_y.any():
-        raise InputError(f"column 'y': value {show_value(y[bad_y][0])} in {describe_rows(bad_y, df.index)}; "
-                         "expected binary outcomes 0 or 1")
-    bad_p = (p < 0) | (p > 1)
-    if bad_p.any():
-        raise InputError(f"column 'p': value {show_value(p[bad_p][0])} outside [0, 1] in "
-                         f"{describe_rows(bad_p, df.index)}; expected probabilities")
-    return Inputs(unit_frame(df, key), {"y": y, "p": p}, key=key)
+    arrays = {c: declared_column(df, "binary", c, nan_policy) for c in ("y", "p")}
+    return Inputs(unit_frame(df, key), arrays, key=key)
 
 
 _CLASS_COL = re.compile(r"^p_(.+)$")
 
 
-@register_kind("multiclass", columns="y = class label; p_<class> = probability of each class",
-               options=("atol", "renormalize"))
+@register_kind("multiclass", columns=(Column("y", "label", "the observed class"),
+                                      Column("p_<class>", "probability", "probability of each class (two or more)",
+                                             pattern=r"p_.+")),
+               options=(Option("atol", float, 1e-6, "tolerance for rows summing to 1", flag=True),
+                        Option("renormalize", bool, False, "rescale each row to sum to 1", flag=True)))
 def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: float = 1e-6,
                        renormalize: bool = False) -> Inputs:
     """Categorical outcomes with one probability column per class (rows sum to 1)."""
@@ -411,7 +484,12 @@ def _long_ensemble_unit(columns: Sequence[str]) -> str | None:
     return "id" if "member" in columns and "value" in columns else None
 
 
-@register_kind("ensemble", columns="y and member columns m0, m1, ... (or long: id, member, value, y)",
+@register_kind("ensemble", columns=(Column("y", "number", "the outcome"),
+                                    Column("m<j>", "number", "ensemble member j (also member<j>, ens<j>)",
+                                           required=False, pattern=_MEMBER_COL.pattern[1:-1]),
+                                    Column("member", "label", "long layout: the member of each row (with id, value)",
+                                           required=False),
+                                    Column("value", "number", "long layout: the member's value", required=False)),
                unit_column=_long_ensemble_unit)
 def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with an ensemble (sample) forecast per row."""
@@ -446,7 +524,9 @@ def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
 _QUANTILE_COL = re.compile(r"^q(0?\.\d+|0|1|1\.0+)$")
 
 
-@register_kind("quantile", columns="y and one q<level> column per quantile level (q0.1, q0.5, q0.9)")
+@register_kind("quantile", columns=(Column("y", "number", "the outcome"),
+                                    Column("q<level>", "number", "the predicted quantile at each level in (0, 1): "
+                                           "q0.1, q0.5, q0.9", pattern=_QUANTILE_COL.pattern[1:-1])))
 def extract_quantile(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with predicted quantiles at fixed levels."""
     cols = [c for c in df.columns if isinstance(c, str) and _QUANTILE_COL.match(c)]
@@ -466,7 +546,9 @@ def extract_quantile(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
                   {"levels": levels[order]}, key=key)
 
 
-@register_kind("parametric", columns="y and the distribution parameter columns the metric names (mu, sigma, ...)")
+@register_kind("parametric", columns=(Column("y", "number", "the outcome"),
+                                      Column("<parameter>", "number", "the distribution's parameters the metric "
+                                             "names (mu, sigma, ...; see `scorebench metrics`)", required=False)))
 def extract_parametric(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with a parametric forecast distribution per row."""
     skip = set(GROUP_COLUMNS) | {"id", "y"}
@@ -481,7 +563,11 @@ def extract_parametric(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs
     return Inputs(unit_frame(df, key), arrays, key=key)
 
 
-@register_kind("interval", columns="y, lower, upper (and alpha per row, optionally)")
+@register_kind("interval", columns=(Column("y", "number", "the outcome"),
+                                    Column("lower", "number", "lower end of the central interval"),
+                                    Column("upper", "number", "upper end (>= lower)"),
+                                    Column("alpha", "probability", "miss rate of the interval, per row",
+                                           required=False)))
 def extract_interval(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with a central prediction interval per row."""
     needed = ["y", "lower", "upper"] + (["alpha"] if "alpha" in df.columns else [])
@@ -517,7 +603,9 @@ def multivariate_columns(df: pd.DataFrame, kind: str) -> tuple[list[str], list[i
     return dims, members, [f"y.{d}" for d in dims] + [f"m{j}.{d}" for j in members for d in dims]
 
 
-@register_kind("multivariate", columns="y.<d> per dimension d; m<j>.<d> per ensemble member j and dimension d")
+@register_kind("multivariate", columns=(Column("y.<d>", "number", "the outcome in dimension d", pattern=_MV_OBS.pattern[1:-1]),
+                                        Column("m<j>.<d>", "number", "member j in dimension d",
+                                               pattern=_MV_MEMBER.pattern[1:-1])))
 def extract_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Vector-valued outcomes with an ensemble forecast of the vector per row."""
     dims, members, needed = multivariate_columns(df, "multivariate")
@@ -528,9 +616,16 @@ def extract_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inpu
                   {"dims": dims}, key=key)
 
 
-def kinds_table() -> pd.DataFrame:
-    """The registered kinds with their column conventions."""
-    return pd.DataFrame([{"kind": k.name, "columns": k.columns, "description": k.description}
-                         for k in all_kinds()])
+def kinds_table(stage: str | None = None) -> pd.DataFrame:
+    """The registered kinds with their declared columns and options (``scorebench kinds``).
+
+    Examples
+    --------
+    >>> kinds_table("aggregate")["kind"].tolist()
+    ['battles', 'items', 'scores', 'wide']
+    """
+    return pd.DataFrame([{"kind": k.name, "stage": k.stage, "description": k.description,
+                          "columns": k.column_text, "options": describe_options(k.options)}
+                         for k in all_kinds(stage)])
 
 

@@ -47,14 +47,12 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
     return records
 
 
-def resolve_kind(records: Sequence[Metric], kind: str | None, kind_options: dict[str, Any]) -> Kind:
-    """The table kind the metrics read (or ``kind``), refusing options it does not accept."""
+def resolve_kind(records: Sequence[Metric], kind: str | None,
+                 kind_options: dict[str, Any]) -> tuple[Kind, dict[str, Any]]:
+    """The table kind the metrics read (or ``kind``) and the options checked against its
+    declaration (an option it does not declare is refused; text is converted to its type)."""
     spec = get_kind(infer_kind({m.kind for m in records}, kind))
-    unknown = sorted(set(kind_options) - set(spec.options))
-    if unknown:
-        accepted = ", ".join(spec.options) or "none"
-        raise InputError(f"option(s) {unknown} do not apply to kind {spec.name!r} (accepted: {accepted})")
-    return spec
+    return spec, spec.check_options(kind_options)
 
 
 def parse_by(by: str | Sequence[str] | None) -> list[str] | None:

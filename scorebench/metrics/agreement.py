@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, check_same_length, describe_rows
 
 __all__ = [
@@ -48,8 +48,10 @@ _WEIGHTS = (None, "linear", "quadratic")
 # --- table kind ----------------------------------------------------------------------
 
 
-@register_kind(_KIND, columns="y_true, y_pred = reference and predicted ratings; group (optional) = "
-                             "rated system/item for system-level metrics")
+@register_kind(_KIND, columns=(Column("y_true", "number", "the reference rating"),
+                              Column("y_pred", "number", "the predicted rating"),
+                              Column("group", "label", "the rated system or item, for system-level metrics",
+                                     required=False)))
 def extract_rating(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Reference and predicted ratings per item (optional ``group`` for system level).
 

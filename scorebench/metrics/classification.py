@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, numeric_column, register_kind, start_table, unit_frame
-from ..validation import describe_rows, show_value
+from ..tables import Column, Inputs, declared_column, register_kind, start_table, unit_frame
+from ..validation import show_value
 
 __all__ = ["extract_correct", "accuracy", "argmax_accuracy", "top_k_accuracy", "balanced_accuracy",
            "f1_macro", "f1_micro", "f1_weighted", "mcc", "confusion_matrix"]
@@ -31,16 +31,12 @@ _FAMILY = "classification"
 _SKLEARN = "scikit-learn's sklearn.metrics definitions (Pedregosa et al. 2011, JMLR 12)"
 
 
-@register_kind("correct", columns="correct in {0, 1}; id pairs answers across systems; optional task")
+@register_kind("correct", columns=(Column("correct", "binary", "1 = right, 0 = wrong"),
+                                   Column("id", "label", "the item; pairs answers across systems", required=False)))
 def extract_correct(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Answers scored right (1) or wrong (0), one row per system and item."""
     df, key = start_table(df, "correct", ["correct"], nan_policy)
-    correct = numeric_column(df, "correct", nan_ok=nan_policy == "propagate")
-    bad = ~np.isnan(correct) & (correct != 0.0) & (correct != 1.0)
-    if bad.any():
-        raise InputError(f"column 'correct': value {show_value(correct[bad][0])} in {describe_rows(bad, df.index)}; "
-                         "expected 0 (wrong) or 1 (right)")
-    return Inputs(unit_frame(df, key), {"correct": correct}, key=key)
+    return Inputs(unit_frame(df, key), {"correct": declared_column(df, "correct", "correct", nan_policy)}, key=key)
 
 
 @register("accuracy", family=_FAMILY, kind="correct", inputs=("correct",), higher_is_better=True,

@@ -45,7 +45,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, hash_labels, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Column, Inputs, hash_labels, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_choice, check_finite, describe_rows
 from .ranking.measures import binary_ndcg
 
@@ -471,7 +471,12 @@ def map_at_r(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size
 # --- table kind ------------------------------------------------------------------------
 
 
-@register_kind(_KIND, columns="label; features as f0, f1, ..., f{d-1} or one 'embedding' column of vectors",
+@register_kind(_KIND, columns=(Column("label", "label", "the item's class; items of one label are relevant to "
+                                     "each other"),
+                              Column("f<i>", "number", "feature i (f0 .. f{d-1})", required=False,
+                                     pattern=_FEATURE.pattern[1:-1]),
+                              Column("embedding", "vector", "the feature vector in one cell, instead of f<i>",
+                                     required=False)),
                whole_groups=True)
 def extract_embeddings(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """One embedded item per row: its class ``label`` and its feature vector.

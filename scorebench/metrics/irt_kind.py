@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import describe_rows
 
 __all__ = ["ResponseMatrix", "response_matrix", "extract_responses"]
@@ -184,8 +184,11 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
     return rm
 
 
-@register_kind("responses", columns="system, item, correct in {0, 1} or an integer score 0..K "
-               "(optional topic); or a wide matrix", options=())
+@register_kind("responses", columns=(Column("system", "label", "the answering system"),
+                                     Column("item", "label", "the question"),
+                                     Column("correct", "count", "1 = right, 0 = wrong, or an integer score 0..K "
+                                            "(polytomous models)"),
+                                     Column("topic", "label", "the item's topic", required=False)))
 def extract_responses(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Answers of systems to items, scored right (1) / wrong (0) or with integer scores 0..K
     (partial credit, rubric or judge scores, for the polytomous IRT models)."""

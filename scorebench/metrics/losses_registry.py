@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import describe_rows
 
 __all__ = ["extract_listwise", "padded_lists", "PAD"]
@@ -59,7 +59,9 @@ def padded_lists(qid: np.ndarray, score: np.ndarray, label: np.ndarray) -> tuple
     return np.asarray(uniques), scores, labels
 
 
-@register_kind(_KIND, columns="qid, score, label (relevance >= 0); one row per (query, item)",
+@register_kind(_KIND, columns=(Column("qid", "label", "the query (list); one row per (query, item)"),
+                              Column("score", "number", "the model's score of the item"),
+                              Column("label", "number", "the item's relevance (>= 0)")),
                unit_column="qid")
 def extract_listwise(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Scored items grouped into lists by query: padded score and label matrices."""

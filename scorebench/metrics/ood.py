@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import Inputs, unit_frame, start_table, numeric_column, register_kind
+from ..tables import Column, Inputs, Option, declared_column, unit_frame, start_table, numeric_column, register_kind
 from ..validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
 
 __all__ = ["RocCurve", "roc_curve", "auroc", "aupr", "aupr_in", "aupr_out", "fpr_at_95_tpr",
@@ -46,8 +46,11 @@ _DIRECTIONS = ("ood", "id")
 _CITE_HG = "Hendrycks & Gimpel (2017), A Baseline for Detecting Misclassified and OOD Examples, ICLR"
 
 
-@register_kind(_KIND, columns="score = detector score (higher = more OOD unless score_direction='id'); "
-                             "is_ood in {0, 1}", options=("score_direction",))
+@register_kind(_KIND, columns=(Column("score", "number", "the detector's score (higher = more OOD unless "
+                                     "score_direction='id')"),
+                              Column("is_ood", "binary", "1 = out-of-distribution, 0 = in-distribution")),
+               options=(Option("score_direction", str, "ood", "which way the score points", choices=_DIRECTIONS,
+                               flag=True),))
 def extract_ood(df: pd.DataFrame, *, nan_policy: str = "raise", score_direction: str = "ood") -> Inputs:
     """Detector scores with the OOD label of each example.
 
@@ -58,9 +61,7 @@ def extract_ood(df: pd.DataFrame, *, nan_policy: str = "raise", score_direction:
     df, key = start_table(df, _KIND, ["score", "is_ood"], nan_policy)
     nan_ok = nan_policy == "propagate"
     score = numeric_column(df, "score", nan_ok=nan_ok)
-    is_ood = numeric_column(df, "is_ood", nan_ok=nan_ok)
-    check_binary(is_ood, "column 'is_ood'", labels=df.index,
-                 what="1 for out-of-distribution and 0 for in-distribution examples")
+    is_ood = declared_column(df, _KIND, "is_ood", nan_policy)
     if score_direction == "id":
         score = -score
     return Inputs(unit_frame(df, key), {"score": score, "is_ood": is_ood},

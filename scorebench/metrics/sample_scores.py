@@ -22,20 +22,20 @@ import pandas as pd
 
 from ..errors import InputError
 from ..registry import register
-from ..tables import GROUP_COLUMNS, Inputs, numeric_column, register_kind, start_table, unit_frame
+from ..tables import GROUP_COLUMNS, Column, Inputs, numeric_column, register_kind, start_table, unit_frame
 
 __all__ = ["extract_samples", "sample_mean"]
 
 _KIND = "samples"
 
 
-@register_kind(_KIND, columns="system, task, id (the item, e.g. lm-eval's doc_hash) and one numeric column per "
-                              "per-sample score (e.g. 'acc,none')")
+@register_kind(_KIND, columns=(Column("id", "label", "the item each row scores, e.g. lm-eval's doc_hash; pairs "
+                                     "systems"),
+                              Column("<score>", "number", "one column per per-sample score (e.g. 'acc,none'); NaN "
+                                     "where a task lacks that score", required=False)))
 def extract_samples(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Per-sample scores computed by a harness, one numeric column per score."""
     df, key = start_table(df, _KIND, [], nan_policy)
-    if key is None:
-        raise InputError(f"kind {_KIND!r}: missing column 'id' (the item each row scores; pairs systems)")
     columns = [c for c in df.columns if c not in GROUP_COLUMNS and c != key
                and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
     if not columns:

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Inputs, drop_nan_rows, numeric_column, register_kind
+from ...tables import GROUP_COLUMNS, Column, Inputs, Option, drop_nan_rows, numeric_column, register_kind
+from ...table_schema import check_declared_columns
 from ...validation import check_choice, describe_rows
 from .stats import FeatureStats
 
@@ -63,10 +64,18 @@ def _matrix(df: pd.DataFrame, cols: list[str], nan_ok: bool) -> np.ndarray:
     return np.column_stack([numeric_column(df, c, nan_ok=nan_ok) for c in cols])
 
 
-@register_kind("features",
-               columns="system (reference rows: option reference='real'); f0..f{d-1} features; "
-                       "optional s0.. spatial features, p_<class> probabilities, extractor, task",
-               options=("reference",))
+_COLUMNS = (Column("system", "label", "the generator; the reference system's rows are the real samples",
+                   required=False),
+            Column("f<i>", "number", "feature i (f0 .. f{d-1})", required=False, pattern=_FEATURE.pattern[1:-1]),
+            Column("s<i>", "number", "spatial feature i (sFID)", required=False, pattern=_SPATIAL.pattern[1:-1]),
+            Column("p_<class>", "probability", "class probabilities (Inception score)", required=False,
+                   pattern=_PROB.pattern[1:-1]),
+            Column("extractor", "label", "the feature extractor (one per task)", required=False))
+
+
+@register_kind("features", columns=_COLUMNS,
+               options=(Option("reference", str, "real", "the system whose rows are the real samples "
+                               "(None: no reference rows)"),))
 def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: str | None = "real") -> Inputs:
     """Feature vectors per sample; the reference system's rows are the real samples."""
     groups = _feature_groups(df, nan_policy)
@@ -102,12 +111,8 @@ def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: 
 
 def _feature_groups(df: pd.DataFrame, nan_policy: str) -> dict[str, list[str]]:
     """Validate the table and options; the feature, spatial and probability columns."""
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind 'features': expected a pandas DataFrame, got {type(df).__name__}")
+    check_declared_columns(df, _COLUMNS, "features")
     check_choice(nan_policy, "nan_policy", ("raise", "omit", "propagate"))
-    if df.columns.duplicated().any():
-        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
     groups = {"fake_features": _numbered(df, _FEATURE), "fake_spatial": _numbered(df, _SPATIAL),
               "probs": [c for c in df.columns if isinstance(c, str) and _PROB.match(c)]}
     if not any(groups.values()):

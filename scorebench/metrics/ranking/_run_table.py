@@ -9,10 +9,21 @@ from __future__ import annotations
 import pandas as pd
 
 from ...errors import InputError
-from ...tables import GROUP_COLUMNS, NAN_POLICIES, label_text, numeric_column, require_columns
+from ...tables import GROUP_COLUMNS, NAN_POLICIES, Column, Option, label_text, numeric_column
+from ...table_schema import check_declared_columns
 from ...validation import check_choice, describe_rows
 
-__all__ = ["id_frame", "checked_run"]
+__all__ = ["id_frame", "checked_run", "RUN_COLUMNS", "qrels_option"]
+
+# the run of every judged-run kind (ranking, diversity, prefs): a TREC run as a table
+RUN_COLUMNS = (Column("qid", "label", "the query"), Column("docid", "label", "the retrieved document"),
+               Column("score", "number", "retrieval score: higher ranks first (ties by docid, as trec_eval)"),
+               Column("rank", "any", "ignored: the order comes from score", required=False))
+
+
+def qrels_option(doc: str) -> Option:
+    """The ``qrels`` option of a judged-run kind: a table, or on the command line a file."""
+    return Option("qrels", "table", None, doc, flag=True)
 
 
 def id_frame(frame: pd.DataFrame, columns: tuple[str, ...], name: str) -> pd.DataFrame:
@@ -34,9 +45,7 @@ def checked_run(df: pd.DataFrame, kind: str, nan_policy: str) -> tuple[pd.DataFr
     otherwise); a document retrieved twice for one query of one group is refused.
     """
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"kind '{kind}': expected a pandas DataFrame run, got {type(df).__name__}")
-    require_columns(df, ["qid", "docid", "score"], kind)
+    check_declared_columns(df, RUN_COLUMNS, kind)
     run = df.loc[df[["qid", "docid", "score"]].notna().all(axis=1).to_numpy()] if nan_policy == "omit" else df
     groups = [c for c in GROUP_COLUMNS if c in run.columns]
     ids = id_frame(run, ("qid", "docid"), "run")

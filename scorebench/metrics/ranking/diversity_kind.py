@@ -36,7 +36,7 @@ from ...errors import InputError
 from ...registry import register
 from ...tables import Inputs, numeric_column, register_kind, require_columns
 from ...validation import describe_rows
-from ._run_table import checked_run, id_frame
+from ._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
 from .diversity import AT_K, check_params, measure_value, query_matrices
 
 __all__ = ["extract_diversity", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
@@ -87,9 +87,9 @@ def _relevant_docs(qrels: pd.DataFrame) -> tuple[dict[str, dict[str, set]], list
     return rel_docs, sorted(ids["qid"].unique())
 
 
-@register_kind("diversity", columns="run: qid, docid, score (system, task optional) + qrels=: qid, subtopic, docid, "
-                                    "relevance (TREC diversity qrels)",
-               options=("qrels",), unit_column="qid")
+@register_kind("diversity", columns=RUN_COLUMNS,
+               options=(qrels_option("intent (subtopic) judgments: qid, subtopic, docid, relevance "
+                                     "(TREC diversity qrels)"),), unit_column="qid")
 def extract_diversity(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against intent (subtopic) qrels, one unit per query of the qrels (ndeval)."""
     ids, groups = checked_run(df, "diversity", nan_policy)

@@ -43,10 +43,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, numeric_column, register_kind, require_columns
+from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, Option, numeric_column, register_kind, require_columns
+from ...table_schema import check_declared_columns
 from ...validation import check_choice, describe_rows
 from ._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
 from ._lists import _check_level
+from ._run_table import RUN_COLUMNS, qrels_option
 from .complete import complete_units
 
 __all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
@@ -110,9 +112,15 @@ def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {"max_grade": max(float(top), 0.0) if pd.notna(top) else 0.0}
 
 
-@register_kind("ranking", columns="run: qid, docid, score (system, task optional; rank ignored) "
-                                  "+ qrels=: qid, docid, relevance",
-               options=("qrels", "relevance_level", "judged_docs_only", "max_docs", "complete", "max_grade"),
+@register_kind("ranking", columns=RUN_COLUMNS,
+               options=(qrels_option("relevance judgements: qid, docid, relevance (TREC qrels, CSV, Parquet)"),
+                        Option("relevance_level", float, 1, "minimum relevant grade (trec_eval -l)", flag=True),
+                        Option("judged_docs_only", bool, False, "drop unjudged documents first (trec_eval -J)"),
+                        Option("max_docs", int, None, "keep the top max_docs documents per query (trec_eval -M)"),
+                        Option("complete", bool, False, "average over every query of the qrels (trec_eval -c)",
+                               flag=True),
+                        Option("max_grade", float, None, "top of the relevance scale (ERR's g_max); default: "
+                               "the largest grade in the qrels")),
                unit_column="qid", global_options=qrels_global_options, complete_units=complete_units)
 def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None,
                     relevance_level: float = 1, judged_docs_only: bool = False,
@@ -201,10 +209,7 @@ def _checked_inputs(df: Any, qrels: Any, nan_policy: str, relevance_level: Any, 
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
-    if df.columns.duplicated().any():
-        dups = sorted(set(map(str, df.columns[df.columns.duplicated()])))
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
-    require_columns(df, list(_RUN_COLUMNS), "ranking")
+    check_declared_columns(df, RUN_COLUMNS, "ranking")
     level = _check_level(relevance_level)
     if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
         raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")

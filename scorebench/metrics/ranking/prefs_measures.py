@@ -47,7 +47,7 @@ import pandas as pd
 from ...errors import InputError
 from ...registry import register
 from ...tables import Inputs, numeric_column, register_kind, require_columns
-from ._run_table import checked_run, id_frame
+from ._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
 from .prefs_counts import PREFS_MEASURES, query_measures
 
 __all__ = ["extract_prefs", "load_prefs", *PREFS_MEASURES]
@@ -89,9 +89,9 @@ def _judgments(qrels: Any) -> pd.DataFrame:
     return out
 
 
-@register_kind("prefs", columns="run: qid, docid, score (system, task optional) + qrels=: qid, jg, jsg, docid, "
-                                "relevance (trec_eval prefs) or qid, jg, docid, relevance (qrels_prefs)",
-               options=("qrels",), unit_column="qid")
+@register_kind("prefs", columns=RUN_COLUMNS,
+               options=(qrels_option("preference judgments: qid, jg, jsg, docid, relevance (trec_eval prefs) or "
+                                     "qid, jg, docid, relevance (qrels_prefs)"),), unit_column="qid")
 def extract_prefs(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against preference judgments (trec_eval ``-R prefs``), one unit per query."""
     ids, groups = checked_run(df, "prefs", nan_policy)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
-from ...tables import Inputs, numeric_column, register_kind, start_table, unit_frame
+from ...tables import Column, Inputs, numeric_column, register_kind, start_table, unit_frame
 from ...validation import describe_rows, show_value
 
 __all__ = ["extract_preferences", "extract_judgments", "WINNER_CODES"]
@@ -87,8 +87,14 @@ def _lengths(df: pd.DataFrame, nan_ok: bool) -> dict[str, np.ndarray]:
     return {}
 
 
-@register_kind("preferences", columns="score_chosen, score_rejected (or score_rejected_1.., or margin); "
-                                      "subset (optional); len_chosen/len_rejected or chosen/rejected texts (optional)")
+@register_kind("preferences", columns=(
+    Column("score_chosen", "number", "the reward of the chosen response", required=False),
+    Column("score_rejected", "number", "the reward of the rejected response (or score_rejected_1, "
+           "score_rejected_2, ... for best-of-N)", required=False, pattern=r"score_rejected(?:_\d+)?"),
+    Column("margin", "number", "score_chosen - score_rejected, instead of both", required=False),
+    Column("subset", "label", "the benchmark subset of the prompt", required=False),
+    Column("len_chosen", "number", "response lengths for length-controlled metrics (also len_rejected, or "
+           "the texts chosen/rejected)", required=False)))
 def extract_preferences(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Reward-model scores of the chosen and the rejected response(s) of each prompt."""
     rejected = _rejected_columns(df) if isinstance(df, pd.DataFrame) else []
@@ -129,8 +135,13 @@ def winner_codes(values: pd.Series, column: str, nan_ok: bool) -> np.ndarray:
     return codes
 
 
-@register_kind("judgments", columns="question_id, model_1, model_2, g1_winner, g2_winner in {model_1, model_2, "
-                                    "tie}; turn, len_1/len_2 (optional)")
+@register_kind("judgments", columns=(
+    Column("question_id", "label", "the question"), Column("model_1", "label", "the first model"),
+    Column("model_2", "label", "the second model"),
+    Column("g1_winner", "label", "the verdict with model_1 shown first: model_1, model_2 or tie"),
+    Column("g2_winner", "label", "the verdict with the order swapped"),
+    Column("turn", "label", "the turn of a multi-turn question", required=False),
+    Column("len_1", "number", "answer lengths for style control (also len_2)", required=False)))
 def extract_judgments(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Pairwise LLM-judge verdicts with both presentation orders (MT-bench pair judgments)."""
     needed = ["question_id", "model_1", "model_2", "g1_winner", "g2_winner"]

@@ -66,7 +66,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...registry import register
-from ...tables import Inputs, numeric_column, register_kind, start_table, unit_frame
+from ...tables import Column, Inputs, Option, numeric_column, register_kind, start_table, unit_frame
 from ...validation import describe_rows
 from .starc import dard_distance, epic_distance, starc_distance
 
@@ -104,8 +104,15 @@ def _gamma_of(df: pd.DataFrame, gamma: Any) -> float:
     return g
 
 
-@register_kind("mdp", columns="s, a, s_next, reward, reference, transition; policy, gamma (optional: gamma as a "
-                              "column or the gamma= option)", options=("gamma",), whole_groups=True)
+@register_kind("mdp", columns=(Column("s", "label", "the state"), Column("a", "label", "the action"),
+                              Column("s_next", "label", "the next state"),
+                              Column("reward", "number", "the system's reward R(s, a, s')"),
+                              Column("reference", "number", "the reference reward"),
+                              Column("transition", "probability", "P(s' | s, a)"),
+                              Column("policy", "probability", "pi(a | s) of the comparison policy", required=False),
+                              Column("gamma", "probability", "the discount (or the gamma option)", required=False)),
+               options=(Option("gamma", float, None, "the discount factor in [0, 1] (else the gamma column)"),),
+               whole_groups=True)
 def extract_mdp(df: pd.DataFrame, *, nan_policy: str = "raise", gamma: Any = None) -> Inputs:
     """Reward functions of a finite MDP, one row per (system, s, a, s'), with a reference reward."""
     df, key = start_table(df, "mdp", _NEEDED, nan_policy)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...registry import register
-from ...tables import GROUP_COLUMNS, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
+from ...tables import GROUP_COLUMNS, Column, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
     start_table, unit_frame
 from ...validation import describe_rows
 from ._common import FAMILY, GNEITING_RAFTERY
@@ -81,8 +81,13 @@ def _long_unit(columns: Any) -> str | None:
     return "id" if "member" in columns and "weight" in columns else None
 
 
-@register_kind("weighted_ensemble", columns="y, member columns m0, m1, ... and weight columns w0, w1, ... "
-               "(or long: id, member, value, weight, y)", unit_column=_long_unit)
+@register_kind("weighted_ensemble", columns=(
+    Column("y", "number", "the outcome"),
+    Column("m<j>", "number", "ensemble member j", required=False, pattern=r"m\d+"),
+    Column("w<j>", "number", "weight of member j (>= 0; a row's weights sum to more than 0)", required=False,
+           pattern=r"w\d+"),
+    Column("member", "label", "long layout: the member of each row (with id, value, weight)", required=False)),
+    unit_column=_long_unit)
 def extract_weighted_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Real-valued outcomes with a weighted ensemble forecast per row."""
     if isinstance(df, pd.DataFrame) and "member" in df.columns and "weight" in df.columns:
@@ -101,8 +106,10 @@ def extract_weighted_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") ->
                                         "ens_w": w}, key=key)
 
 
-@register_kind("weighted_multivariate", columns="y.<d> per dimension d; m<j>.<d> per member j and dimension d; "
-               "w<j> = weight of member j")
+@register_kind("weighted_multivariate", columns=(
+    Column("y.<d>", "number", "the outcome in dimension d", pattern=r"y\..+"),
+    Column("m<j>.<d>", "number", "member j in dimension d", pattern=r"m\d+\..+"),
+    Column("w<j>", "number", "weight of member j", pattern=r"w\d+")))
 def extract_weighted_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Vector-valued outcomes with a weighted ensemble forecast of the vector per row."""
     try:
