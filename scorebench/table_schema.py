@@ -95,6 +95,12 @@ class Column:
         if self.type not in COLUMN_TYPES:
             raise ValueError(f"column {self.name!r}: unknown type {self.type!r}; expected one of {list(COLUMN_TYPES)}")
 
+    @property
+    def placeholder(self) -> bool:
+        """A name in angle brackets without a pattern (``<task>``) stands for columns the
+        kind recognises itself; it is documented, not looked up."""
+        return self.pattern is None and self.name.startswith("<")
+
     def find(self, columns: Sequence[Any]) -> list[str]:
         """The table columns this declaration names: every match of a pattern, or the first
         of ``name`` and ``aliases`` present."""
@@ -215,7 +221,7 @@ def check_declared_columns(df: Any, columns: Sequence[Column], kind: str) -> dic
         raise InputError(f"kind {kind!r}: expected a pandas DataFrame, got {type(df).__name__}")
     check_unique_columns(df.columns)
     found = {c.name: c.find(df.columns) for c in columns}
-    missing = [c.name for c in columns if c.required and not found[c.name]]
+    missing = [c.name for c in columns if c.required and not c.placeholder and not found[c.name]]
     if missing:
         present = ", ".join(map(str, df.columns[:12])) + (" ..." if df.shape[1] > 12 else "")
         raise InputError(f"kind {kind!r}: missing column(s) {missing}; the table has: {present}")

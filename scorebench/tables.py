@@ -5,27 +5,24 @@ function registered with :func:`register_kind`; it validates the columns it need
 returns :class:`Inputs`: one *unit* per row (or per query for ranking tables), the
 grouping columns for each unit, per-unit arrays and shared constants.
 
-Built-in kinds and their columns (``system`` and ``task`` are optional grouping columns,
-``id`` an optional item key used to pair rows across systems):
+Each kind *declares* its columns and options (:class:`~scorebench.table_schema.Column`,
+:class:`~scorebench.table_schema.Option`); ``system`` and ``task`` are optional grouping
+columns of every kind, ``id`` an optional item key that pairs rows across systems. The
+declarations drive validation (:func:`start_table`, :meth:`Kind.check_options`), the command
+line's flags, ``scorebench kinds`` and the README's table reference
+(:mod:`scorebench.kinds_reference`). Kinds of stage ``"aggregate"`` (``scores``, ``wide``,
+``battles``, ``items``) are the inputs of :func:`scorebench.aggregate`, recognised from their
+declared columns by :func:`detect_kind`.
 
-=======================  ===========================================================
-kind                     columns
-=======================  ===========================================================
-``binary``               ``y`` in {0, 1}, ``p`` = P(y = 1)
-``multiclass``           ``y`` (a class label), one ``p_<class>`` column per class; rows
-                         must sum to 1 within ``atol`` (or any positive sum with
-                         ``renormalize``) and are then rescaled to sum exactly 1
-``ensemble``             ``y`` and member columns ``m0, m1, ...`` (or ``member``/``ens``
-                         prefixes), or long: ``id``, ``member``, ``value`` and ``y``
-``quantile``             ``y`` and one ``q<level>`` column per level (``q0.1``, ``q0.9``)
-``parametric``           ``y`` and the distribution's parameter columns (``mu``, ``sigma``)
-``interval``             ``y``, ``lower``, ``upper`` (and ``alpha`` per row, optionally)
-``multivariate``         ``y.<d>`` per dimension and ``m<j>.<d>`` per member and dimension
-=======================  ===========================================================
+The forecast kinds live here: ``binary`` (y, p), ``multiclass`` (y, p_<class>),
+``ensemble`` (y, m0, m1, ... or long), ``quantile`` (y, q<level>), ``parametric`` (y and
+the distribution's parameters), ``interval`` (y, lower, upper) and ``multivariate``
+(y.<d>, m<j>.<d>); the other families register theirs next to their metrics.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -199,7 +196,7 @@ class Kind:
         if self.detect is not None:
             return bool(self.detect(table))
         columns = list(getattr(table, "columns", []))
-        return all(c.find(columns) for c in self.columns if c.required)
+        return all(c.find(columns) for c in self.columns if c.required and not c.placeholder)
 
     def partition_columns(self, columns: Sequence[str], groups: Sequence[str]) -> list[str] | None:
         """Columns whose equal values must share a partition, or None when rows are independent.
@@ -246,16 +243,29 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
         raise TypeError(f"kind {name!r}: declare columns as Column(...) and options as Option(...)")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if name in _KINDS and definition_site(_KINDS[name].extract) != definition_site(fn):
+        if name in _KINDS and definition_site(_KINDS[name].extract.__wrapped__) != definition_site(fn):
             raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
-        _KINDS[name] = Kind(name=name, extract=fn, columns=columns, description=doc[0] if doc else "",
+        _KINDS[name] = Kind(name=name, extract=_declared_first(fn, name, columns), columns=columns, description=doc[0] if doc else "",
                             options=options, unit_column=unit_column, whole_groups=whole_groups,
                             global_options=global_options, complete_units=complete_units, stage=stage,
                             detect=detect)
         return fn
 
     return decorate
+
+
+def _declared_first(fn: Callable[..., Any], name: str, columns: tuple[Column, ...]) -> Callable[..., Any]:
+    """``fn`` behind the declaration's checks: a DataFrame, unique column names and every
+    required named column, before the extractor looks for its column families (m0, m1, ...)."""
+    named = tuple(c for c in columns if c.pattern is None and not c.placeholder)
+
+    @functools.wraps(fn)
+    def extract(table: Any, **options: Any) -> Any:
+        check_declared_columns(table, named, name)
+        return fn(table, **options)
+
+    return extract
 
 
 def get_kind(name: str, stage: str | None = "evaluate") -> Kind:

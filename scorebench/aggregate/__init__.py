@@ -33,13 +33,15 @@ import sys
 import types
 from typing import Any
 
+import pandas as pd
+
 from ..errors import InputError
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
-from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input
-from .items import MIN_TASKS, ItemScores, bootstrap_items, is_item_table, item_scores
+from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
+from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
 from .means import MixedScaleWarning, scale_warning
 from .multiwinner import Committee, select_committee
 from .pairwise import Intransitivity, intransitivity
@@ -157,9 +159,9 @@ def _read(record: Method, table: Any, **how: Any) -> tuple[Any, ItemScores | Non
     scores, the items behind the matrix."""
     if record.accepts == ("table",):
         return table, None
-    if is_item_table(table):
-        items = item_scores(table, weights=how["weights"], higher_is_better=how["higher_is_better"])
-        return items.matrix, items
+    if isinstance(table, pd.DataFrame):  # read as the aggregate kind it fits
+        data = read_table_kind(table, **how)
+        return (data.matrix, data) if isinstance(data, ItemScores) else (data, None)
     return read_input(table, **how), None
 
 

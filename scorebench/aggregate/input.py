@@ -1,13 +1,21 @@
 """Inputs of aggregation: a validated systems x tasks score matrix, or a set of battles.
 
-Three table shapes are accepted, and each becomes one of two frozen containers:
+Each accepted table shape is a declared table kind of stage ``"aggregate"``
+(:func:`scorebench.tables.register_kind`; ``scorebench kinds --stage aggregate`` lists them),
+and each becomes one of two frozen containers:
 
-* a long ``scores`` table (``system``, ``task`` and/or ``metric``, ``value``; the output of
+* ``scores``: a long table (``system``, ``task`` and/or ``metric``, ``value``; the output of
   :func:`scorebench.evaluate`) -> :class:`ScoreMatrix`;
-* a wide systems x tasks table (index = systems, or a text first column of system names)
+* ``wide``: a systems x tasks table (index = systems, or a text first column of system names)
   -> :class:`ScoreMatrix`;
-* a ``battles`` table (``a``, ``b``, ``winner`` in {``a``, ``b``, ``tie``}, optional
-  ``weight``) -> :class:`Battles`.
+* ``battles``: ``a``, ``b``, ``winner`` in {``a``, ``b``, ``tie``}, optional ``weight``
+  -> :class:`Battles`;
+* ``items`` (:mod:`scorebench.aggregate.items`): per-item scores, the output of
+  ``evaluate(..., per_unit=True)``.
+
+:func:`read_input` picks the kind a table fits (:func:`scorebench.tables.detect_kind`: the
+most specific declaration whose required columns the table has) and checks the options
+against that kind's declaration.
 
 Leaderboard quirks are handled explicitly: cells such as ``"93.9/91.8"`` (GLUE's F1/accuracy
 pairs) split a column into two columns ``<col>-a`` and ``<col>-b`` of half the weight each
@@ -27,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnknownMetricError
+from ..table_schema import check_unique_columns
+from ..tables import Column, Option, detect_kind, get_kind, register_kind
 from ..validation import check_choice, describe_rows
 
 __all__ = ["ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input", "MISSING_MARKERS",
@@ -183,28 +193,65 @@ def read_input(table: Any, *, weights: Any = None, higher_is_better: Any = None,
             raise InputError("weights / higher_is_better cannot be applied to an already-built "
                              f"{type(table).__name__}; pass them when building it")
         return table
+    data = read_table_kind(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
+                           system_column=system_column, exclude=exclude)
+    return data if isinstance(data, (ScoreMatrix, Battles)) else data.matrix  # per-item scores: their means
+
+
+# what read_input passes when the caller left an option alone: not given to the kind
+_UNSET = {"weights": None, "higher_is_better": None, "duplicates": "raise", "system_column": None, "exclude": ()}
+
+
+def read_table_kind(table: Any, **options: Any) -> Any:
+    """Read a DataFrame as the aggregate kind it fits (``scores``, ``wide``, ``battles``,
+    ``items``), with the options that kind declares (others are refused by name)."""
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame (scores, wide or battles table), got {type(table).__name__}")
-    from .items import is_item_table, item_scores  # items builds on this module
+    check_unique_columns(table.columns)
+    kind = detect_kind(table, "aggregate")
+    given = {k: v for k, v in options.items() if not _is_unset(k, v)}
+    return kind.extract(table, **kind.check_options(given))
 
-    if is_item_table(table):  # per-item scores: the matrix of their means
-        return item_scores(table, weights=weights, higher_is_better=higher_is_better).matrix
-    if _is_battles(table):
-        if weights is not None or higher_is_better is not None:
-            raise InputError("weights and higher_is_better do not apply to a battles table")
-        return as_battles(table)
+
+def _is_unset(name: str, value: Any) -> bool:
+    default = _UNSET.get(name, None)
+    return value is None if default is None else (not len(value) if isinstance(default, tuple) else value == default)
+
+
+_WEIGHTS = Option("weights", "any", None, "column (task) weights: a mapping or a sequence; default 1 each")
+_DIRECTION = Option("higher_is_better", "any", None, "direction per column (bool, mapping or sequence); default: "
+                    "the metric registry, else True")
+
+
+@register_kind("scores", columns=(Column("system", "label", "the system"),
+                                  Column("task", "label", "the task (or metric, or both: task/metric columns)",
+                                         aliases=("metric",)),
+                                  Column("value", "number", "the score")),
+               options=(_WEIGHTS, _DIRECTION), stage="aggregate")
+def read_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None) -> ScoreMatrix:
+    """A long scores table (the output of ``scorebench evaluate``): one value per system and column."""
+    return as_matrix(table, weights=weights, higher_is_better=higher_is_better)
+
+
+@register_kind("wide", columns=(Column("<system>", "label", "system names: the index, a system/model/name column or "
+                                       "a text first column", required=False),
+                                Column("<task>", "number", "one column per task; 'x/y' cells split into two half-weight "
+                                       "columns; '-' or empty = missing", required=False)),
+               options=(_WEIGHTS, _DIRECTION,
+                        Option("duplicates", str, "raise", "repeated system names", choices=DUPLICATE_POLICIES),
+                        Option("system_column", str, None, "the column of system names"),
+                        Option("exclude", "any", (), "columns that are not scores (ranks, URLs, averages)")),
+               stage="aggregate")
+def read_wide(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None, duplicates: str = "raise",
+              system_column: str | None = None, exclude: Sequence[str] = ()) -> ScoreMatrix:
+    """A wide systems x tasks table (a leaderboard export)."""
     return as_matrix(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                     system_column=system_column, exclude=exclude)
-
-
-def _is_battles(df: pd.DataFrame) -> bool:
-    cols = set(map(str, df.columns))
-    return "winner" in cols and any(c in cols for c in _BATTLE_A) and any(c in cols for c in _BATTLE_B)
+                     system_column=system_column, exclude=exclude, shape="wide")
 
 
 def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None,
               duplicates: str = "raise", system_column: str | None = None,
-              exclude: Sequence[str] = ()) -> ScoreMatrix:
+              exclude: Sequence[str] = (), shape: str | None = None) -> ScoreMatrix:
     """Validate a long scores table or a wide systems x tasks table into a :class:`ScoreMatrix`.
 
     Parameters
@@ -226,6 +273,9 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
         else the first column if it holds text; otherwise the index).
     exclude : sequence of str
         Wide-table columns that are not scores (ranks, URLs, team names, overall score).
+    shape : {"scores", "wide"}, optional
+        Read the table as this kind; default: ``scores`` when it has the declared columns of
+        a long scores table (``system``, ``task`` or ``metric``, ``value``), else ``wide``.
 
     Examples
     --------
@@ -240,13 +290,11 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
     check_choice(duplicates, "duplicates", DUPLICATE_POLICIES)
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame, got {type(table).__name__}")
-    if table.columns.duplicated().any():
-        dups = sorted({str(c) for c in table.columns[table.columns.duplicated()]})
-        raise InputError(f"duplicate column name(s) {dups}; expected unique column names")
+    check_unique_columns(table.columns)
     if len(table) == 0:
         raise InputError("the scores table has no rows")
-    cols = set(map(str, table.columns))
-    if "system" in cols and "value" in cols and ("task" in cols or "metric" in cols):
+    check_choice(shape, "shape", (None, "scores", "wide"))
+    if shape == "scores" or (shape is None and get_kind("scores", "aggregate").fits(table)):
         return _from_long(table, weights, higher_is_better)
     return _from_wide(table, weights, higher_is_better, duplicates, system_column, tuple(exclude))
 
@@ -548,8 +596,16 @@ def _finish(values: np.ndarray, systems: list[str], columns: list[str], hib: np.
 # --- battles ------------------------------------------------------------------------------
 
 
+@register_kind("battles", columns=(Column("a", "label", "the first player", aliases=("model_a",)),
+                                   Column("b", "label", "the second player", aliases=("model_b",)),
+                                   Column("winner", "label", "a, b, tie (also model_a, model_b, tie (bothbad), "
+                                          "draw) or the winner's name"),
+                                   Column("weight", "number", "the battle's weight (>= 0)", required=False)),
+               stage="aggregate")
 def as_battles(table: pd.DataFrame) -> Battles:
-    """Validate a battles table (``a``/``model_a``, ``b``/``model_b``, ``winner``, optional ``weight``).
+    """Pairwise battles between systems: who played whom and who won.
+
+    The columns are ``a``/``model_a``, ``b``/``model_b``, ``winner`` and an optional ``weight``.
 
     ``winner`` holds ``a``/``b``/``tie`` (also ``model_a``, ``model_b``, ``tie (bothbad)``,
     ``both_bad``, ``draw``) or the winning system's name.

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, ScorebenchError
-from .input import ScoreMatrix, as_matrix
+from ..tables import Column, register_kind
+from .input import _DIRECTION, _WEIGHTS, ScoreMatrix, as_matrix
 
 __all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items"]
 
@@ -74,8 +75,14 @@ def is_item_table(table: Any) -> bool:
     return isinstance(table, pd.DataFrame) and _unit_column(table) is not None
 
 
+@register_kind("items", columns=(Column("system", "label", "the system"),
+                                 Column("task", "label", "the task (or metric, or both)", aliases=("metric",)),
+                                 Column("<unit>", "label", "one unit column (id, qid, item) holding 'all' on the "
+                                        "per-group rows"),
+                                 Column("value", "number", "the unit's contribution (the group's mean on 'all' rows)")),
+               options=(_WEIGHTS, _DIRECTION), stage="aggregate", detect=is_item_table)
 def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None) -> ItemScores:
-    """Read per-item scores (``evaluate(..., per_unit=True)`` output) into :class:`ItemScores`.
+    """Per-item scores (``evaluate(..., per_unit=True)`` output): the items behind a score matrix.
 
     Every system must be scored on the same items of a task (the resampling is paired).
 

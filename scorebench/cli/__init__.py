@@ -19,6 +19,7 @@ from ..errors import ScorebenchError
 # ``command``; add a line to plug a new command in.
 _COMMAND_MODULES = (
     "scorebench.cli.metrics_cmd",
+    "scorebench.cli.kinds_cmd",
     "scorebench.cli.aggregate_cmd",
     "scorebench.cli.evaluate_cmd",
     "scorebench.cli.compare_cmd",

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from ..comparison import COMPARE_TESTS, compare
-from ..io import read_table
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
-@click.command("compare")
+@click.command("compare", epilog=kinds_epilog())
 @click.argument("table", type=click.Path(path_type=Path))
 @click.option("--metric", "-m", required=True, help="A per-row metric, e.g. crps_normal, ndcg@10.")
 @click.option("--baseline", default=None, help="Compare every system against this one (default: all pairs).")
@@ -30,18 +30,17 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
               help="Power at which the minimum detectable effect (column mde) is computed.")
 @click.option("--cluster", default=None, help="Column of item clusters (cluster bootstrap, CR1 t, cluster sign flips).")
 @click.option("--repeats", default=None, help="Column numbering several samples per id (two-level bootstrap).")
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
-@click.option("--option", "-O", "options", multiple=True, help="Kind option as key=value.")
+@kind_option_flags
+@click.option("--option", "-O", "options", multiple=True,
+              help="Other kind option as key=value, converted to its declared type (see `scorebench kinds`).")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
-            repeats, qrels, options, source_format, source_options, output, fmt) -> None:
+            repeats, options, source_format, source_options, output, fmt, **kind_flags) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected."""
-    kind_options = parse_options(options)
-    if qrels is not None:
-        kind_options["qrels"] = read_table(qrels)
+    kind_options = {**parse_options(options), **given_kind_options(kind_flags)}
     result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind,
                      tests=list(tests) or None, ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon,
                      alpha=alpha, power=power_, cluster=cluster, repeats=repeats, **kind_options)

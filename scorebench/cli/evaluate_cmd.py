@@ -10,14 +10,14 @@ import click
 from ..dask_engine import connect, read_dask
 from ..errors import InputError
 from ..evaluate import evaluate
-from ..io import read_table
 from ..tables import get_kind
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
 from ._output import OUTPUT_OPTION, format_option, emit, parse_options
 from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 
 
-@click.command("evaluate")
+@click.command("evaluate", epilog=kinds_epilog())
 @click.argument("table", type=click.Path(path_type=Path), required=False)
 @click.option("--metric", "-m", "metrics", multiple=True, required=True,
               help="Metric name (repeatable), e.g. crps_normal, ndcg@10.")
@@ -29,17 +29,11 @@ from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--nan-policy", type=click.Choice(["raise", "omit", "propagate"]), default="raise",
               show_default=True)
-@click.option("--qrels", type=click.Path(path_type=Path), default=None,
-              help="Relevance judgements for ranking tables (TREC qrels, CSV, Parquet; "
-                   "with --engine dask also a Parquet/CSV glob, read partition by partition).")
-@click.option("--relevance-level", type=float, default=None, help="Ranking: minimum relevant grade (trec_eval -l).")
-@click.option("--complete", is_flag=True, default=False,
-              help="Ranking: average over every query in the qrels (trec_eval -c).")
 @click.option("--per-query", "per_unit", is_flag=True, default=False,
               help="Also output one row per query (or row) for per-row metrics.")
-@click.option("--atol", type=float, default=None, help="Multiclass: tolerance for rows summing to 1.")
-@click.option("--renormalize", is_flag=True, default=False, help="Multiclass: rescale rows to sum to 1.")
-@click.option("--option", "-O", "options", multiple=True, help="Other kind option as key=value.")
+@kind_option_flags
+@click.option("--option", "-O", "options", multiple=True,
+              help="Other kind option as key=value, converted to its declared type (see `scorebench kinds`).")
 @click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True)
 @click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
@@ -60,10 +54,9 @@ from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 @OUTPUT_OPTION
 @format_option("trec_eval", help="Output format (default: from the --output suffix); trec_eval: the text of "
                                 "trec_eval -q.")
-def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relevance_level, complete,
-            per_unit, atol, renormalize, options, engine, scheduler, progress, model_spec, data_paths,
-            reference, device, sha256, trust_model, cluster, proportion_interval, source_format, source_options,
-            output, fmt) -> None:
+def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, per_unit, options, engine, scheduler, progress,
+            model_spec, data_paths, reference, device, sha256, trust_model, cluster, proportion_interval,
+            source_format, source_options, output, fmt, **kind_flags) -> None:
     """Score TABLE (CSV, Parquet, JSON Lines, TREC run) with each --metric, per system.
 
     Or, with --model, run a feature extractor over --reference and each --data set and
@@ -76,11 +69,7 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, qrels, relev
         raise click.UsageError("--scheduler applies to --engine dask")
     kind_options = parse_options(options)
     with connect(scheduler) if engine == "dask" else nullcontext():
-        for name, value in (("qrels", _read_qrels(qrels, engine) if qrels else None),
-                            ("relevance_level", relevance_level), ("atol", atol),
-                            ("complete", complete or None), ("renormalize", renormalize or None)):
-            if value is not None:
-                kind_options[name] = value
+        kind_options.update(given_kind_options(kind_flags, engine))
         if model_spec is not None:
             data = _model_features(model_spec, data_paths, reference, device, sha256, trust_model)
             kind = kind or "features"
@@ -128,20 +117,6 @@ class _ProgressBar:
         self.bar.update(done - self.bar.pos)
         if done == total:
             self.bar.__exit__(None, None, None)
-
-
-def _read_qrels(path: Path, engine: str):
-    """Qrels in memory, or (Dask engine, a glob or folder) as a lazily read Dask table."""
-    if engine == "dask" and (any(c in str(path) for c in "*?[") or path.is_dir()):
-        return read_dask(str(path))
-    if not path.is_file():
-        raise InputError(f"--qrels: file not found: {path}")
-    from ..io_trec import looks_like_trec
-    from ..io_trec_prefs import looks_like_prefs
-
-    if engine == "pandas" and (looks_like_trec(path) == "qrels" or looks_like_prefs(path)):
-        return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields
-    return read_table(path)
 
 
 def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Path | None, device: str,
