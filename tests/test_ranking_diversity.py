@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from scorebench.errors import InputError
-from scorebench.metrics.ranking.diversity import diversity_scores
+from scorebench.metrics.ranking.diversity_kind import diversity_scores
 
 
 def _case(seed: int):

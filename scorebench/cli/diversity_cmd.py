@@ -8,7 +8,7 @@ import click
 
 from ..io import detect_format, read_table
 from ..io_trec_prefs import read_trec_qrels_jg
-from ..metrics.ranking.diversity import diversity_scores
+from ..metrics.ranking.diversity_kind import diversity_scores
 from ._input import load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 

@@ -44,6 +44,7 @@ from scipy.linalg import null_space
 from scipy.stats import chi2
 
 from ..errors import InputError
+from .polyem import free_parameter_basis
 from .sumscore import _complete, model_curves
 
 __all__ = ["m2", "marginal_reliability"]
@@ -69,7 +70,7 @@ def _score_moments(fit: Any, nodes: np.ndarray) -> tuple[list[np.ndarray], list[
                 mu1[j] = k @ P[x]
                 mu2[j] = (k * k) @ P[x]
                 dmu[j] = np.einsum("k,pkq->pq", k, D[x])            # (K+1, Q) wrt (a, d1..dK)
-        T = _poly_transform(fit)
+        T = free_parameter_basis(fit.layout)
         return mu1, mu2, dmu, T
     from .models import derivatives, get_model
 
@@ -89,46 +90,6 @@ def _score_moments(fit: Any, nodes: np.ndarray) -> tuple[list[np.ndarray], list[
         v[0::4] = 1.0
         cols.append(v)
     return list(P), list(P), dmu, np.column_stack(cols)
-
-
-def _poly_transform(fit) -> np.ndarray:
-    lay = fit.layout
-    sizes = lay.n_cat.astype(int)                                     # params per item: a + K
-    off = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    total = int(sizes.sum())
-    cols = []
-    for j, kind in enumerate(lay.kinds):
-        K = int(sizes[j]) - 1
-        if kind in ("2pl", "graded", "gpcm"):
-            for p in range(K + 1):
-                v = np.zeros(total)
-                v[off[j] + p] = 1.0
-                cols.append(v)
-        elif kind == "pcm":
-            for p in range(1, K + 1):
-                v = np.zeros(total)
-                v[off[j] + p] = 1.0
-                cols.append(v)
-        else:
-            v = np.zeros(total)
-            v[off[j] + 1:off[j] + K + 1] = np.arange(1, K + 1)
-            cols.append(v)
-    for (kind, K), idx in lay.groups().items():
-        if kind == "rsm" and K >= 2:
-            L = np.tril(np.ones((K, K)))
-            Cm = np.vstack([np.eye(K - 1), -np.ones((1, K - 1))])
-            Tk = L @ Cm
-            for m in range(K - 1):
-                v = np.zeros(total)
-                for j in idx:
-                    v[off[j] + 1:off[j] + K + 1] = Tk[:, m]
-                cols.append(v)
-    rasch = [j for j, k in enumerate(lay.kinds) if k in ("pcm", "rsm")]
-    if rasch:
-        v = np.zeros(total)
-        v[off[rasch]] = 1.0
-        cols.append(v)
-    return np.column_stack(cols)
 
 
 def m2(fit: Any, responses: Any = None, *, type: str = "M2*") -> dict[str, float]:
@@ -268,7 +229,7 @@ def _category_parts(fit: Any, values: np.ndarray, nodes: np.ndarray, w: np.ndarr
             rest = np.exp(sum(LP[m][c] for m, c in cell[:i] + cell[i + 1:])) if len(cell) > 1 else 1.0
             Dfull[a, off[j]:off[j] + sizes[j]] += D[j][:, k, :] @ (w * rest)
     obs = np.array([np.mean(np.all([values[:, j] == k for j, k in cell], axis=0)) for cell in cells])
-    return obs - pi, Xi, Dfull @ _poly_transform(fit)
+    return obs - pi, Xi, Dfull @ free_parameter_basis(fit.layout)
 
 
 def marginal_reliability(fit: Any) -> float:

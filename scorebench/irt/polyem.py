@@ -343,3 +343,48 @@ def fit_poly_em(values: np.ndarray, layout: ItemLayout, *, max_iter: int = 2000,
     else:
         msg = f"EM did not converge in {max_iter} iterations (largest change {change:.2e}, tol {tol:g})"
     return PolyEMResult(a, d, theta, log_w, final, it, converged, msg, history)
+
+
+def free_parameter_basis(lay: ItemLayout) -> np.ndarray:
+    """The map from the free parameters to every item's (slope, intercepts) vector.
+
+    One column per free parameter: a slope and intercepts per 2PL/graded/GPCM item, the
+    intercepts of a PCM item, a scaled step of a nominal-as-ordered item, the shared steps
+    of rating-scale groups, and one common slope for the Rasch-family items.
+    """
+    sizes = lay.n_cat.astype(int)                                     # params per item: a + K
+    off = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    total = int(sizes.sum())
+    cols = []
+    for j, kind in enumerate(lay.kinds):
+        K = int(sizes[j]) - 1
+        if kind in ("2pl", "graded", "gpcm"):
+            for p in range(K + 1):
+                v = np.zeros(total)
+                v[off[j] + p] = 1.0
+                cols.append(v)
+        elif kind == "pcm":
+            for p in range(1, K + 1):
+                v = np.zeros(total)
+                v[off[j] + p] = 1.0
+                cols.append(v)
+        else:
+            v = np.zeros(total)
+            v[off[j] + 1:off[j] + K + 1] = np.arange(1, K + 1)
+            cols.append(v)
+    for (kind, K), idx in lay.groups().items():
+        if kind == "rsm" and K >= 2:
+            L = np.tril(np.ones((K, K)))
+            Cm = np.vstack([np.eye(K - 1), -np.ones((1, K - 1))])
+            Tk = L @ Cm
+            for m in range(K - 1):
+                v = np.zeros(total)
+                for j in idx:
+                    v[off[j] + 1:off[j] + K + 1] = Tk[:, m]
+                cols.append(v)
+    rasch = [j for j, k in enumerate(lay.kinds) if k in ("pcm", "rsm")]
+    if rasch:
+        v = np.zeros(total)
+        v[off[rasch]] = 1.0
+        cols.append(v)
+    return np.column_stack(cols)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..metrics.irt_kind import ResponseMatrix
-from .polyem import ItemLayout, PolyEMResult, fit_poly_em, poly_estep, onehot
+from .polyem import ItemLayout, PolyEMResult, fit_poly_em, free_parameter_basis, poly_estep, onehot
 from .polymodels import thresholds
 from .result import InformationCriteria
 
@@ -231,7 +231,6 @@ def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
     rating-scale steps) get their SEs by the delta method. Above 300 parameters without shared
     ones the information is inverted item by item (between-item terms are dropped).
     """
-    from .limited import _poly_transform
     from .polymodels import category_jacobian
 
     N = values.shape[0]
@@ -263,8 +262,7 @@ def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
             except np.linalg.LinAlgError:
                 pass
         return out
-    fake = type("F", (), {"layout": layout})()
-    T = _poly_transform(fake)
+    T = free_parameter_basis(layout)
     Sf = S @ T if shared else S
     try:
         cov = np.linalg.inv(Sf.T @ Sf)

@@ -21,7 +21,7 @@ the novelty gain :math:`G(r) = \sum_i J(d_r, i)(1-\alpha)^{c_i(r)}`:
 * ``s_recall@k`` (Zhai, Cohen & Lafferty 2003): the fraction of intents covered by the
   top k.
 
-A query without intents scores 0. :func:`diversity_scores` evaluates them all per query
+A query without intents scores 0. :func:`~scorebench.metrics.ranking.diversity_kind.diversity_scores` evaluates them all per query
 from two tables; the run is ordered score descending, ties by document id descending
 (trec_eval / ndeval). The same measures are registered metrics of the ``diversity`` table
 kind (:mod:`.diversity_kind`), so ``scorebench.evaluate`` gives them per query and with
@@ -36,11 +36,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 
 from ...errors import InputError
 
-__all__ = ["diversity_scores", "query_matrices", "measure_value", "check_params", "DIVERSITY_MEASURES"]
+__all__ = ["query_matrices", "measure_value", "check_params", "DIVERSITY_MEASURES"]
 
 DIVERSITY_MEASURES = ("alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "p_ia", "ap_ia", "s_recall")
 #: measures with a cut-off k (spelled ``name@k``)
@@ -166,46 +165,3 @@ def measure_value(name: str, ranked_j: np.ndarray, ideal_j: np.ndarray, *, k: in
 def column_name(measure: str, k: int) -> str:
     """``alpha_ndcg@20`` for a cut-off measure, the bare name otherwise."""
     return f"{measure}@{k}" if measure in AT_K else measure
-
-
-def diversity_scores(run: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 20, alpha: float = 0.5,
-                     beta: float = 0.5) -> pd.DataFrame:
-    """Intent-aware measures per query (see the module docstring for the definitions).
-
-    Parameters
-    ----------
-    run : DataFrame
-        Columns ``qid``, ``docid``, ``score``.
-    qrels : DataFrame
-        Columns ``qid``, ``subtopic``, ``docid``, ``relevance``.
-    k : int
-        Cut-off of the ``@k`` measures (ndeval reports 5, 10, 20).
-    alpha, beta : float
-        Redundancy penalty / stop probability (ndeval's 0.5) and NRBP's persistence.
-
-    Returns
-    -------
-    DataFrame
-        One row per query of the qrels (a query without a run scores 0), per ``system``
-        (and ``task``) when the run has that column: those columns, ``qid`` and the
-        columns ``alpha_ndcg@k``, ``err_ia@k``, ``nerr_ia@k``, ``nrbp``, ``nnrbp``,
-        ``p_ia@k``, ``ap_ia``, ``s_recall@k``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> qrels = pd.DataFrame({"qid": "1", "subtopic": ["1", "1", "2", "2", "3"],
-    ...                       "docid": ["a", "b", "b", "c", "d"], "relevance": 1})
-    >>> run = pd.DataFrame({"qid": "1", "docid": ["a", "b", "c", "e"], "score": [4.0, 3.0, 2.0, 1.0]})
-    >>> diversity_scores(run, qrels, k=5).iloc[0, 1:].round(4).tolist()
-    [0.7094, 0.4639, 0.6866, 0.4688, 0.6977, 0.2667, 0.5278, 0.6667]
-    """
-    from .diversity_kind import extract_diversity
-
-    k, alpha, beta = check_params(k, alpha, beta, "diversity_scores")
-    inputs = extract_diversity(run, qrels=qrels)
-    frame = inputs.frame.copy()
-    for measure in DIVERSITY_MEASURES:
-        frame[column_name(measure, k)] = [measure_value(measure, rj, ij, k=k, alpha=alpha, beta=beta)
-                                          for rj, ij in zip(inputs.arrays["ranked_j"], inputs.arrays["ideal_j"])]
-    return frame.reset_index(drop=True)

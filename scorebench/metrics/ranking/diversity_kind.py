@@ -37,9 +37,9 @@ from ...registry import register
 from ...tables import Inputs, numeric_column, register_kind, require_columns
 from ...validation import describe_rows
 from ._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
-from .diversity import AT_K, check_params, measure_value, query_matrices
+from .diversity import AT_K, DIVERSITY_MEASURES, check_params, column_name, measure_value, query_matrices
 
-__all__ = ["extract_diversity", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
+__all__ = ["extract_diversity", "diversity_scores", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
            "p_ia", "ap_ia", "s_recall"]
 
 _QRELS = ("qid", "subtopic", "docid", "relevance")
@@ -206,3 +206,44 @@ for _measure, (_doc, _citation, _k, _value) in _SPECS.items():
                                    table_fn=_table_fn(_measure), citation=_citation)(
         _public(_measure, _doc + "\n", (_k, _value)))
 del _measure, _doc, _citation, _k, _value, _params
+
+
+def diversity_scores(run: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 20, alpha: float = 0.5,
+                     beta: float = 0.5) -> pd.DataFrame:
+    """Intent-aware measures per query (see the module docstring for the definitions).
+
+    Parameters
+    ----------
+    run : DataFrame
+        Columns ``qid``, ``docid``, ``score``.
+    qrels : DataFrame
+        Columns ``qid``, ``subtopic``, ``docid``, ``relevance``.
+    k : int
+        Cut-off of the ``@k`` measures (ndeval reports 5, 10, 20).
+    alpha, beta : float
+        Redundancy penalty / stop probability (ndeval's 0.5) and NRBP's persistence.
+
+    Returns
+    -------
+    DataFrame
+        One row per query of the qrels (a query without a run scores 0), per ``system``
+        (and ``task``) when the run has that column: those columns, ``qid`` and the
+        columns ``alpha_ndcg@k``, ``err_ia@k``, ``nerr_ia@k``, ``nrbp``, ``nnrbp``,
+        ``p_ia@k``, ``ap_ia``, ``s_recall@k``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "subtopic": ["1", "1", "2", "2", "3"],
+    ...                       "docid": ["a", "b", "b", "c", "d"], "relevance": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docid": ["a", "b", "c", "e"], "score": [4.0, 3.0, 2.0, 1.0]})
+    >>> diversity_scores(run, qrels, k=5).iloc[0, 1:].round(4).tolist()
+    [0.7094, 0.4639, 0.6866, 0.4688, 0.6977, 0.2667, 0.5278, 0.6667]
+    """
+    k, alpha, beta = check_params(k, alpha, beta, "diversity_scores")
+    inputs = extract_diversity(run, qrels=qrels)
+    frame = inputs.frame.copy()
+    for measure in DIVERSITY_MEASURES:
+        frame[column_name(measure, k)] = [measure_value(measure, rj, ij, k=k, alpha=alpha, beta=beta)
+                                          for rj, ij in zip(inputs.arrays["ranked_j"], inputs.arrays["ideal_j"])]
+    return frame.reset_index(drop=True)
