@@ -153,9 +153,8 @@ def _score_group(record: Metric, prep: _Prepared, contrib: np.ndarray | None, g:
 def _scores_frame(prep: _Prepared, out: _Collector, per_unit: bool) -> pd.DataFrame:
     out.rows.sort(key=lambda row: row.pop("_order"))  # group-major, metrics in the order asked
     scores = pd.DataFrame(out.rows, columns=[*prep.by, *SCORE_COLUMNS])
-    key = prep.inputs.key
-    if per_unit and out.unit_rows and key is not None:
-        scores.insert(len(prep.by), key, "all")
+    if per_unit and out.unit_rows:
+        scores.insert(len(prep.by), _unit_key(prep), "all")
         scores = pd.concat([pd.concat(out.unit_rows, ignore_index=True), scores], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
     return scores
@@ -189,7 +188,9 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         those rows, or let them make the value NaN.
     per_unit : bool
         Also return one row per unit (row or query) for per-row metrics, with the unit key
-        column (e.g. ``qid``); the group averages then carry ``"all"`` in that column.
+        column (e.g. ``qid``; ``row``, the unit's 0-based position among the evaluated units,
+        when the table has no key column); the group averages then carry ``"all"`` in that
+        column.
     bootstrap : {"auto", "poisson"}
         ``auto``: multinomial resampling (exact, or stratified for very large groups; see
         :mod:`scorebench.stats`). ``poisson``: Poisson(1) weights derived from each unit's
@@ -433,12 +434,17 @@ def _resamples(idx: np.ndarray, n_boot: int, rng: np.random.Generator, weights: 
             yield np.repeat(idx, w.astype(np.int64))
 
 
+def _unit_key(prep: _Prepared) -> str:
+    """The column naming each unit in per-unit output: the kind's key (``id``, ``qid``), or
+    ``row`` (the unit's position among the evaluated units) for a table without one."""
+    return prep.inputs.key if prep.inputs.key is not None else "row"
+
+
 def _unit_frame(prep: _Prepared, record: Metric, idx: np.ndarray, values: np.ndarray) -> pd.DataFrame:
     key = prep.inputs.key
     cols = [*prep.by, key] if key is not None else list(prep.by)
     out = prep.inputs.frame.iloc[idx][cols].reset_index(drop=True) if cols else pd.DataFrame(index=range(idx.size))
-    if key is not None:
-        out[key] = out[key].astype(str)
+    out[_unit_key(prep)] = out[key].astype(str) if key is not None else idx.astype(str)
     out["metric"] = record.name
     out["value"] = values
     out["ci_low"] = np.nan

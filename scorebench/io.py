@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .table_schema import check_unique_columns
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
@@ -107,9 +108,7 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: 
         raise InputError(f"{path}: no columns found; expected a header row") from None
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"{path}: could not read as {fmt}: {' '.join(str(exc).split())[:300]}") from None
-    if table.columns.duplicated().any():
-        dups = sorted({str(c) for c in table.columns[table.columns.duplicated()]})
-        raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
+    check_unique_columns(table.columns, str(path))
     return table
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..table_schema import check_unique_columns
 from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from ..validation import describe_rows
 
@@ -152,9 +153,7 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
     elif isinstance(data, pd.DataFrame) and all(c in data.columns for c in LONG_COLUMNS):
         rm = _from_long(data, nan_policy, ordinal)
     elif isinstance(data, pd.DataFrame):
-        if data.columns.duplicated().any():
-            dups = sorted(set(map(str, data.columns[data.columns.duplicated()])))
-            raise InputError(f"wide responses: duplicate item column(s) {dups}; expected unique item names")
+        check_unique_columns(data.columns, "wide responses (one column per item)")
         values = np.column_stack([numeric_column(data, c, nan_ok=True) for c in data.columns]) \
             if data.shape[1] else np.empty((len(data), 0))
         _check_binary(values, "wide responses", data.index, ordinal)
