@@ -15,7 +15,6 @@ each entry point names a module (or a callable) whose import registers its metri
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -24,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._builtins import load_builtins
+from ._records import Registry
 from .errors import InputError, UnknownMetricError
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP"]
@@ -232,7 +232,7 @@ class Positional:
         return self.fn(*(arrays[name] for name in self.inputs), **params)
 
 
-_REGISTRY: dict[str, Metric] = {}
+_REGISTRY: Registry[Metric] = Registry("metric", site=lambda m: definition_site(m.fn))
 _entry_points_loaded = False
 
 
@@ -282,19 +282,16 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
         raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
 
     def decorate(fn: Callable) -> Callable:
-        existing = _REGISTRY.get(base)
-        if existing is not None and definition_site(existing.fn) != definition_site(fn):
-            raise ValueError(f"metric {base!r} is already registered (by {definition_site(existing.fn)})")
         # The same function registering again is its module being imported a second
         # time (e.g. by a doctest runner); the newer definition replaces the older one.
-        _REGISTRY[base] = Metric(
+        _REGISTRY.add(base, Metric(
             name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
             bootstrap_stats=bootstrap_stats, note=note, distribution=distribution,
-        )
+        ))
         return fn
 
     return decorate
@@ -356,9 +353,7 @@ def metric(name: str, **params: Any) -> Metric:
     base, sep, value = head.strip().partition("@")
     record = _REGISTRY.get(base)
     if record is None:
-        close = difflib.get_close_matches(base, _REGISTRY.keys(), n=4, cutoff=0.6)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise UnknownMetricError(f"unknown metric {name!r}{hint} (see `scorebench metrics`)")
+        raise UnknownMetricError(f"unknown metric {name!r}{_REGISTRY.suggest(base, n=4)} (see `scorebench metrics`)")
     if sep:
         if record.at_param is None:
             raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ._builtins import load_builtins
+from ._records import Registry
 from .errors import InputError
 from .registry import definition_site
 from .table_schema import (Column, Option, check_declared_columns, check_declared_values, describe_columns,
@@ -212,7 +213,7 @@ class Kind:
         return [unit] if unit is not None and unit in columns else None
 
 
-_KINDS: dict[str, Kind] = {}
+_KINDS: Registry[Kind] = Registry("kind", site=lambda k: definition_site(k.extract.__wrapped__))
 
 
 def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Option] = (),
@@ -243,13 +244,11 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
         raise TypeError(f"kind {name!r}: declare columns as Column(...) and options as Option(...)")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if name in _KINDS and definition_site(_KINDS[name].extract.__wrapped__) != definition_site(fn):
-            raise ValueError(f"kind {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
-        _KINDS[name] = Kind(name=name, extract=_declared_first(fn, name, columns), columns=columns, description=doc[0] if doc else "",
+        _KINDS.add(name, Kind(name=name, extract=_declared_first(fn, name, columns), columns=columns, description=doc[0] if doc else "",
                             options=options, unit_column=unit_column, whole_groups=whole_groups,
                             global_options=global_options, complete_units=complete_units, stage=stage,
-                            detect=detect)
+                            detect=detect))
         return fn
 
     return decorate

@@ -21,7 +21,6 @@ A method receives, according to ``accepts``:
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .._records import Registry
 from ..registry import definition_site
 
 __all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
@@ -94,7 +94,7 @@ class Method:
                              f"accepted: {sorted(self.params) or 'none'}")
 
 
-_METHODS: dict[str, Method] = {}
+_METHODS: Registry[Method] = Registry("aggregation method", site=lambda m: definition_site(m.fn))
 
 # Methods registered by modules outside this package, imported on first use so that
 # ``import scorebench`` stays light: name -> module whose import registers it.
@@ -112,13 +112,11 @@ def register_method(name: str, *, family: str, missing: str, citation: str,
         raise ValueError(f"accepts must be a non-empty subset of {ACCEPTS}, got {accepts}")
 
     def decorate(fn: Callable[..., MethodResult]) -> Callable[..., MethodResult]:
-        if name in _METHODS and not replace and definition_site(_METHODS[name].fn) != definition_site(fn):
-            raise ValueError(f"aggregation method {name!r} is already registered")
         sig = inspect.signature(fn)
         params = {p.name: p.default for p in list(sig.parameters.values())[1:]
                   if p.kind is inspect.Parameter.KEYWORD_ONLY}
-        _METHODS[name] = Method(name=name, fn=fn, family=family, accepts=tuple(accepts), missing=missing,
-                                citation=citation, params=MappingProxyType(params))
+        _METHODS.add(name, Method(name=name, fn=fn, family=family, accepts=tuple(accepts), missing=missing,
+                                  citation=citation, params=MappingProxyType(params)), replace=replace)
         return fn
 
     return decorate
@@ -128,7 +126,7 @@ def register_bootstrap(name: str) -> Callable:
     """Attach a fast battle-bootstrap function to the registered method ``name``."""
 
     def decorate(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-        _METHODS[name] = replace(get_method(name), bootstrap=fn)
+        _METHODS.add(name, replace(get_method(name), bootstrap=fn), replace=True)
         return fn
 
     return decorate
@@ -141,9 +139,8 @@ def get_method(name: str) -> Method:
 
         importlib.import_module(_PROVIDERS[name])
     if not isinstance(name, str) or name not in _METHODS:
-        close = difflib.get_close_matches(str(name), _METHODS.keys(), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise InputError(f"unknown aggregation method {name!r}{hint} (known: {', '.join(sorted(_METHODS))})")
+        raise InputError(f"unknown aggregation method {name!r}{_METHODS.suggest(name)} "
+                         f"(known: {', '.join(sorted(_METHODS))})")
     return _METHODS[name]
 
 

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._records import Registry
+
 __all__ = ["SectionKind", "register_section", "section_kinds", "get_section"]
 
 
@@ -51,7 +53,7 @@ class SectionKind:
         return list(_resolve(self.build_path)(ctx, block))
 
 
-_KINDS: dict[str, SectionKind] = {}
+_KINDS: Registry[SectionKind] = Registry("board section")
 
 
 def _resolve(path: str) -> Callable[..., Any]:
@@ -62,10 +64,7 @@ def _resolve(path: str) -> Callable[..., Any]:
 def register_section(block: str, *, parse: str, build: str, sources: Callable[[Any], tuple[str, ...]],
                      standalone: bool = True) -> SectionKind:
     """Declare the section kind read from the spec table ``[block]``."""
-    if block in _KINDS:
-        raise ValueError(f"board section {block!r} is already registered")
-    _KINDS[block] = SectionKind(block, parse, build, sources, standalone)
-    return _KINDS[block]
+    return _KINDS.add(block, SectionKind(block, parse, build, sources, standalone))
 
 
 def section_kinds() -> list[SectionKind]:
