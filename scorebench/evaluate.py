@@ -190,7 +190,8 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         Also return one row per unit (row or query) for per-row metrics, with the unit key
         column (e.g. ``qid``; ``row``, the unit's 0-based position among the evaluated units,
         when the table has no key column); the group averages then carry ``"all"`` in that
-        column.
+        column. ``attrs["unit_key"]`` names the key column, or is None when units are named by
+        position (and so are not paired across systems).
     bootstrap : {"auto", "poisson"}
         ``auto``: multinomial resampling (exact, or stratified for very large groups; see
         :mod:`scorebench.stats`). ``poisson``: Poisson(1) weights derived from each unit's
@@ -253,6 +254,8 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         **out.counts,
         **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int))},
     })
+    if per_unit:  # the key that pairs units across systems; None when units are named by position
+        scores.attrs["unit_key"] = prep.inputs.key
     return scores
 
 

@@ -148,6 +148,8 @@ def _evaluate_task(block: EvaluateSpec, sub: pd.DataFrame, records: list, record
     units = scores[~summary & (scores["metric"] == record.name).to_numpy()]
     scores = scores[summary].drop(columns=key[0]).reset_index(drop=True)
     scores.attrs = attrs
+    if attrs.get("unit_key") is None:  # units named by position: nothing pairs them across systems
+        return scores, None, None
     return scores, units, key[0]
 
 
@@ -357,6 +359,8 @@ def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
         for task, sub in _tasks(_filter(ctx.table(block.source), block.where)):
             units = scorebench.evaluate(sub, records, kind=block.kind, by="system", n_boot=0, per_unit=True,
                                         **dict(block.options))
+            if units.attrs.get("unit_key") is None:  # unpaired units (no key column)
+                return None
             frames.append(units.assign(task=task))
     if not frames:
         return None
