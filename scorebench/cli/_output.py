@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -78,6 +79,17 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
     meta = _plain(table.attrs)
     if meta:
         click.echo("# " + "; ".join(f"{k}: {v}" for k, v in meta.items()))
+
+
+def echo_listing(table: pd.DataFrame, fmt: str, shown: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
+    """A registry listing (``scorebench metrics``, ``kinds``) as CSV, JSON records, or the
+    ``shown(table)`` columns as plain text."""
+    if fmt == "csv":
+        click.echo(table.to_csv(index=False), nl=False)
+    elif fmt == "json":
+        click.echo(table.to_json(orient="records", indent=1))
+    else:
+        click.echo(shown(table).to_string(index=False) if len(table) else "none registered")
 
 
 def _plain(attrs: dict) -> dict:

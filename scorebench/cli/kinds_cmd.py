@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..tables import STAGES, get_kind, kinds_table
+from ._output import echo_listing
 
 
 @click.command("kinds")
@@ -29,10 +30,4 @@ def command(name: str | None, stage: str | None, fmt: str) -> None:
 
         click.echo(kinds_markdown(stage), nl=False)
         return
-    table = kinds_table(stage)
-    if fmt == "csv":
-        click.echo(table.to_csv(index=False), nl=False)
-    elif fmt == "json":
-        click.echo(table.to_json(orient="records", indent=1))
-    else:
-        click.echo(table[["kind", "stage", "description"]].to_string(index=False))
+    echo_listing(kinds_table(stage), fmt, lambda t: t[["kind", "stage", "description"]])

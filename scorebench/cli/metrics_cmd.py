@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..registry import list_metrics
+from ._output import echo_listing
 
 
 @click.command("metrics")
@@ -13,14 +14,12 @@ from ..registry import list_metrics
               show_default=True)
 def command(family: str | None, fmt: str) -> None:
     """List registered metrics with direction, bounds, kind and citation."""
-    table = list_metrics(family)
-    if fmt == "csv":
-        click.echo(table.to_csv(index=False), nl=False)
-    elif fmt == "json":
-        click.echo(table.to_json(orient="records", indent=1))
-    else:
-        shown = table[["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
-                       "proper", "citation"]].copy()
-        shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
-        shown["citation"] = shown["citation"].str.slice(0, 60)
-        click.echo(shown.to_string(index=False) if len(shown) else "no metrics registered")
+    echo_listing(list_metrics(family), fmt, _shown)
+
+
+def _shown(table):
+    shown = table[["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
+                   "proper", "citation"]].copy()
+    shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
+    shown["citation"] = shown["citation"].str.slice(0, 60)
+    return shown
