@@ -25,7 +25,7 @@ from ..._lazy import lazy_module
 
 from ...errors import InputError
 from .crps_closed import JKL
-from ._common import chunk_slices
+from ._lattice import lattice_crps
 from ._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
@@ -97,22 +97,6 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
     return obs * (2.0 * cdf - 1.0) - n * q / prob ** 2 * (prob * (2.0 * cdf1 - 1.0) + f2)
 
 
-def _lattice_crps(obs: np.ndarray, top: np.ndarray, cdf_sf) -> np.ndarray:
-    """The cell sum of the module docstring, chunked over rows; ``cdf_sf(rows, k)`` gives
-    ``(F(k), 1 - F(k))`` on the grid ``k`` for the selected rows (1-D, flattened)."""
-    flat_obs, flat_top = obs.ravel(), top.ravel()
-    out = np.empty(flat_obs.shape)
-    width = int(np.max(flat_top)) if flat_top.size else 0
-    for sl in chunk_slices(flat_obs.size, 8 * 4 * max(width, 1)):
-        y, t = flat_obs[sl, None], flat_top[sl, None]
-        k = np.arange(width, dtype=float)[None, :]
-        cdf, sf = cdf_sf(sl, k)
-        b = np.clip(y - k, 0.0, 1.0)
-        cells = np.where(k < t, cdf * cdf * b + sf * sf * (1.0 - b), 0.0)
-        out[sl] = cells.sum(axis=1) + np.maximum(-y[:, 0], 0.0) + np.maximum(y[:, 0] - t[:, 0], 0.0)
-    return out.reshape(obs.shape)
-
-
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 
 
@@ -129,15 +113,21 @@ def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     0.57715
     """
     obs, n, prob = prep(obs, _BINOM, dict(n=n, prob=prob))
-    fn, fp = n.ravel(), prob.ravel()
+    q = 1.0 - prob
+    odds = prob / np.where(q > 0.0, q, 1.0)
+    lo = np.where(prob == 1.0, n, 0.0)  # p = 0 and p = 1 are point masses at 0 and n
+    size = np.where((prob > 0.0) & (q > 0.0), n, 0.0)
+    mode = np.minimum(np.floor((n + 1.0) * prob), n)
+    fn, fodds = n.ravel(), odds.ravel()
 
-    def cdf_sf(sl, k):
-        nn, pp = fn[sl, None], fp[sl, None]
-        kk = np.minimum(k, nn)
-        ni = nn.astype(np.int64)  # scipy deprecates float n
-        return special.bdtr(kk, ni, pp), special.bdtrc(kk, ni, pp)
+    def log_ratio(rows: np.ndarray, i: np.ndarray) -> np.ndarray:
+        # f(i + 1)/f(i) = (n - i)/(i + 1) * p/(1 - p); <= 0 from i = n on
+        t = fn[rows] - i
+        t *= 1.0 / (i + 1.0)
+        t *= fodds[rows]
+        return np.log(t, out=t)
 
-    return _lattice_crps(obs, n, cdf_sf)
+    return lattice_crps(obs, lo, size, mode, log_ratio)
 
 
 _HYPER = {"m": ("nonnegative integer", None), "n": ("nonnegative integer", None),
@@ -161,20 +151,18 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     obs, m, n, k = prep(obs, _HYPER, dict(m=m, n=n, k=k))
     if (k > m + n).any():
         raise InputError(f"k: expected at most m + n draws, got k={float(k[k > m + n].ravel()[0])!r}")
-    fm, fn_, fk = m.ravel(), n.ravel(), k.ravel()
-    lognorm = special.gammaln(fm + fn_ + 1.0) - special.gammaln(fk + 1.0) - special.gammaln(fm + fn_ - fk + 1.0)
+    lo = np.maximum(k - n, 0.0)
+    size = np.minimum(k, m) - lo
+    mode = np.clip(np.floor((k + 1.0) * (m + 1.0) / (m + n + 2.0)) - lo, 0.0, size)
+    far = np.maximum(m, k) - lo  # the other factor of the upper ratio, >= size
+    first, second = lo + 1.0, n - k + lo + 1.0
+    fsize, ffar, ffirst, fsecond = (a.ravel() for a in (size, far, first, second))
 
-    def cdf_sf(sl, grid):
-        mm, nn, kk, ln = fm[sl, None], fn_[sl, None], fk[sl, None], lognorm[sl, None]
-        x = np.arange(grid.shape[1] + 1, dtype=float)[None, :]
-        valid = (x <= mm) & (kk - x <= nn) & (x <= kk)
-        with np.errstate(invalid="ignore"):
-            logp = (special.gammaln(mm + 1.0) - special.gammaln(x + 1.0) - special.gammaln(mm - x + 1.0)
-                    + special.gammaln(nn + 1.0) - special.gammaln(kk - x + 1.0)
-                    - special.gammaln(nn - kk + x + 1.0) - ln)
-        pmf = np.where(valid, np.exp(np.where(valid, logp, 0.0)), 0.0)
-        cdf = np.cumsum(pmf, axis=1)[:, :-1]
-        sf = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1][:, 1:]
-        return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
+    def log_ratio(rows: np.ndarray, i: np.ndarray) -> np.ndarray:
+        # f(x + 1)/f(x) = (m - x)(k - x)/((x + 1)(n - k + x + 1)) at x = lo + i; 0 from i = size on
+        t = np.maximum(fsize[rows] - i, 0.0)
+        t *= ffar[rows] - i
+        t /= (ffirst[rows] + i) * (fsecond[rows] + i)
+        return np.log(t, out=t)
 
-    return _lattice_crps(obs, k, cdf_sf)
+    return lattice_crps(obs, lo, size, mode, log_ratio)
