@@ -7,9 +7,9 @@ over unit cells,
           + (-y)_+ + (y - N)_+, \qquad b_k = \min(\max(y - k, 0), 1),
 
 over :math:`k = 0, \dots, N - 1` for a support :math:`\{0, \dots, N\}`. The binomial and
-hypergeometric scores use it (each term non-negative, the upper tail :math:`1 - F` taken
-from survival functions, so nothing cancels); the Poisson and negative binomial, whose
-support is unbounded, have closed forms. The outcome may be any real number.
+hypergeometric scores use it (each term non-negative, the upper tail :math:`1 - F` summed
+from the top, so nothing cancels; see :mod:`._lattice`); the Poisson and negative
+binomial, whose support is unbounded, have closed forms. The outcome may be any real number.
 
 References: Wei & Held (2014), TEST 23:787-805; Jordan, Krüger & Lerch (2019), J. Stat.
 Software 90(12).
@@ -17,7 +17,6 @@ Software 90(12).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -104,8 +103,9 @@ _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""CRPS of the binomial distribution with :math:`n` trials and success probability :math:`p`.
 
-    The cell sum of the module docstring over :math:`k = 0, \dots, n - 1`, with the CDF
-    ``bdtr`` and survival function ``bdtrc`` (work grows with the largest ``n``).
+    The cell sum of the module docstring over :math:`k = 0, \dots, n - 1`, the masses from
+    the ratios :math:`f(k + 1)/f(k) = \frac{n - k}{k + 1}\frac{p}{1 - p}` (work grows with
+    the sum of the ``n``; :math:`p \in \{0, 1\}` are point masses).
 
     Examples
     --------
@@ -139,9 +139,9 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     r"""CRPS of the hypergeometric distribution: successes in :math:`k` draws without
     replacement from :math:`m` successes and :math:`n` failures (R's ``dhyper(x, m, n, k)``).
 
-    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}` (from
-    log-gamma functions); the CDF and survival function are its cumulative sums from
-    either end, summed over cells as in the module docstring.
+    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}`, taken from
+    the ratios :math:`f(x + 1)/f(x) = \frac{(m - x)(k - x)}{(x + 1)(n - k + x + 1)}` and
+    summed over cells as in the module docstring (work grows with the support widths).
 
     Examples
     --------
