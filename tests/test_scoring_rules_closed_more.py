@@ -217,6 +217,25 @@ def test_negbinom_matches_exact_sum(y, n, p):
     assert S.crps_negbinom(y, n, p) == pytest.approx(_count_crps(y, cdf, kmax), rel=1e-11)
 
 
+# floor(y) <= 64 with p^n not tiny sums the masses, the others call betainc: both sides of
+# each switch (y 64 / 65, n log p above / below -700), p near 1, a large size. (Where
+# n log p < -700 scipy's hyp2f1 is NaN, so the CDF and partial mean are checked alone.)
+@pytest.mark.parametrize(("y", "n", "p"), [(64.0, 3.0, 0.2), (65.0, 3.0, 0.2), (20.0, 190.0, 0.03),
+                                           (20.0, 200.0, 0.03), (0.0, 5.27, 0.99994), (30.0, 1000.0, 0.97),
+                                           (64.5, 1.0, 0.01), (3.0, 2.0, 1.0)])
+def test_negbinom_summed_and_betainc_cdfs_match_exact(y, n, p):
+    from scorebench.metrics.scoring_rules.crps_discrete import _negbinom_cdf_partial
+    with mp.workdps(40):
+        pp, f, cdf, partial = mp.mpf(p), mp.mpf(p) ** n, mp.mpf(0), mp.mpf(0)
+        for j in range(int(y) + 1):  # the masses by their recurrence, exactly
+            f = f * (n + j - 1) * (1 - pp) / j if j else f
+            cdf, partial = cdf + f, partial + j * f
+    arr = lambda v: np.array([float(v)])  # noqa: E731
+    got_cdf, got_partial = _negbinom_cdf_partial(arr(np.floor(y)), arr(n), arr(p), arr(n * (1 - p) / p))
+    assert got_cdf[0] == pytest.approx(float(cdf), rel=1e-13, abs=1e-300)
+    assert got_partial[0] == pytest.approx(float(partial), rel=1e-13, abs=1e-300)
+
+
 # --- generalised truncated-censored families against quadrature, tails included ---------
 
 GTC_CASES = [

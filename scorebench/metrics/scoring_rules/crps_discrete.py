@@ -88,12 +88,56 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
             raise InputError("mu: expected a non-negative mean")
         prob = mu_arr[1] / (mu_arr[1] + mu_arr[0])
     obs, n, prob = prep(obs, _NB, dict(n=n, prob=prob))
-    k = np.floor(obs)
-    cdf = np.where(k < 0, 0.0, special.betainc(n, np.maximum(k, 0.0) + 1.0, prob))
-    cdf1 = np.where(k < 1, 0.0, special.betainc(n + 1.0, np.maximum(k, 1.0), prob))
     q = 1.0 - prob
+    mean = n * q / prob
+    cdf, partial = _negbinom_cdf_partial(np.floor(obs), n, prob, mean)
     f2 = special.hyp2f1(n + 1.0, 0.5, 2.0, -4.0 * q / prob ** 2)
-    return obs * (2.0 * cdf - 1.0) - n * q / prob ** 2 * (prob * (2.0 * cdf1 - 1.0) + f2)
+    return obs * (2.0 * cdf - 1.0) - 2.0 * partial + mean - mean / prob * f2
+
+
+#: Up to this ``floor(y)`` the negative binomial CDF is summed from its masses (cheaper
+#: than two ``betainc`` calls; the summed masses keep ~``k`` ulps).
+_NB_SUM_MAX = 64
+#: Smallest ``log f(0) = n log p`` that is summed from (the first mass stays normal).
+_NB_LOG_F0_MIN = -700.0
+
+
+def _negbinom_cdf_partial(k: np.ndarray, n: np.ndarray, prob: np.ndarray,
+                          mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The CDF :math:`F(k) = I_p(n, k + 1)` and partial mean :math:`E[X\,1\{X \le k\}] =
+    \mu\,I_p(n + 1, k)` at ``k = floor(y)`` (both 0 below 0): summed from the masses for
+    small ``k``, from ``betainc`` otherwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_f0 = n * np.log(prob)
+    summed = (k >= 0) & (k <= _NB_SUM_MAX) & (log_f0 > _NB_LOG_F0_MIN)
+    cdf, partial = np.zeros(k.shape), np.zeros(k.shape)
+    cdf[summed], partial[summed] = _negbinom_sums(k[summed], n[summed], 1.0 - prob[summed],
+                                                  np.exp(log_f0[summed]))
+    rest = ~summed & ~(k < 0)  # NaN rows take this path and stay NaN
+    kr, nr, pr = k[rest], n[rest], prob[rest]
+    cdf[rest] = special.betainc(nr, kr + 1.0, pr)
+    partial[rest] = np.where(kr < 1, 0.0, mean[rest] * special.betainc(nr + 1.0, np.maximum(kr, 1.0), pr))
+    return cdf, partial
+
+
+def _negbinom_sums(k: np.ndarray, n: np.ndarray, q: np.ndarray, f0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\sum_{j \le k} f(j)` and :math:`\sum_{j \le k} j f(j)` from the recurrence
+    :math:`j f(j) = (n + j - 1)\,q\,f(j - 1)`, rows sorted by ``k`` so that the rows still
+    summing at step ``j`` are a prefix."""
+    order = np.argsort(-k.astype(np.int16), kind="stable")  # a radix sort, k <= _NB_SUM_MAX
+    active = np.searchsorted(-k[order], -np.arange(1, int(k.max(initial=0)) + 1), side="right")
+    n1, qs, f = n[order] - 1.0, q[order], f0[order]
+    cdf, partial, step = f.copy(), np.zeros(f.size), np.empty(f.size)
+    for j, c in enumerate(active, start=1):
+        t = np.add(n1[:c], j, out=step[:c])
+        t *= qs[:c]
+        f[:c] *= t  # now j f(j)
+        partial[:c] += f[:c]
+        f[:c] *= 1.0 / j
+        cdf[:c] += f[:c]
+    out_cdf, out_partial = np.empty(f.size), np.empty(f.size)
+    out_cdf[order], out_partial[order] = cdf, partial
+    return out_cdf, out_partial
 
 
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
