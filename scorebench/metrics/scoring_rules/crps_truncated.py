@@ -327,18 +327,40 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
 # --- Student t ----------------------------------------------------------------------------
 
 
+def _tail_diff(ca, cb, a, b):
+    """``F(a) - F(b)`` for ``a >= b`` of a symmetric distribution from its smaller tails
+    ``c = F(-|x|)`` at ``a`` and ``b``: a difference of upper tails when ``b > 0``, of
+    lower tails when ``a < 0``, never ``1 - 1``."""
+    return np.where(b > 0, cb - ca, np.where(a < 0, ca - cb, 1.0 - ca - cb))
+
+
+def _inner_tail(tail, omega, l, u, cl, cu, *params):
+    """The smaller tail ``tail(z, *params)`` at ``z = clip(omega, l, u)``, evaluated only
+    where ``l < omega < u`` (elsewhere it is the bound's, ``cl`` or ``cu``)."""
+    inside = (omega > l) & (omega < u)
+    if inside.all():
+        return tail(omega, *params)
+    out = np.where(omega <= l, cl, cu)
+    out[inside] = tail(omega[inside], *(p[inside] for p in params))
+    return out
+
+
+def _t_tail(x, df):
+    """The t distribution's smaller tail ``F_nu(-|x|)`` (0 at +-inf)."""
+    return special.stdtr(df, -np.abs(x))
+
+
 def _t_diff(df, a, b):
-    """``F_nu(a) - F_nu(b)`` for ``a >= b``, from upper tails when ``b > 0``."""
-    return np.where(b > 0, special.stdtr(df, -b) - special.stdtr(df, -a), special.stdtr(df, a) - special.stdtr(df, b))
+    """``F_nu(a) - F_nu(b)`` for ``a >= b`` (two ``stdtr`` calls)."""
+    return _tail_diff(_t_tail(a, df), _t_tail(b, df), a, b)
 
 
-def _t_p(df, x):
-    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf)."""
+def _t_p(df, x, log_f0):
+    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf), with
+    ``log_f0 = log f_nu(0)``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        log_f = (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
-                 - (df + 1.0) / 2.0 * np.log1p(x * x / df))
         # f (nu + x^2) = exp(log f + log(nu + x^2)): stays finite for huge |x|.
-        val = -np.exp(log_f + np.log(df) + np.log1p(x * x / df)) / (df - 1.0)
+        val = -np.exp(log_f0 + np.log(df) - 0.5 * (df - 1.0) * np.log1p(x * x / df)) / (df - 1.0)
     return np.where(np.isinf(x), 0.0, val)
 
 
@@ -349,28 +371,34 @@ def _t_h_tail(df, x):
     return np.where(np.isinf(x), 0.0, val)
 
 
-def _t_k(df, l, u):
+def _t_k(df, l, u, beta_half):
     """``Bbar (H(u) - H(l))`` with ``H(x) = (1 + sign(x) I(x)) / 2``, from the tails."""
     cu, cl = _t_h_tail(df, u), _t_h_tail(df, l)
-    diff = np.where(l >= 0, 0.5 * (cl - cu), np.where(u <= 0, 0.5 * (cu - cl), 1.0 - 0.5 * cu - 0.5 * cl))
+    # H(x) = 1 - c(x)/2 above 0 and c(x)/2 below: the difference of the two tails' halves.
+    diff = _tail_diff(0.5 * cu, 0.5 * cl, u, l)
     log_bbar = (math.log(2.0) + 0.5 * np.log(df) - np.log(df - 1.0) + special.betaln(0.5, df - 0.5)
-                - 2.0 * special.betaln(0.5, df / 2.0))
+                - 2.0 * beta_half)
     return np.exp(log_bbar) * diff
 
 
 def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
-    d = _t_diff(df, u, l)
-    t_z = _t_diff(df, z, l) / d
+    # One t tail per point (stdtr is the cost): F at l, u and z all come from them.
+    cl, cu = _t_tail(l, df), _t_tail(u, df)
+    cz = _inner_tail(_t_tail, omega, l, u, cl, cu, df)
+    d = _tail_diff(cu, cl, u, l)
+    t_z = _tail_diff(cz, cl, z, l) / d
     if censored:
-        lmass, umass = special.stdtr(df, l), special.stdtr(df, -u)
+        lmass, umass = np.where(l < 0, cl, 1.0 - cl), np.where(u > 0, cu, 1.0 - cu)
         ratio = np.ones_like(d)
     else:
         ratio = (1.0 - lmass - umass) / d
+    beta_half = special.betaln(0.5, df / 2.0)  # f_nu(0) = 1 / (sqrt(nu) B(1/2, nu/2))
+    log_f0 = -0.5 * np.log(df) - beta_half
     with np.errstate(invalid="ignore"):
-        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z), ratio * _t_p(df, u),
-                        ratio * _t_p(df, l), ratio * ratio * _t_k(df, l, u))
+        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z, log_f0), ratio * _t_p(df, u, log_f0),
+                        ratio * _t_p(df, l, log_f0), ratio * ratio * _t_k(df, l, u, beta_half))
     return sigma * out
 
 
@@ -470,8 +498,8 @@ def _half_normal_piece(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     r"""CRPS at ``z <= 0`` of :math:`F(x) = c\,\Phi(x)` on :math:`x < 0` with the rest of the mass at 0.
 
     :math:`\int_z^0 (1 - c\Phi)^2 + \int_{-\infty}^z c^2\Phi^2
-    = -z - 2c\,(arphi(0) - z\Phi(z) - arphi(z)) + c^2 \int_{-\infty}^0 \Phi^2`, using
-    :math:`\int_{-\infty}^x \Phi = x\Phi(x) + arphi(x)`. Each piece of the two-piece normal
+    = -z - 2c\,(\varphi(0) - z\Phi(z) - \varphi(z)) + c^2 \int_{-\infty}^0 \Phi^2`, using
+    :math:`\int_{-\infty}^x \Phi = x\Phi(x) + \varphi(x)`. Each piece of the two-piece normal
     is one of these (the upper one reflected), so the CRPS needs one ``ndtr`` and one ``exp``
     per piece instead of the general gtc-normal form.
     """
