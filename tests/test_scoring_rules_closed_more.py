@@ -397,6 +397,21 @@ def test_beta_tiny_shapes_full_precision():
         assert S.crps_beta(y, a, b) == pytest.approx(exact, rel=1e-11), (y, a, b)
 
 
+# F_{a+1,b} comes from F_{a,b} by the recurrence, from the lower-tail series where that
+# cancels (z (a + b)/(a + 1) < 1/8), and from betainc for a + b > 100 or where the series
+# converges slowly: one row per path, both sides of the switches, a subnormal outcome.
+@pytest.mark.parametrize(("y", "a", "b"), [(0.3, 2.0, 1.5), (0.01, 2.0, 1.5), (0.7, 1.5, 2.0), (0.2, 0.004, 0.002),
+                                           (1e-300, 3e-6, 0.3), (0.006, 0.5, 30.0), (0.0065, 0.5, 30.0), (0.4, 0.004, 0.002),
+                                           (0.3, 60.0, 45.0), (0.45, 50.0, 49.0), (0.01, 0.2, 0.1)])
+def test_beta_cdf_paths_match_exact(y, a, b):
+    with mp.workdps(50):
+        a_, b_, y_ = mp.mpf(a), mp.mpf(b), mp.mpf(y)
+        inc = lambda p, q: mp.betainc(p, q, 0, y_, regularized=True)  # noqa: E731
+        exact = float(y_ * (2 * inc(a_, b_) - 1) + a_ / (a_ + b_) * (
+            1 - 2 * inc(a_ + 1, b_) - 2 * mp.beta(2 * a_, 2 * b_) / (a_ * mp.beta(a_, b_) ** 2)))
+    assert S.crps_beta(y, a, b) == pytest.approx(exact, rel=1e-13)
+
+
 def test_uniform_with_masses_matches_quadrature():
     for y, lo, hi, lm, um in [(0.5, 0.0, 1.0, 0.1, 0.2), (-1.0, 0.0, 2.0, 0.3, 0.0), (3.0, 0.0, 2.0, 0.0, 0.5)]:
         cdf = lambda x, lo=lo, hi=hi, lm=lm, um=um: (mp.mpf(0) if x < lo else mp.mpf(1) if x >= hi  # noqa: E731

@@ -296,18 +296,16 @@ def _lgamma_shift(x: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.where(d <= 0.01, series, special.gammaln(x + d) - special.gammaln(x))
 
 
-def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray) -> np.ndarray:
     """``1 - 2 B(2a, 2b) / (a B(a, b)^2)`` without cancellation for small shapes.
 
     The log of the ratio is ``log(b / (a + b))`` plus log-gamma terms that are small when a
     shape ``s = min(a, b)`` is: grouped as ``lgamma1p(2s) - 2 lgamma1p(s)`` and shifts of
     ``log Gamma`` by ``s`` and ``2s``, each evaluated by series, the ``-log s`` parts of the
     beta functions cancel exactly instead of in floating point (which cost ~1e-7 relative
-    at ``s = 1e-8``).
+    at ``s = 1e-8``). ``log_beta`` is ``log B(a, b)``; all three are 1-D of one length.
     """
-    shape = np.broadcast(a, b).shape
-    a, b = (np.atleast_1d(v).ravel() for v in np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float)))
-    log_ratio = math.log(2.0) + special.betaln(2 * a, 2 * b) - np.log(a) - 2 * special.betaln(a, b)
+    log_ratio = math.log(2.0) + special.betaln(2 * a, 2 * b) - np.log(a) - 2 * log_beta
     out = -np.expm1(log_ratio)
     # The direct form loses ~eps |log s| / s relative for the smaller shape s: below 1e-3
     # (> 1e-12) the log-gamma terms are regrouped so the -log s parts cancel exactly.
@@ -318,7 +316,49 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         rest = (_lgamma1p(2 * small) - 2 * _lgamma1p(small)
                 - _lgamma_shift(1 + 2 * large, 2 * small) + 2 * _lgamma_shift(1 + large, small))
         out[tiny] = -np.expm1(-np.log1p(at / bt) + rest)
-    return out.reshape(shape)
+    return out
+
+
+#: Up to this ``a + b`` the beta CDF of shape ``a + 1`` comes from the one of shape ``a``
+#: and the density term (its logarithm keeps ~``eps (a + b)`` relative); above it, and
+#: where neither the recurrence nor the series below keeps its digits, from ``betainc``.
+_BETA_RECURRENCE_MAX = 100.0
+#: The recurrence subtracts ``F_{a+1,b} ~ r F_{a,b}``, ``r = z (a + b)/(a + 1)``: below
+#: this ``r`` (3 bits lost) the lower-tail series is used instead ...
+_BETA_CANCEL_R = 0.125
+#: ... where its terms shrink at least this fast.
+_BETA_SERIES_Q = 0.25
+
+
+def _beta_cdf_pair(a: np.ndarray, b: np.ndarray, z: np.ndarray, log_beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`F_{a,b}(z)` and :math:`F_{a+1,b}(z)` for 1-D arrays, :math:`0 \le z \le 1/2`, with
+    one ``betainc``: :math:`I_z(a + 1, b) = I_z(a, b) - d`, :math:`d = z^a (1 - z)^b / (a B(a, b))`,
+    or, where that cancels, :math:`I_z(a + 1, b) = d\,r\,{}_2F_1(a + b + 1, 1; a + 2; z)`."""
+    f0 = special.betainc(a, b, z)
+    with np.errstate(divide="ignore"):  # z = 0: z^a = 0
+        density = np.exp(a * np.log(z) + b * np.log1p(-z) - np.log(a) - log_beta)
+    f1 = f0 - density
+    r = z * (a + b) / (a + 1.0)
+    q = z * np.maximum(1.0, (a + b + 1.0) / (a + 2.0))  # bounds the series' term ratios
+    cancels = r < _BETA_CANCEL_R
+    far = (a + b > _BETA_RECURRENCE_MAX) | (cancels & (q > _BETA_SERIES_Q))
+    series = cancels & ~far
+    if series.any():
+        f1[series] = density[series] * r[series] * _beta_series(a[series], b[series], z[series], q[series].max())
+    if far.any():
+        f1[far] = special.betainc(a[far] + 1.0, b[far], z[far])
+    return f0, np.maximum(f1, 0.0)
+
+
+def _beta_series(a: np.ndarray, b: np.ndarray, z: np.ndarray, q_max: float) -> np.ndarray:
+    r""":math:`{}_2F_1(a + b + 1, 1; a + 2; z) = \sum_n \prod_{i<n} z (a + b + 1 + i)/(a + 2 + i)`,
+    summed until the terms (ratios at most ``q_max``) fall below ``eps``."""
+    terms = int(math.ceil(math.log(1e-17) / math.log(max(q_max, 1e-300)))) if q_max > 0 else 1
+    term, total = np.ones(z.shape), np.ones(z.shape)
+    for i in range(1, terms + 1):
+        term *= z * (a + b + i) / (a + 1.0 + i)
+        total += term
+    return total
 
 
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
@@ -351,12 +391,12 @@ def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> n
     check_positive(width, "upper - lower")
     z = (obs - lower_) / width
     flip = z > 0.5
-    a, b, z = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1.0 - z, z)
-    zc = np.clip(z, 0.0, 1.0)
-    f0 = special.betainc(a, b, zc)
-    f1 = special.betainc(a + 1.0, b, zc)
-    core = z * (2.0 * f0 - 1.0) + a / (a + b) * (_beta_half_gini_ratio(a, b) - 2.0 * f1)
-    return width * core
+    a, b, z = (np.where(flip, b, a).ravel(), np.where(flip, a, b).ravel(),
+               np.where(flip, 1.0 - z, z).ravel())
+    log_beta = special.betaln(a, b)
+    f0, f1 = _beta_cdf_pair(a, b, np.clip(z, 0.0, 1.0), log_beta)
+    core = z * (2.0 * f0 - 1.0) + a / (a + b) * (_beta_half_gini_ratio(a, b, log_beta) - 2.0 * f1)
+    return width * core.reshape(width.shape)
 
 
 @_parametric("crps_t", ("df", "mu", "sigma"), JKL)
