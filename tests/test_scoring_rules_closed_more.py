@@ -412,6 +412,24 @@ def test_beta_cdf_paths_match_exact(y, a, b):
     assert S.crps_beta(y, a, b) == pytest.approx(exact, rel=1e-13)
 
 
+# csg0: P(a + 1, x) from P(a, x) by the recurrence, the series where x/(a + 1) < 1/8,
+# gammainc (and betaln) for a > 10; each path at y and at the shift, shift 0 too.
+@pytest.mark.parametrize(("y", "a", "rate", "shift"), [(0.7, 0.5, 2.0, 0.3), (0.05, 2.0, 1.0, 0.01),
+                                                       (3.0, 2.0, 1.0, 0.37), (3.0, 2.0, 1.0, 0.38),
+                                                       (30.0, 12.0, 0.5, 2.0), (0.0, 10.0, 1.0, 0.5),
+                                                       (1.0, 0.05, 0.3, 0.0), (1e-200, 3.0, 2.0, 0.0)])
+def test_csg0_gamma_cdf_paths_match_exact(y, a, rate, shift):
+    with mp.workdps(40):
+        y_, a_, r_, d_ = map(mp.mpf, (y, a, rate, shift))
+        lower = lambda s, x: mp.gammainc(s, 0, x, regularized=True)  # noqa: E731
+        yt, mean = max(y_, 0) + d_, a_ / r_
+        fy, f1y, fd, f1d = lower(a_, r_ * yt), lower(a_ + 1, r_ * yt), lower(a_, r_ * d_), lower(a_ + 1, r_ * d_)
+        exact = float(yt * (2 * fy - 1) - mean * mp.beta(0.5, a_ + 0.5) / mp.pi
+                      * mp.gammainc(2 * a_, 2 * r_ * d_, mp.inf, regularized=True)
+                      + mean * (1 + 2 * fd * f1d - fd * fd - 2 * f1y) - d_ * fd * fd + max(y_, 0) - y_)
+    assert S.crps_csg0(y, a, rate, shift) == pytest.approx(exact, rel=1e-13)
+
+
 def test_uniform_with_masses_matches_quadrature():
     for y, lo, hi, lm, um in [(0.5, 0.0, 1.0, 0.1, 0.2), (-1.0, 0.0, 2.0, 0.3, 0.0), (3.0, 0.0, 2.0, 0.0, 0.5)]:
         cdf = lambda x, lo=lo, hi=hi, lm=lm, um=um: (mp.mpf(0) if x < lo else mp.mpf(1) if x >= hi  # noqa: E731
