@@ -97,16 +97,34 @@ def _assemble(omega, l, u, lmass, umass, t_z, rp_z, rp_u, rp_l, r2k):
 # --- normal -------------------------------------------------------------------------------
 
 
+def _log_diff(log_a, log_b):
+    """``log(exp(log_a) - exp(log_b))`` for ``log_a >= log_b`` (``-inf`` when equal)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return log_a + np.log1p(-np.exp(log_b - log_a))
+
+
+def _log_ndtr_between(log_hi, log_lo, flip):
+    """``log(Phi(b) - Phi(a))`` for ``a <= b`` from ``log_ndtr`` at ``+-a``, ``+-b``: the
+    arguments were negated where ``flip`` (``a > 0``), so both are lower tails, the larger
+    one ``-a`` there."""
+    return _log_diff(np.where(flip, log_lo, log_hi), np.where(flip, log_hi, log_lo))
+
+
 def _gtcnormal(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
-    # D, T(z) and the ratios phi(.)/D and D2/D^2 are taken in logs: they survive D underflowing.
-    _, log_d = _log_ndtr_diff(u, l)
-    _, log_dz = _log_ndtr_diff(z, l)
-    t_z = np.where(z <= l, 0.0, np.exp(log_dz - log_d))
-    _, log_d2 = _log_ndtr_diff(_SQRT2 * u, _SQRT2 * l)
-    if censored:
-        lmass, umass = special.ndtr(l), special.ndtr(-u)
+    # D, T(z) and the ratios phi(.)/D and D2/D^2 are taken in logs: they survive D
+    # underflowing. Above 0 the upper tails are used (Phi(-x)), so nothing is 1 - 1; one
+    # log_ndtr per point serves D, T(z) and the censored masses.
+    flip = l > 0
+    side = np.where(flip, -1.0, 1.0)
+    log_l, log_u, log_z = (special.log_ndtr(side * x) for x in (l, u, z))
+    log_d = _log_ndtr_between(log_u, log_l, flip)
+    t_z = np.exp(_log_ndtr_between(log_z, log_l, flip) - log_d)
+    log_d2 = _log_ndtr_between(special.log_ndtr(side * _SQRT2 * u), special.log_ndtr(side * _SQRT2 * l), flip)
+    if censored:  # Phi(l) and Phi(-u) from the log tails above
+        lmass = np.where(flip, -np.expm1(log_l), np.exp(log_l))
+        umass = np.where(flip, np.exp(log_u), -np.expm1(log_u))
         log_ratio = np.zeros_like(log_d)
     else:
         with np.errstate(divide="ignore"):
