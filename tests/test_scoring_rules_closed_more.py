@@ -327,6 +327,24 @@ def _quad_crps(cdf, y, points, lo=-np.inf, hi=np.inf, sf=None):
     return total
 
 
+# GEV: Q(1 - xi, x) as 1 - gammainc for x < 1 and |xi| >= 0.1 unless P > 0.9 (xi near 1),
+# gammaincc otherwise; each path, left and right of the support too.
+@pytest.mark.parametrize(("y", "xi"), [(0.1, 0.5), (0.1, 0.05), (3.0, 0.99), (0.3, -0.5), (-0.5, 0.3),
+                                       (5.0, 0.2), (-2.0, 0.6), (2.5, -0.5), (0.2, -0.12)])
+def test_gev_upper_gamma_paths_match_exact(y, xi):
+    with mp.workdps(40):
+        s, k = mp.mpf(y), mp.mpf(xi)
+        gam, t = mp.gamma(1 - k), 1 + k * s
+        if t <= 0:
+            f, g = (0, 0) if k > 0 else (1, (gam - 1) / k)
+        else:
+            x = t ** (-1 / k)
+            f = mp.exp(-x)
+            g = (mp.gammainc(1 - k, x, mp.inf, regularized=True) * gam - f) / k
+        exact = float(s * (2 * f - 1) - 2 * g - (1 - (2 - 2 ** k) * gam) / k)
+    assert S.crps_gev(y, xi) == pytest.approx(exact, rel=1e-13)
+
+
 def test_gev_and_gpd_match_quadrature():
     for y, xi, mu, s in [(0.3, 0.2, 0.0, 1.0), (2.0, -0.3, 0.5, 2.0), (-1.0, 0.0, 0.0, 1.0), (40.0, 0.5, 0.0, 1.0)]:
         dist = stats.genextreme(-xi, mu, s)  # scipy's shape is -xi
