@@ -94,6 +94,13 @@ def _assemble(omega, l, u, lmass, umass, t_z, rp_z, rp_u, rp_l, r2k):
     return s1 + s2 - s3 - r2k
 
 
+def _tail_diff(ca, cb, a, b):
+    """``F(a) - F(b)`` for ``a >= b`` of a symmetric distribution from its smaller tails
+    ``c = F(-|x|)`` at ``a`` and ``b``: a difference of upper tails when ``b > 0``, of
+    lower tails when ``a < 0``, never ``1 - 1``."""
+    return np.where(b > 0, cb - ca, np.where(a < 0, ca - cb, 1.0 - ca - cb))
+
+
 # --- normal -------------------------------------------------------------------------------
 
 
@@ -218,9 +225,14 @@ def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
 # --- logistic -----------------------------------------------------------------------------
 
 
+def _logis_tail(x):
+    """The logistic distribution's smaller tail ``Lambda(-|x|)``."""
+    return special.expit(-np.abs(x))
+
+
 def _logis_diff(a, b):
     """``Lambda(a) - Lambda(b)`` for ``a >= b`` without cancellation (upper tails when b > 0)."""
-    return np.where(b > 0, special.expit(-b) - special.expit(-a), special.expit(a) - special.expit(b))
+    return _tail_diff(_logis_tail(a), _logis_tail(b), a, b)
 
 
 def _logis_p(x):
@@ -277,10 +289,11 @@ def _logis_k(l, u):
 def _gtclogistic(obs, mu, s, lower, upper, lmass, umass, censored=False):
     omega, l, u = _standardise(obs, mu, s, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
-    d = _logis_diff(u, l)
-    t_z = _logis_diff(z, l) / d
+    cl, cu = _logis_tail(l), _logis_tail(u)
+    d = _tail_diff(cu, cl, u, l)
+    t_z = _tail_diff(_logis_tail(z), cl, z, l) / d
     if censored:
-        lmass, umass = special.expit(l), special.expit(-u)
+        lmass, umass = np.where(l < 0, cl, 1.0 - cl), np.where(u > 0, cu, 1.0 - cu)
         ratio = np.ones_like(d)
     else:
         ratio = (1.0 - lmass - umass) / d
@@ -343,13 +356,6 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
 
 
 # --- Student t ----------------------------------------------------------------------------
-
-
-def _tail_diff(ca, cb, a, b):
-    """``F(a) - F(b)`` for ``a >= b`` of a symmetric distribution from its smaller tails
-    ``c = F(-|x|)`` at ``a`` and ``b``: a difference of upper tails when ``b > 0``, of
-    lower tails when ``a < 0``, never ``1 - 1``."""
-    return np.where(b > 0, cb - ca, np.where(a < 0, ca - cb, 1.0 - ca - cb))
 
 
 def _inner_tail(tail, omega, l, u, cl, cu, *params):
