@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from ..._lazy import lazy_module
 
+from ._special import upper_gamma
 from .crps_closed import JKL
 from ._dist import prep, register_dist
 
@@ -42,36 +43,16 @@ def _gev_std(s: np.ndarray, xi: np.ndarray) -> np.ndarray:
         above = ~inside & (xi < 0)  # right of the support: F = 1
         f = np.where(below, 0.0, np.where(above, 1.0, np.exp(-x)))
         gam = special.gamma(1.0 - xi)  # shared by the three terms below
-        cheap = (x < _GAMMA_X_SWITCH) & (np.abs(xi) >= _GEV_XI_CHEAP_Q)
-        g_in = (_upper_gamma(1.0 - xi, x, cheap) * gam - f) / xi
+        g_in = (upper_gamma(1.0 - xi, x, np.abs(xi) >= _GEV_XI_CHEAP_Q) * gam - f) / xi
         g = np.where(below, 0.0, np.where(above, (gam - 1.0) / xi, g_in))
         const = (1.0 - (2.0 - 2.0 ** xi) * gam) / xi
         return s * (2.0 * f - 1.0) - 2.0 * g - const
 
 
-#: ``Q(a, x) = 1 - P(a, x)`` is taken from ``gammainc`` below this ``x`` (scipy's
-#: ``gammaincc`` is several times slower there) where ``P <= _GAMMA_P_MAX`` (<= 4 bits lost) ...
-_GAMMA_X_SWITCH = 1.0
-_GAMMA_P_MAX = 0.9
-#: ... and ``|shape|`` is at least this: ``G`` divides ``Gamma Q - F`` by the shape, and for
-#: small shapes ``gammaincc``'s rounding follows ``F = exp(-x)``'s (at ``a = 1`` they agree).
+#: Below this ``|shape|`` ``Q`` comes from ``gammaincc`` only: ``G`` divides
+#: ``Gamma Q - F`` by the shape, and for small shapes ``gammaincc``'s rounding follows
+#: ``F = exp(-x)``'s (at ``a = 1`` they agree), where ``1 - gammainc`` would not.
 _GEV_XI_CHEAP_Q = 0.1
-
-
-def _upper_gamma(a: np.ndarray, x: np.ndarray, cheap: np.ndarray) -> np.ndarray:
-    """The regularised upper incomplete gamma function ``Q(a, x)``, as ``1 - P`` on the
-    ``cheap`` rows where ``P`` is at most ``_GAMMA_P_MAX``, ``gammaincc`` elsewhere."""
-    if not cheap.any():
-        return special.gammaincc(a, x)
-    shape = np.broadcast_shapes(np.shape(a), np.shape(x), np.shape(cheap))
-    a, x, cheap = (v.ravel() for v in np.broadcast_arrays(a, x, cheap))
-    out = np.empty(x.shape)
-    p = special.gammainc(a[cheap], x[cheap])
-    out[cheap] = 1.0 - p
-    direct = ~cheap
-    direct[cheap] = p > _GAMMA_P_MAX
-    out[direct] = special.gammaincc(a[direct], x[direct])
-    return out.reshape(shape)
 
 
 def _gumbel_std(s: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from ..._lazy import lazy_module
 
+from ._special import upper_gamma
 from .crps_closed import JKL
 from ._dist import prep, register_dist
 
@@ -52,7 +53,7 @@ def crps_csg0(obs: Any, shape: Any, rate: Any, shift: Any = 0.0) -> np.ndarray:
     a, lg1 = shape.ravel(), special.gammaln(shape.ravel() + 1.0)
     f_y, f1_y = (v.reshape(obs.shape) for v in _gamma_cdf_pair(a, (rate * yt).ravel(), lg1))
     f_d, f1_d = (v.reshape(obs.shape) for v in _gamma_cdf_pair(a, (rate * shift).ravel(), lg1))
-    tail2 = special.gammaincc(2.0 * shape, 2.0 * rate * shift)
+    tail2 = upper_gamma(2.0 * shape, 2.0 * rate * shift)
     beta_term = _half_beta(a, lg1).reshape(obs.shape) / math.pi
     mean = shape / rate
     out = (yt * (2.0 * f_y - 1.0) - mean * beta_term * tail2
