@@ -37,6 +37,8 @@ from .multivariate import energy_score, variogram_score
 from .quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
 from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
 from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
+from .weighted_kernel import (owgksmv_ensemble, owgksuv_ensemble, twgksmv_ensemble,  # noqa: F401
+                              twgksuv_ensemble, vrgksmv_ensemble, vrgksuv_ensemble)
 from .error_spread import error_spread_score  # noqa: F401  (registers it)
 from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
 from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401

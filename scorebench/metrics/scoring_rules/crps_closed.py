@@ -395,20 +395,46 @@ def _mixnorm_A(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     return mean * special.erf(z / math.sqrt(2.0)) + 2.0 * sd * _norm_pdf(z)
 
 
-def _mixnorm_table(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Gather ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
+#: The mixture's parameters, one column per component ``k`` in a ``parametric`` table.
+MIXNORM_DIST = {"parameters": {"mu<k>": ("real", None), "sigma<k>": ("positive", None),
+                               "w<k>": ("nonnegative", None)}, "support": "real"}
+
+
+def _mixnorm_columns(arrays: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, ...]:
+    """``y`` and the stacked ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
     comps = sorted(int(m.group(1)) for key in arrays if (m := re.fullmatch(r"mu(\d+)", key)))
     if not comps:
-        raise InputError("crps_mixnorm: expected parameter columns mu0, sigma0, w0, mu1, sigma1, w1, ...")
+        raise InputError(f"{name}: expected parameter columns mu0, sigma0, w0, mu1, sigma1, w1, ...")
     missing = [f"{p}{k}" for k in comps for p in ("sigma", "w") if f"{p}{k}" not in arrays]
     if missing:
-        raise InputError(f"crps_mixnorm: missing parameter column(s) {missing}")
+        raise InputError(f"{name}: missing parameter column(s) {missing}")
     stack = lambda p: np.stack([arrays[f"{p}{k}"] for k in comps], axis=-1)  # noqa: E731
-    return crps_mixnorm(arrays["y"], stack("mu"), stack("sigma"), stack("w"))
+    return arrays["y"], stack("mu"), stack("sigma"), stack("w")
+
+
+def _mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, ...]:
+    """Checked ``obs`` (broadcast to the batch), ``mu``, ``sigma`` and normalised ``w``
+    with the mixture components on the last axis."""
+    obs = as_float_array(obs, "obs", check_inf=True)
+    mu, sigma = broadcast_arrays(mu=as_float_array(mu, "mu", check_inf=True),
+                                 sigma=as_float_array(sigma, "sigma", check_inf=True))
+    if mu.ndim == 0:
+        raise InputError("mu: expected the mixture components on the last axis, got a scalar")
+    check_positive(sigma, "sigma")
+    w = np.ones(mu.shape) if w is None else as_float_array(w, "w", check_inf=True)
+    if (w < 0).any():
+        raise InputError("w: expected non-negative mixture weights")
+    mu, sigma, w = broadcast_arrays(mu=mu, sigma=sigma, w=w)
+    total = w.sum(axis=-1, keepdims=True)
+    if (total <= 0).any():
+        raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
+    obs = np.broadcast_to(obs, check_batch(obs, mu, "obs", "mu", core=1))
+    return obs, mu, sigma, w / total
 
 
 @register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
-          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=_mixnorm_table,
+          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*_mixnorm_columns(arrays, "crps_mixnorm")),
+          distribution=MIXNORM_DIST,
           citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL)
 def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""CRPS of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
@@ -432,21 +458,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     >>> bool(np.isclose(crps_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), crps_normal(0.2, 0.0, 1.0)))
     True
     """
-    obs = as_float_array(obs, "obs", check_inf=True)
-    mu, sigma = broadcast_arrays(mu=as_float_array(mu, "mu", check_inf=True),
-                                 sigma=as_float_array(sigma, "sigma", check_inf=True))
-    if mu.ndim == 0:
-        raise InputError("mu: expected the mixture components on the last axis, got a scalar")
-    check_positive(sigma, "sigma")
-    w = np.ones(mu.shape) if w is None else as_float_array(w, "w", check_inf=True)
-    if (w < 0).any():
-        raise InputError("w: expected non-negative mixture weights")
-    mu, sigma, w = broadcast_arrays(mu=mu, sigma=sigma, w=w)
-    total = w.sum(axis=-1, keepdims=True)
-    if (total <= 0).any():
-        raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
-    w = w / total
-    obs = np.broadcast_to(obs, check_batch(obs, mu, "obs", "mu", core=1))
+    obs, mu, sigma, w = _mixnorm_inputs(obs, mu, sigma, w)
     var = sigma * sigma
     first = np.sum(w * _mixnorm_A(obs[..., None] - mu, var), axis=-1)
     pair = _mixnorm_A(mu[..., :, None] - mu[..., None, :], var[..., :, None] + var[..., None, :])

@@ -28,28 +28,40 @@ from ._common import FAMILY, GNEITING_RAFTERY
 from .crps_ensemble import _ensemble_inputs
 from .multivariate import _mv_inputs
 
-__all__ = ["gksuv_ensemble", "gksmv_ensemble"]
+__all__ = ["gksuv_ensemble", "gksmv_ensemble", "gks_terms"]
 
 _CHUNK_BYTES = 1 << 21
 
 
-def _gks_engine(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarray:
-    """Kernel score per row for ``obs (n, d)`` and ``ens (n, m, d)``."""
+def gks_terms(obs: np.ndarray, ens: np.ndarray, u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per row :math:`\sum_i u_i k(x_i, y)` and :math:`\sum_{i,j} u_i u_j k(x_i, x_j)` for
+    ``obs (n, d)``, ``ens (n, m, d)`` and member weights ``u (n, m)`` (``None``: ``1/m``)."""
     n, m, _ = ens.shape
-    out = np.empty(n)
+    near, pair = np.empty(n), np.empty(n)
     rows = min(n, max(1, _CHUNK_BYTES // (8 * m * m)))
     for start in range(0, n, rows):
-        e = ens[start:start + rows] - obs[start:start + rows, None, :]  # shift: kernel is translation-invariant
+        stop = min(n, start + rows)
+        e = ens[start:stop] - obs[start:stop, None, :]  # shift: the kernel is translation-invariant
         sq = np.einsum("rmd,rmd->rm", e, e)
-        near = np.exp(-0.5 * sq).sum(axis=1)
         d2 = sq[:, :, None] + sq[:, None, :] - 2.0 * np.einsum("rid,rjd->rij", e, e)
-        pair = np.exp(-0.5 * np.maximum(d2, 0.0)).sum(axis=(1, 2))
-        if fair:
-            pair = (pair - m) / (m * (m - 1))
+        kern = np.exp(-0.5 * np.maximum(d2, 0.0))
+        if u is None:
+            near[start:stop] = np.exp(-0.5 * sq).sum(axis=1) / m
+            pair[start:stop] = kern.sum(axis=(1, 2)) / (m * m)
         else:
-            pair = pair / (m * m)
-        out[start:start + rows] = 0.5 + 0.5 * pair - near / m
-    return out
+            w = u[start:stop]
+            near[start:stop] = (np.exp(-0.5 * sq) * w).sum(axis=1)
+            pair[start:stop] = np.einsum("ri,rij,rj->r", w, kern, w)
+    return near, pair
+
+
+def _gks_engine(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarray:
+    """Kernel score per row for ``obs (n, d)`` and ``ens (n, m, d)``."""
+    m = ens.shape[1]
+    near, pair = gks_terms(obs, ens)
+    if fair:  # drop the m diagonal terms k(x_i, x_i) = 1 of the pair sum
+        pair = (pair * (m * m) - m) / (m * (m - 1))
+    return 0.5 + 0.5 * pair - near
 
 
 def _estimator(estimator: str, m: int) -> bool:

@@ -1,0 +1,103 @@
+"""Weighted Gaussian kernel scores (tw/ow/vr, univariate and multivariate) against scoringrules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scorebench.errors import InputError
+from scorebench.metrics.scoring_rules import gksmv_ensemble, gksuv_ensemble
+from scorebench.metrics.scoring_rules import weighted_kernel as K
+
+sr = pytest.importorskip("scoringrules")
+A, B = -0.5, 1.0
+
+
+def _box(z):
+    return np.all((z >= A) & (z <= B), axis=-1)
+
+
+@pytest.fixture
+def uv():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=300), rng.normal(size=(300, 20)), rng.uniform(0.1, 1.0, size=(300, 20))
+
+
+@pytest.fixture
+def mv():
+    rng = np.random.default_rng(1)
+    return rng.normal(size=(150, 3)), rng.normal(size=(150, 15, 3)), rng.uniform(0.1, 1.0, size=(150, 15))
+
+
+def test_univariate_forms_match_scoringrules(uv):
+    obs, ens, ens_w = uv
+    for estimator, ref in (("standard", "nrg"), ("fair", "fair")):
+        np.testing.assert_allclose(K.twgksuv_ensemble(obs, ens, a=A, b=B, estimator=estimator),
+                                   sr.twgksuv_ensemble(obs, ens, A, B, estimator=ref), rtol=1e-10, atol=1e-14)
+    ow_ref = sr.owgksuv_ensemble(obs, ens, A, B)
+    assert np.isfinite(ow_ref).all()  # every row here has members in the window
+    np.testing.assert_allclose(K.owgksuv_ensemble(obs, ens, a=A, b=B), ow_ref, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(K.vrgksuv_ensemble(obs, ens, a=A, b=B), sr.vrgksuv_ensemble(obs, ens, A, B),
+                               rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(K.vrgksuv_ensemble(obs, ens, a=A, b=B, ens_w=ens_w),
+                               sr.vrgksuv_ensemble(obs, ens, A, B, ens_w=ens_w), rtol=1e-10, atol=1e-14)
+
+
+def test_multivariate_forms_match_scoringrules(mv):
+    obs, ens, ens_w = mv
+    np.testing.assert_allclose(K.twgksmv_ensemble(obs, ens, a=A, b=B),
+                               sr.twgksmv_ensemble(obs, ens, lambda z: np.clip(z, A, B)), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(K.vrgksmv_ensemble(obs, ens, a=A, b=B, ens_w=ens_w),
+                               sr.vrgksmv_ensemble(obs, ens, _box, ens_w=ens_w), rtol=1e-10, atol=1e-14)
+    with np.errstate(invalid="ignore"):
+        ow_ref = sr.owgksmv_ensemble(obs, ens, _box)
+    defined = np.isfinite(ow_ref)
+    inside = _box(obs)
+    # scoringrules gives NaN where no member is in the box; with the observation outside, 0.
+    keep = defined | ~inside
+    ours = K.owgksmv_ensemble(obs[keep], ens[keep], a=A, b=B)
+    np.testing.assert_allclose(ours[defined[keep]], ow_ref[keep & defined], rtol=1e-10, atol=1e-14)
+    np.testing.assert_array_equal(ours[~defined[keep]], 0.0)
+    bad = np.flatnonzero(~keep)
+    if bad.size:
+        with pytest.raises(InputError, match=f"row {bad[0]}|rows"):
+            K.owgksmv_ensemble(obs, ens, a=A, b=B)
+
+
+def test_no_window_is_the_kernel_score(uv, mv):
+    obs, ens, _ = uv
+    for fn in (K.twgksuv_ensemble, K.owgksuv_ensemble, K.vrgksuv_ensemble):
+        np.testing.assert_allclose(fn(obs, ens), gksuv_ensemble(obs, ens), rtol=1e-12)
+    obs, ens, _ = mv
+    for fn in (K.twgksmv_ensemble, K.owgksmv_ensemble, K.vrgksmv_ensemble):
+        np.testing.assert_allclose(fn(obs, ens), gksmv_ensemble(obs, ens), rtol=1e-12)
+
+
+def test_bounds_and_zero_outside(uv):
+    obs, ens, _ = uv
+    for fn in (K.twgksuv_ensemble, K.owgksuv_ensemble, K.vrgksuv_ensemble):
+        s = fn(obs, ens, a=A, b=B)
+        assert ((s >= -1e-15) & (s <= 1 + 1e-15)).all()
+    outside = (obs < A) | (obs > B)
+    np.testing.assert_array_equal(K.owgksuv_ensemble(obs, ens, a=A, b=B)[outside], 0.0)
+
+
+def test_nan_members_omitted_equal_dropping_them():
+    rng = np.random.default_rng(3)
+    obs, ens = rng.normal(size=4), rng.normal(size=(4, 6))
+    with_nan = np.concatenate([ens, np.full((4, 1), np.nan)], axis=1)
+    for fn in (K.twgksuv_ensemble, K.owgksuv_ensemble, K.vrgksuv_ensemble):
+        np.testing.assert_allclose(fn(obs, with_nan, a=-2.0, b=2.0, nan_policy="omit"),
+                                   fn(obs, ens, a=-2.0, b=2.0), rtol=1e-13)
+        assert np.isnan(fn(obs, with_nan, a=-2.0, b=2.0)).all()
+
+
+def test_bad_inputs():
+    with pytest.raises(InputError, match="a < b"):
+        K.vrgksuv_ensemble(0.0, [1.0, 2.0], a=1.0, b=0.0)
+    with pytest.raises(InputError, match="fair"):
+        K.twgksuv_ensemble(0.0, [1.0, 2.0], estimator="fair", ens_w=[1.0, 2.0])
+    with pytest.raises(InputError, match="no ensemble member"):
+        K.owgksuv_ensemble(0.0, [5.0, 6.0], a=-1.0, b=1.0)
+    with pytest.raises(InputError, match="estimator"):
+        K.twgksmv_ensemble([0.0], [[1.0]], estimator="nrg")
