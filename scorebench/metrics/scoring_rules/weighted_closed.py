@@ -40,9 +40,7 @@ import numpy as np
 from ..._lazy import lazy_module
 from ._common import check_thresholds
 from ._dist import prep, register_dist
-from .crps_truncated import (_LOGISTIC, _NORMAL, _T, _logis_diff, _logis_p, _t_diff, _t_p,
-                             crps_clogistic, crps_cnormal, crps_ct, crps_tlogistic, crps_tnormal,
-                             crps_tt)
+from .crps_truncated import _LOGISTIC, _NORMAL, _T, _gtclogistic, _gtcnormal, _gtct, _logis_p, _t_p
 
 special = lazy_module("scipy.special")
 
@@ -57,19 +55,21 @@ _WINDOW = {"a": -math.inf, "b": math.inf}
 
 @dataclass(frozen=True)
 class _Family:
-    """What the weighted forms need of a location-scale family (standardised, mean 0):
-    ``mass(lo, hi, *shape)`` = P(lo <= Z <= hi) and ``moment(z, *shape)`` = the partial
-    first moment E[Z 1{Z <= z}] (even in z, 0 at +-inf), plus the truncated and censored
-    CRPS in the original units as ``fn(obs, *params, lower, upper)``."""
+    """What the weighted forms need of a location-scale family, standardised (symmetric,
+    mean 0): ``tail(z, *shape)`` = P(Z <= -|z|), ``moment(z, *shape)`` = the partial first
+    moment E[Z 1{Z <= z}] (even in z, 0 at +-inf), and its generalised truncated-censored
+    CRPS ``gtc(obs, *params, lower, upper, lmass, umass, censored=False)`` in original units."""
 
-    mass: Callable[..., np.ndarray]
+    tail: Callable[..., np.ndarray]
     moment: Callable[..., np.ndarray]
-    truncated: Callable[..., np.ndarray]
-    censored: Callable[..., np.ndarray]
+    gtc: Callable[..., np.ndarray]
 
+    def truncated(self, obs, params, a: float, b: float) -> np.ndarray:
+        zero = np.zeros(np.shape(obs))
+        return self.gtc(obs, *params, np.float64(a), np.float64(b), zero, zero)
 
-def _normal_mass(lo, hi):
-    return np.where(lo > 0, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo))
+    def censored(self, obs, params, a: float, b: float) -> np.ndarray:
+        return self.gtc(obs, *params, np.float64(a), np.float64(b), None, None, censored=True)
 
 
 def _normal_moment(z):
@@ -78,32 +78,55 @@ def _normal_moment(z):
 
 
 _FAMILIES = {
-    "normal": _Family(_normal_mass, _normal_moment, crps_tnormal, crps_cnormal),
-    "logistic": _Family(lambda lo, hi: _logis_diff(hi, lo), _logis_p, crps_tlogistic, crps_clogistic),
-    "t": _Family(lambda lo, hi, df: _t_diff(df, hi, lo), lambda z, df: _t_p(df, z), crps_tt, crps_ct),
+    "normal": _Family(lambda z: special.ndtr(-np.abs(z)), _normal_moment, _gtcnormal),
+    "logistic": _Family(lambda z: special.expit(-np.abs(z)), _logis_p, _gtclogistic),
+    "t": _Family(lambda z, df: special.stdtr(df, -np.abs(z)), lambda z, df: _t_p(df, z), _gtct),
 }
 
 
-def _abs_moment(fam: _Family, eta, alpha, beta, shape) -> np.ndarray:
+@dataclass(frozen=True)
+class _Point:
+    """A standardised point with its CDF, survival function and partial moment, each from
+    one evaluation of the tail (exact on both sides of the centre)."""
+
+    z: np.ndarray
+    cdf: np.ndarray
+    sf: np.ndarray
+    moment: np.ndarray
+
+    @classmethod
+    def at(cls, fam: _Family, z: np.ndarray, shape: tuple) -> _Point:
+        tail = fam.tail(z, *shape)
+        return cls(z, np.where(z <= 0, tail, 1.0 - tail), np.where(z >= 0, tail, 1.0 - tail),
+                   fam.moment(z, *shape))
+
+
+def _mass(lo: _Point, hi: _Point) -> np.ndarray:
+    """P(lo <= Z <= hi), from the upper tails when the interval lies above the centre."""
+    return np.where(lo.z > 0, lo.sf - hi.sf, hi.cdf - lo.cdf)
+
+
+def _abs_moment(fam: _Family, eta, alpha: _Point, beta: _Point, shape) -> np.ndarray:
     """``E|Z - eta| 1{alpha <= Z <= beta}`` for the standard variable ``Z``: the window split
     at ``k = clip(eta)``, each side as ``eta * mass -+ (partial moment difference)``."""
-    k = np.clip(eta, alpha, beta)
-    below = eta * fam.mass(alpha, k, *shape) - (fam.moment(k, *shape) - fam.moment(alpha, *shape))
-    above = (fam.moment(beta, *shape) - fam.moment(k, *shape)) - eta * fam.mass(k, beta, *shape)
+    k = _Point.at(fam, np.clip(eta, alpha.z, beta.z), shape)
+    below = eta * _mass(alpha, k) - (k.moment - alpha.moment)
+    above = (beta.moment - k.moment) - eta * _mass(k, beta)
     return below + above
 
 
 def _vrcrps(fam: _Family, obs, loc, scale, shape, params, a: float, b: float) -> np.ndarray:
     """vrCRPS of the module docstring in the original units; ``params`` are the family's
     parameters in its CRPS functions' order (``shape`` the extra standard-form ones)."""
-    alpha, beta = (a - loc) / scale, (b - loc) / scale
+    alpha = _Point.at(fam, (a - loc) / scale, shape)
+    beta = _Point.at(fam, (b - loc) / scale, shape)
     wy = ((obs >= a) & (obs <= b)).astype(np.float64)
-    p = fam.mass(alpha, beta, *shape)
+    p = _mass(alpha, beta)
     near = scale * _abs_moment(fam, (obs - loc) / scale, alpha, beta, shape)
     absx = scale * _abs_moment(fam, -loc / scale, alpha, beta, shape)
     centre = np.clip(loc, a, b)
     pair = 2.0 * p * scale * _abs_moment(fam, (centre - loc) / scale, alpha, beta, shape)
-    pair = pair - 2.0 * p * p * fam.truncated(centre, *params, a, b)
+    pair = pair - 2.0 * p * p * fam.truncated(centre, params, a, b)
     return wy * near - 0.5 * pair + (absx - np.abs(obs) * wy) * (p - wy)
 
 
@@ -118,9 +141,9 @@ def _make(rule: str, family: str, spec: dict, proper: str, citation: str, doc: s
         values = dict(zip(spec, args), **kwargs)
         obs, *params = prep(obs, spec, {p: values.get(p) for p in spec})
         if rule == "tw":
-            return fam.censored(np.clip(obs, a, b), *params, a, b)
+            return fam.censored(np.clip(obs, a, b), params, a, b)
         if rule == "ow":
-            return np.where((obs >= a) & (obs <= b), fam.truncated(obs, *params, a, b), 0.0)
+            return np.where((obs >= a) & (obs <= b), fam.truncated(obs, params, a, b), 0.0)
         shape, (loc, scale) = (params[:1], params[1:]) if family == "t" else ((), params)
         return _vrcrps(fam, obs, loc, scale, shape, params, a, b)
 
