@@ -64,6 +64,39 @@ def test_multivariate_forms_match_scoringrules(mv):
             K.owgksmv_ensemble(obs, ens, a=A, b=B)
 
 
+def test_member_weights_and_nan_members_in_the_kernel_scores(uv, mv):
+    obs, ens, ens_w = uv
+    np.testing.assert_allclose(gksuv_ensemble(obs, ens, ens_w=ens_w), sr.gksuv_ensemble(obs, ens, ens_w=ens_w),
+                               rtol=1e-10)
+    np.testing.assert_allclose(K.twgksuv_ensemble(obs, ens, a=A, b=B, ens_w=ens_w),
+                               sr.twgksuv_ensemble(obs, ens, A, B, ens_w=ens_w), rtol=1e-10)
+    # scoringrules' weighted fair kernel score keeps the diagonal k(x_i, x_i) = 1 in the pair
+    # sum (harmless for the energy score, whose diagonal is 0), so with equal weights it is
+    # not its own unweighted fair score; it is off by 0.5 sum(w^2) / (1 - sum(w^2)).
+    # scorebench drops the diagonal: equal weights give the unweighted fair score.
+    w = ens_w / ens_w.sum(axis=1, keepdims=True)
+    s2 = (w * w).sum(axis=1)
+    np.testing.assert_allclose(gksuv_ensemble(obs, ens, estimator="fair", ens_w=ens_w),
+                               sr.gksuv_ensemble(obs, ens, estimator="fair", ens_w=ens_w) - 0.5 * s2 / (1 - s2),
+                               rtol=1e-10, atol=1e-14)
+    equal = np.ones_like(ens_w)
+    np.testing.assert_allclose(gksuv_ensemble(obs, ens, estimator="fair", ens_w=equal),
+                               sr.gksuv_ensemble(obs, ens, estimator="fair"), rtol=1e-10, atol=1e-14)
+    assert not np.allclose(sr.gksuv_ensemble(obs, ens, estimator="fair", ens_w=equal / 20),
+                           sr.gksuv_ensemble(obs, ens, estimator="fair"))
+    # integer weights are repeated members (standard estimator)
+    rep = np.repeat(ens[:5], [1, 2] * 10, axis=1)
+    np.testing.assert_allclose(gksuv_ensemble(obs[:5], ens[:5], ens_w=np.tile([1.0, 2.0], (5, 10))),
+                               gksuv_ensemble(obs[:5], rep), rtol=1e-12)
+    obs, ens, ens_w = mv
+    np.testing.assert_allclose(gksmv_ensemble(obs, ens, ens_w=ens_w), sr.gksmv_ensemble(obs, ens, ens_w=ens_w),
+                               rtol=1e-10)
+    with_nan = ens.copy()
+    with_nan[:, 0, 1] = np.nan
+    np.testing.assert_allclose(gksmv_ensemble(obs, with_nan, nan_policy="omit"), gksmv_ensemble(obs, ens[:, 1:]),
+                               rtol=1e-12)
+
+
 def test_no_window_is_the_kernel_score(uv, mv):
     obs, ens, _ = uv
     for fn in (K.twgksuv_ensemble, K.owgksuv_ensemble, K.vrgksuv_ensemble):
@@ -95,8 +128,6 @@ def test_nan_members_omitted_equal_dropping_them():
 def test_bad_inputs():
     with pytest.raises(InputError, match="a < b"):
         K.vrgksuv_ensemble(0.0, [1.0, 2.0], a=1.0, b=0.0)
-    with pytest.raises(InputError, match="fair"):
-        K.twgksuv_ensemble(0.0, [1.0, 2.0], estimator="fair", ens_w=[1.0, 2.0])
     with pytest.raises(InputError, match="no ensemble member"):
         K.owgksuv_ensemble(0.0, [5.0, 6.0], a=-1.0, b=1.0)
     with pytest.raises(InputError, match="estimator"):

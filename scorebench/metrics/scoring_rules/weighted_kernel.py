@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
 from ...registry import register
 from ...validation import as_float_array
-from ._common import FAMILY, GNEITING_RAFTERY
-from .kernel import _estimator, gks_terms
+from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from .kernel import _gks_engine, gks_terms
+from .multivariate import _mv_inputs
 from .weighted import ALLEN
 from .weighted_mv import _chain
 from .weighted_mv_outcome import _box_inputs, _check_outcome_rows
@@ -52,17 +52,10 @@ def _as_multivariate(obs: Any, ens: Any, univariate: bool) -> tuple[Any, Any]:
 
 
 def _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate: bool) -> np.ndarray:
+    a, b = check_thresholds(a, b)
     obs, ens = _as_multivariate(obs, ens, univariate)
-    chained_obs, chained_ens = _chain(obs, "obs", a, b), _chain(ens, "ens", a, b)
-    obs_f, ens_f, batch, _, e, _ = _box_inputs(chained_obs, chained_ens, -_INF, _INF, ens_w, nan_policy)
-    m = ens_f.shape[1]
-    if _estimator(estimator, m) and ens_w is not None:
-        raise InputError("estimator: the fair estimator is defined for equal member weights; drop ens_w "
-                         "or use estimator='standard'")
-    near, pair = gks_terms(obs_f, ens_f, e)
-    if estimator == "fair":  # drop the diagonal k(x_i, x_i) = 1; equal weights e = 1/M
-        pair = (pair * (m * m) - m) / (m * (m - 1))
-    return (0.5 + 0.5 * pair - near).reshape(batch)
+    obs_f, ens_f, batch = _mv_inputs(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b))
+    return _gks_engine(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
 
 
 def _ow(obs, ens, a, b, nan_policy, ens_w, univariate: bool, name: str) -> np.ndarray:
@@ -102,7 +95,7 @@ def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
     nan_policy : {"propagate", "omit"}
         ``"omit"`` skips NaN members.
     ens_w : array_like, shape (..., M), optional
-        Member weights (normalised per row; standard estimator only).
+        Member weights (normalised per row).
 
     Examples
     --------
