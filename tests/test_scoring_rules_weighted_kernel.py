@@ -132,3 +132,26 @@ def test_bad_inputs():
         K.owgksuv_ensemble(0.0, [5.0, 6.0], a=-1.0, b=1.0)
     with pytest.raises(InputError, match="estimator"):
         K.twgksmv_ensemble([0.0], [[1.0]], estimator="nrg")
+
+
+def test_weighted_crps_ensembles_take_member_weights_and_omit_nan_members(uv):
+    from scorebench.metrics.scoring_rules import owcrps_ensemble, twcrps_ensemble, vrcrps_ensemble
+    obs, ens, ens_w = uv
+    for estimator, ref in (("standard", "qd"), ("fair", "fair")):
+        np.testing.assert_allclose(twcrps_ensemble(obs, ens, a=A, b=B, ens_w=ens_w, estimator=estimator),
+                                   sr.twcrps_ensemble(obs, ens, A, B, ens_w=ens_w, estimator=ref),
+                                   rtol=1e-10, atol=1e-14)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ow_ref = sr.owcrps_ensemble(obs, ens, A, B, ens_w=ens_w)
+    assert np.isfinite(ow_ref).all()
+    np.testing.assert_allclose(owcrps_ensemble(obs, ens, a=A, b=B, ens_w=ens_w), ow_ref, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(vrcrps_ensemble(obs, ens, a=A, b=B, ens_w=ens_w),
+                               sr.vrcrps_ensemble(obs, ens, A, B, ens_w=ens_w), rtol=1e-10, atol=1e-14)
+    rep = np.repeat(ens[:5], [1, 3] * 10, axis=1)
+    w = np.tile([1.0, 3.0], (5, 10))
+    for fn in (twcrps_ensemble, owcrps_ensemble, vrcrps_ensemble):
+        np.testing.assert_allclose(fn(obs[:5], ens[:5], a=A, b=B, ens_w=w), fn(obs[:5], rep, a=A, b=B),
+                                   rtol=1e-12, atol=1e-15)
+        with_nan = np.concatenate([ens, np.full((300, 2), np.nan)], axis=1)
+        np.testing.assert_allclose(fn(obs, with_nan, a=A, b=B, nan_policy="omit"), fn(obs, ens, a=A, b=B),
+                                   rtol=1e-12, atol=1e-15)
