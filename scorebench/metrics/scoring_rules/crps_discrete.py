@@ -1,15 +1,16 @@
 r"""Closed-form CRPS of count distributions: Poisson, negative binomial, binomial, hypergeometric.
 
-For an integer-valued forecast the CDF is a step function, so the CRPS integral is a sum
-over unit cells,
+For an integer-valued forecast on :math:`\{0, \dots, N\}` the kernel form of the CRPS is a
+finite sum on the lattice,
 
-.. math:: \mathrm{CRPS}(F, y) = \sum_{k} \bigl[F(k)^2\,b_k + (1 - F(k))^2 (1 - b_k)\bigr]
-          + (-y)_+ + (y - N)_+, \qquad b_k = \min(\max(y - k, 0), 1),
+.. math:: \mathrm{CRPS}(F, y) = E|X - y| - \tfrac12 E|X - X'|
+          = \sum_{x=0}^{N} f(x)\,|x - y| - \sum_{k=0}^{N-1} F(k)\,(1 - F(k)),
 
-over :math:`k = 0, \dots, N - 1` for a support :math:`\{0, \dots, N\}`. The binomial and
-hypergeometric scores use it (each term non-negative, the upper tail :math:`1 - F` taken
-from survival functions, so nothing cancels); the Poisson and negative binomial, whose
-support is unbounded, have closed forms. The outcome may be any real number.
+since :math:`E|X - X'| = 2\int F(1 - F)` and :math:`F` is constant on unit cells. The
+binomial and hypergeometric scores use it, with :math:`1 - F` summed from the upper end of
+the support (exact in the upper tail); the two sums are of comparable size, so at most a
+few digits cancel. The Poisson and negative binomial, whose support is unbounded, have
+closed forms. The outcome may be any real number.
 
 References: Wei & Held (2014), TEST 23:787-805; Jordan, Krüger & Lerch (2019), J. Stat.
 Software 90(12).
@@ -97,20 +98,35 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
     return obs * (2.0 * cdf - 1.0) - n * q / prob ** 2 * (prob * (2.0 * cdf1 - 1.0) + f2)
 
 
-def _lattice_crps(obs: np.ndarray, top: np.ndarray, cdf_sf) -> np.ndarray:
-    """The cell sum of the module docstring, chunked over rows; ``cdf_sf(rows, k)`` gives
-    ``(F(k), 1 - F(k))`` on the grid ``k`` for the selected rows (1-D, flattened)."""
-    flat_obs, flat_top = obs.ravel(), top.ravel()
+def _lattice_crps(obs: np.ndarray, width: int, log_pmf) -> np.ndarray:
+    r""":math:`\sum_x f(x)|x - y| - \sum_k F(k)(1 - F(k))` (the module docstring) on the grid
+    ``x = 0, ..., width``, chunked over rows. ``log_pmf(rows, x)`` gives the log mass for
+    the selected rows (a slice of the flattened inputs), ``-inf`` off the support; ``F`` and
+    ``1 - F`` are its cumulative sums from either end, so the upper tail keeps its relative
+    accuracy, and cells beyond a row's support contribute exactly 0."""
+    flat_obs = obs.ravel()
     out = np.empty(flat_obs.shape)
-    width = int(np.max(flat_top)) if flat_top.size else 0
-    for sl in chunk_slices(flat_obs.size, 8 * 4 * max(width, 1)):
-        y, t = flat_obs[sl, None], flat_top[sl, None]
-        k = np.arange(width, dtype=float)[None, :]
-        cdf, sf = cdf_sf(sl, k)
-        b = np.clip(y - k, 0.0, 1.0)
-        cells = np.where(k < t, cdf * cdf * b + sf * sf * (1.0 - b), 0.0)
-        out[sl] = cells.sum(axis=1) + np.maximum(-y[:, 0], 0.0) + np.maximum(y[:, 0] - t[:, 0], 0.0)
+    x = np.arange(width + 1, dtype=float)
+    for sl in chunk_slices(flat_obs.size, 8 * 4 * (width + 1)):
+        with np.errstate(under="ignore"):
+            pmf = np.exp(log_pmf(sl, x))
+        near = np.einsum("rx,rx->r", pmf, np.abs(x[None, :] - flat_obs[sl, None]))
+        cdf = np.cumsum(pmf[:, :-1], axis=1)
+        sf = np.cumsum(pmf[:, :0:-1], axis=1)[:, ::-1]
+        out[sl] = near - np.einsum("rk,rk->r", np.minimum(cdf, 1.0), np.minimum(sf, 1.0))
     return out.reshape(obs.shape)
+
+
+def _log_factorial_table(size: int, pad: int) -> np.ndarray:
+    """``T[i + pad] = log(i!)`` for ``0 <= i < size`` and ``+inf`` for ``-pad <= i < 0``: a
+    gathered mass term with a negative index (off the support) becomes a zero mass, with no
+    mask pass. The values are ``gammaln(i + 1)``, evaluated once per table entry instead of
+    once per grid cell."""
+    return np.concatenate([np.full(pad, np.inf), special.gammaln(np.arange(size, dtype=float) + 1.0)])
+
+
+def _grid_width(top: np.ndarray) -> int:
+    return int(np.max(top)) if top.size else 0
 
 
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
@@ -120,24 +136,37 @@ _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""CRPS of the binomial distribution with :math:`n` trials and success probability :math:`p`.
 
-    The cell sum of the module docstring over :math:`k = 0, \dots, n - 1`, with the CDF
-    ``bdtr`` and survival function ``bdtrc`` (work grows with the largest ``n``).
+    The lattice form of the module docstring with the mass
+    :math:`\log f(x) = \log n! - \log x! - \log (n - x)! + x \log\frac{p}{1-p} + n \log(1 - p)`
+    on a grid as wide as the largest ``n`` (work grows with it).
 
     Examples
     --------
     >>> round(float(crps_binomial(3.0, 10, 0.4)), 6)
     0.57715
+    >>> float(crps_binomial(2.5, 4, 1.0))  # all mass on n
+    1.5
     """
     obs, n, prob = prep(obs, _BINOM, dict(n=n, prob=prob))
-    fn, fp = n.ravel(), prob.ravel()
+    ni, fp = n.ravel().astype(np.int64), prob.ravel()
+    width = _grid_width(ni)
+    table = _log_factorial_table(width + 1, width)
+    # p = 0 or 1 (all mass on 0 or n): finite stand-ins, the row's mass is set below
+    edge = (fp == 0.0) | (fp == 1.0)
+    safe = np.where(edge, 0.5, fp)
+    logit, row = np.log(safe) - np.log1p(-safe), table[ni + width] + ni * np.log1p(-safe)
+    xi = np.arange(width + 1)
 
-    def cdf_sf(sl, k):
-        nn, pp = fn[sl, None], fp[sl, None]
-        kk = np.minimum(k, nn)
-        ni = nn.astype(np.int64)  # scipy deprecates float n
-        return special.bdtr(kk, ni, pp), special.bdtrc(kk, ni, pp)
+    def log_pmf(sl, x):
+        logf = row[sl, None] - table[xi + width] - table[ni[sl, None] - xi + width] + logit[sl, None] * x
+        rows = np.flatnonzero(edge[sl])
+        if rows.size:
+            at = np.where(fp[sl][rows] == 0.0, 0, ni[sl][rows])
+            logf[rows] = -np.inf
+            logf[rows, at] = 0.0
+        return logf
 
-    return _lattice_crps(obs, n, cdf_sf)
+    return _lattice_crps(obs, width, log_pmf)
 
 
 _HYPER = {"m": ("nonnegative integer", None), "n": ("nonnegative integer", None),
@@ -149,9 +178,9 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     r"""CRPS of the hypergeometric distribution: successes in :math:`k` draws without
     replacement from :math:`m` successes and :math:`n` failures (R's ``dhyper(x, m, n, k)``).
 
-    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}` (from
-    log-gamma functions); the CDF and survival function are its cumulative sums from
-    either end, summed over cells as in the module docstring.
+    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}` (from a table
+    of log factorials) on a grid as wide as the largest ``k``, in the lattice form of the
+    module docstring.
 
     Examples
     --------
@@ -161,20 +190,16 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     obs, m, n, k = prep(obs, _HYPER, dict(m=m, n=n, k=k))
     if (k > m + n).any():
         raise InputError(f"k: expected at most m + n draws, got k={float(k[k > m + n].ravel()[0])!r}")
-    fm, fn_, fk = m.ravel(), n.ravel(), k.ravel()
-    lognorm = special.gammaln(fm + fn_ + 1.0) - special.gammaln(fk + 1.0) - special.gammaln(fm + fn_ - fk + 1.0)
+    mi, ni, ki = (a.ravel().astype(np.int64) for a in (m, n, k))
+    width = _grid_width(ki)
+    table = _log_factorial_table(int(np.max(mi + ni)) + 1 if mi.size else 1, width)
+    at = lambda i: table[i + width]  # noqa: E731
+    row = at(mi) + at(ni) + at(ki) + at(mi + ni - ki) - at(mi + ni)
+    xi = np.arange(width + 1)
 
-    def cdf_sf(sl, grid):
-        mm, nn, kk, ln = fm[sl, None], fn_[sl, None], fk[sl, None], lognorm[sl, None]
-        x = np.arange(grid.shape[1] + 1, dtype=float)[None, :]
-        valid = (x <= mm) & (kk - x <= nn) & (x <= kk)
-        with np.errstate(invalid="ignore"):
-            logp = (special.gammaln(mm + 1.0) - special.gammaln(x + 1.0) - special.gammaln(mm - x + 1.0)
-                    + special.gammaln(nn + 1.0) - special.gammaln(kk - x + 1.0)
-                    - special.gammaln(nn - kk + x + 1.0) - ln)
-        pmf = np.where(valid, np.exp(np.where(valid, logp, 0.0)), 0.0)
-        cdf = np.cumsum(pmf, axis=1)[:, :-1]
-        sf = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1][:, 1:]
-        return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
+    def log_pmf(sl, x):
+        # log C(m, x) + log C(n, k - x) - log C(m + n, k); a negative index is off the support
+        mm, nn, kk = mi[sl, None], ni[sl, None], ki[sl, None]
+        return row[sl, None] - at(xi)[None, :] - at(mm - xi) - at(kk - xi) - at(nn - kk + xi)
 
-    return _lattice_crps(obs, k, cdf_sf)
+    return _lattice_crps(obs, width, log_pmf)
