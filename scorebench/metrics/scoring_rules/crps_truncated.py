@@ -329,16 +329,35 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
 
 def _t_diff(df, a, b):
     """``F_nu(a) - F_nu(b)`` for ``a >= b``, from upper tails when ``b > 0``."""
-    return np.where(b > 0, special.stdtr(df, -b) - special.stdtr(df, -a), special.stdtr(df, a) - special.stdtr(df, b))
+    return _t_mass(_t_cdf_sf(df, b), _t_cdf_sf(df, a), b)
 
 
-def _t_p(df, x):
-    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf)."""
+def _t_cdf_sf(df, x):
+    """``(F_nu(x), 1 - F_nu(x))`` from one ``stdtr`` of the tail ``F_nu(-|x|)`` (each exact
+    on its own side of 0)."""
+    tail = special.stdtr(df, -np.abs(x))
+    return np.where(x <= 0, tail, 1.0 - tail), np.where(x >= 0, tail, 1.0 - tail)
+
+
+def _t_mass(lo, hi, lo_x):
+    """``F(hi) - F(lo)`` from ``(cdf, sf)`` pairs, from the upper tails when ``lo_x > 0``."""
+    return np.where(lo_x > 0, lo[1] - hi[1], hi[0] - lo[0])
+
+
+def _t_log_norm(df):
+    """``log`` of the t density's constant, ``log Gamma((nu+1)/2) - log Gamma(nu/2) - log(nu pi)/2``."""
+    return special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
+
+
+def _t_p(df, x, log_norm=None):
+    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf);
+    ``log_norm`` is :func:`_t_log_norm` when the caller already has it."""
+    log_norm = _t_log_norm(df) if log_norm is None else log_norm
     with np.errstate(over="ignore", invalid="ignore"):
-        log_f = (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
-                 - (df + 1.0) / 2.0 * np.log1p(x * x / df))
-        # f (nu + x^2) = exp(log f + log(nu + x^2)): stays finite for huge |x|.
-        val = -np.exp(log_f + np.log(df) + np.log1p(x * x / df)) / (df - 1.0)
+        # f (nu + x^2) = exp(log f + log(nu + x^2)) with log f = log_norm - (nu+1)/2 log1p(x^2/nu):
+        # stays finite for huge |x|.
+        log1p = np.log1p(x * x / df)
+        val = -np.exp(log_norm - (df - 1.0) / 2.0 * log1p + np.log(df)) / (df - 1.0)
     return np.where(np.isinf(x), 0.0, val)
 
 
@@ -349,28 +368,37 @@ def _t_h_tail(df, x):
     return np.where(np.isinf(x), 0.0, val)
 
 
-def _t_k(df, l, u):
-    """``Bbar (H(u) - H(l))`` with ``H(x) = (1 + sign(x) I(x)) / 2``, from the tails."""
+def _t_k(df, l, u, log_norm):
+    """``Bbar (H(u) - H(l))`` with ``H(x) = (1 + sign(x) I(x)) / 2``, from the tails.
+
+    ``Bbar = 2 sqrt(nu) / (nu - 1) B(1/2, nu - 1/2) / B(1/2, nu/2)^2``; with
+    ``B(1/2, a) = sqrt(pi) Gamma(a) / Gamma(a + 1/2)`` its log reuses ``log_norm``."""
     cu, cl = _t_h_tail(df, u), _t_h_tail(df, l)
     diff = np.where(l >= 0, 0.5 * (cl - cu), np.where(u <= 0, 0.5 * (cu - cl), 1.0 - 0.5 * cu - 0.5 * cl))
-    log_bbar = (math.log(2.0) + 0.5 * np.log(df) - np.log(df - 1.0) + special.betaln(0.5, df - 0.5)
-                - 2.0 * special.betaln(0.5, df / 2.0))
+    log_b1 = 0.5 * math.log(math.pi) + special.gammaln(df - 0.5) - special.gammaln(df)
+    # log B(1/2, nu/2) = log sqrt(pi) + log Gamma(nu/2) - log Gamma((nu+1)/2)
+    #                  = -log_norm - log(nu)/2 (from the density's constant)
+    log_b2 = -log_norm - 0.5 * np.log(df)
+    log_bbar = math.log(2.0) + 0.5 * np.log(df) - np.log(df - 1.0) + log_b1 - 2.0 * log_b2
     return np.exp(log_bbar) * diff
 
 
 def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
-    d = _t_diff(df, u, l)
-    t_z = _t_diff(df, z, l) / d
+    at_l, at_u, at_z = _t_cdf_sf(df, l), _t_cdf_sf(df, u), _t_cdf_sf(df, z)
+    d = _t_mass(at_l, at_u, l)
+    t_z = _t_mass(at_l, at_z, l) / d
     if censored:
-        lmass, umass = special.stdtr(df, l), special.stdtr(df, -u)
+        lmass, umass = at_l[0], at_u[1]
         ratio = np.ones_like(d)
     else:
         ratio = (1.0 - lmass - umass) / d
+    log_norm = _t_log_norm(df)
     with np.errstate(invalid="ignore"):
-        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z), ratio * _t_p(df, u),
-                        ratio * _t_p(df, l), ratio * ratio * _t_k(df, l, u))
+        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z, log_norm),
+                        ratio * _t_p(df, u, log_norm), ratio * _t_p(df, l, log_norm),
+                        ratio * ratio * _t_k(df, l, u, log_norm))
     return sigma * out
 
 
