@@ -100,20 +100,26 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
 
 def _lattice_crps(obs: np.ndarray, width: int, log_pmf) -> np.ndarray:
     r""":math:`\sum_x f(x)|x - y| - \sum_k F(k)(1 - F(k))` (the module docstring) on the grid
-    ``x = 0, ..., width``, chunked over rows. ``log_pmf(rows, x)`` gives the log mass for
-    the selected rows (a slice of the flattened inputs), ``-inf`` off the support; ``F`` and
-    ``1 - F`` are its cumulative sums from either end, so the upper tail keeps its relative
-    accuracy, and cells beyond a row's support contribute exactly 0."""
+    ``x = 0, ..., width``, chunked over rows. ``log_pmf(rows, x)`` gives the log mass, shape
+    ``(width + 1, rows)`` for the column ``x`` and the selected rows (a slice of the
+    flattened inputs), ``-inf`` off the support. ``F`` and ``1 - F`` are its running sums
+    from either end, so the upper tail keeps its relative accuracy, and cells beyond a
+    row's support contribute exactly 0. The grid runs down the first axis: a running sum is
+    then ``width`` contiguous vector additions, ~3x faster than ``cumsum`` along short rows."""
     flat_obs = obs.ravel()
     out = np.empty(flat_obs.shape)
-    x = np.arange(width + 1, dtype=float)
-    for sl in chunk_slices(flat_obs.size, 8 * 4 * (width + 1)):
+    x = np.arange(width + 1, dtype=float)[:, None]
+    for sl in chunk_slices(flat_obs.size, 8 * 4 * (width + 1), budget=1 << 20):
         with np.errstate(under="ignore"):
             pmf = np.exp(log_pmf(sl, x))
-        near = np.einsum("rx,rx->r", pmf, np.abs(x[None, :] - flat_obs[sl, None]))
-        cdf = np.cumsum(pmf[:, :-1], axis=1)
-        sf = np.cumsum(pmf[:, :0:-1], axis=1)[:, ::-1]
-        out[sl] = near - np.einsum("rk,rk->r", np.minimum(cdf, 1.0), np.minimum(sf, 1.0))
+        near = np.einsum("xr,xr->r", pmf, np.abs(x - flat_obs[None, sl]))
+        cdf, sf = np.empty_like(pmf[:-1]), np.empty_like(pmf[:-1])
+        if width:
+            cdf[0], sf[-1] = pmf[0], pmf[-1]
+        for k in range(1, width):
+            np.add(cdf[k - 1], pmf[k], out=cdf[k])
+            np.add(sf[width - k], pmf[width - k], out=sf[width - k - 1])
+        out[sl] = near - np.einsum("kr,kr->r", cdf, sf)
     return out.reshape(obs.shape)
 
 
@@ -158,12 +164,13 @@ def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     xi = np.arange(width + 1)
 
     def log_pmf(sl, x):
-        logf = row[sl, None] - table[xi + width] - table[ni[sl, None] - xi + width] + logit[sl, None] * x
+        logf = row[None, sl] - table[xi + width][:, None] - table[ni[None, sl] - xi[:, None] + width] \
+            + logit[None, sl] * x
         rows = np.flatnonzero(edge[sl])
         if rows.size:
             at = np.where(fp[sl][rows] == 0.0, 0, ni[sl][rows])
-            logf[rows] = -np.inf
-            logf[rows, at] = 0.0
+            logf[:, rows] = -np.inf
+            logf[at, rows] = 0.0
         return logf
 
     return _lattice_crps(obs, width, log_pmf)
@@ -199,7 +206,7 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
 
     def log_pmf(sl, x):
         # log C(m, x) + log C(n, k - x) - log C(m + n, k); a negative index is off the support
-        mm, nn, kk = mi[sl, None], ni[sl, None], ki[sl, None]
-        return row[sl, None] - at(xi)[None, :] - at(mm - xi) - at(kk - xi) - at(nn - kk + xi)
+        mm, nn, kk, xx = mi[None, sl], ni[None, sl], ki[None, sl], xi[:, None]
+        return row[None, sl] - at(xx) - at(mm - xx) - at(kk - xx) - at(nn - kk + xx)
 
     return _lattice_crps(obs, width, log_pmf)
