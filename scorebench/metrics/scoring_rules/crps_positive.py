@@ -17,6 +17,7 @@ from ..._lazy import lazy_module
 
 from .crps_closed import JKL
 from ._dist import prep, register_dist
+from ._incomplete import gammainc_next
 
 special = lazy_module("scipy.special")
 
@@ -50,11 +51,13 @@ def crps_csg0(obs: Any, shape: Any, rate: Any, shift: Any = 0.0) -> np.ndarray:
     yp = np.maximum(obs, 0.0)
     yt = yp + shift
     f_y = special.gammainc(shape, rate * yt)
-    f1_y = special.gammainc(shape + 1.0, rate * yt)
+    lg1 = special.gammaln(shape + 1.0)
+    f1_y = gammainc_next(shape, rate * yt, f_y, lg1)
     f_d = special.gammainc(shape, rate * shift)
-    f1_d = special.gammainc(shape + 1.0, rate * shift)
+    f1_d = gammainc_next(shape, rate * shift, f_d, lg1)
     tail2 = special.gammaincc(2.0 * shape, 2.0 * rate * shift)
-    beta_term = np.exp(special.betaln(0.5, shape + 0.5)) / math.pi
+    # B(1/2, a + 1/2) = Gamma(1/2) Gamma(a + 1/2) / Gamma(a + 1)
+    beta_term = np.exp(0.5 * math.log(math.pi) + special.gammaln(shape + 0.5) - lg1) / math.pi
     mean = shape / rate
     out = (yt * (2.0 * f_y - 1.0) - mean * beta_term * tail2
            + mean * (1.0 + 2.0 * f_d * f1_d - f_d * f_d - 2.0 * f1_y) - shift * f_d * f_d)
