@@ -28,6 +28,7 @@ from ...errors import InputError
 from .crps_closed import JKL
 from ._common import chunk_slices
 from ._dist import prep, register_dist
+from ._incomplete import betainc_swap
 
 special = lazy_module("scipy.special")
 
@@ -92,7 +93,8 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
     obs, n, prob = prep(obs, _NB, dict(n=n, prob=prob))
     k = np.floor(obs)
     cdf = np.where(k < 0, 0.0, special.betainc(n, np.maximum(k, 0.0) + 1.0, prob))
-    cdf1 = np.where(k < 1, 0.0, special.betainc(n + 1.0, np.maximum(k, 1.0), prob))
+    # F_{n+1,p}(k - 1) = I_p(n + 1, k) from I_p(n, k + 1) = F_{n,p}(k) (k >= 1)
+    cdf1 = np.where(k < 1, 0.0, betainc_swap(n, np.maximum(k, 1.0), prob, cdf))
     q = 1.0 - prob
     f2 = special.hyp2f1(n + 1.0, 0.5, 2.0, -4.0 * q / prob ** 2)
     return obs * (2.0 * cdf - 1.0) - n * q / prob ** 2 * (prob * (2.0 * cdf1 - 1.0) + f2)
