@@ -153,19 +153,21 @@ def _make(rule: str, family: str, spec: dict, proper: str, citation: str, doc: s
     return register_dist(name, spec, "real", citation, params=_WINDOW, proper=proper)(fn)
 
 
+_PARAMETERS = """    Parameters
+    ----------
+    obs : array_like
+    {params}
+    a, b : float
+        Window of the weight (``a < b``), bounds included.
+"""
+
 _TW_DOC = r"""Threshold-weighted CRPS of the {dist} for :math:`w(z) = \mathbb 1\{{a \le z \le b\}}`.
 
     :math:`\int_a^b (F(z) - \mathbb 1\{{y \le z\}})^2 dz`, computed as the CRPS of the
     forecast censored to :math:`[a, b]` at :math:`\min(\max(y, a), b)` (the module docstring).
     Proper, not strictly: outcomes and forecasts outside the window are not told apart.
 
-    Parameters
-    ----------
-    obs : array_like
-    {params}
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-
+{parameters}
     Examples
     --------
     >>> from scorebench.metrics.scoring_rules import {crps}
@@ -181,13 +183,7 @@ _OW_DOC = r"""Outcome-weighted CRPS of the {dist} for :math:`w(z) = \mathbb 1\{{
     window when the outcome is in it, 0 otherwise (Holzmann & Klar 2017). Proper, not
     strictly.
 
-    Parameters
-    ----------
-    obs : array_like
-    {params}
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-
+{parameters}
     Examples
     --------
     >>> float({name}(5.0, {args}, a=-1.0, b=1.0))
@@ -204,13 +200,7 @@ _VR_DOC = r"""Vertically re-scaled CRPS of the {dist} for :math:`w(z) = \mathbb 
     (Allen, Ginsbourger & Ziegel 2023; the module docstring gives the closed form). With
     :math:`a = -\infty, b = \infty` it is the CRPS. Proper, not strictly.
 
-    Parameters
-    ----------
-    obs : array_like
-    {params}
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-
+{parameters}
     Examples
     --------
     >>> from scorebench.metrics.scoring_rules import {crps}
@@ -236,7 +226,8 @@ def _register_all() -> dict[str, Callable]:
                                                  ("ow", _OW_DOC, "proper", HOLZMANN + "; " + ALLEN),
                                                  ("vr", _VR_DOC, "proper", ALLEN)):
             name = f"{rule}crps_{family}"
-            doc = template.format(dist=dist, params=params, args=args, crps=crps, name=name)
+            doc = template.format(dist=dist, parameters=_PARAMETERS.format(params=params), args=args,
+                                  crps=crps, name=name)
             made[name] = _make(rule, family, spec, proper, citation, doc)
     return made
 
