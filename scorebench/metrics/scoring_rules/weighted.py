@@ -83,7 +83,7 @@ def owcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
 
     Examples
     --------
-    >>> float(owcrps_ensemble(0.5, [0.0, 1.0, 5.0], a=-1.0, b=2.0))
+    >>> round(float(owcrps_ensemble(0.5, [0.0, 1.0, 5.0], a=-1.0, b=2.0)), 12)
     0.25
     """
     a, b = check_thresholds(a, b)
