@@ -153,29 +153,17 @@ def same_strings(a: pa.Array, ia: np.ndarray, b: pa.Array, ib: np.ndarray) -> np
     return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
 
 
-_U64_MAX = np.uint64(2**64 - 1)
-
-
-def argsort_u64(keys: np.ndarray, prefix_bits: int = 0) -> np.ndarray:
+def argsort_u64(keys: np.ndarray) -> np.ndarray:
     """Stable argsort of uint64 keys through one value sort.
 
     ``np.sort`` of 64-bit values is several times faster than ``np.argsort``, so the row
     index is packed into the low bits of each key, the packed values are sorted, and the
     index is read back. Keys that agree on the remaining high bits are then put in exact
     (key, index) order with a small lexsort of just those groups.
-
-    ``prefix_bits``: the keys carry a group (query, unit) in their high bits. When each group
-    is one contiguous block of rows (as runs and qrels files are laid out), the blocks are
-    sorted as the rows of a padded matrix and put in group order: the same permutation,
-    without sorting ten million keys as one array (about 20x less sorting work).
     """
     n = len(keys)
     if n < 2:
         return np.arange(n, dtype=np.int64)
-    if prefix_bits:
-        order = _block_argsort(keys, prefix_bits)
-        if order is not None:
-            return order
     bits = int(n - 1).bit_length()
     mask = np.uint64((1 << bits) - 1)
     packed = np.arange(n, dtype=np.uint64)
@@ -184,51 +172,6 @@ def argsort_u64(keys: np.ndarray, prefix_bits: int = 0) -> np.ndarray:
     same = np.bitwise_xor(packed[1:], packed[:-1]) <= mask  # equal high bits
     packed &= mask  # in place: the index, no second n-sized array
     order = packed.view(np.int64)
-    if same.any():
-        _order_ties(order, keys, same)
-    return order
-
-
-def _block_argsort(keys: np.ndarray, prefix_bits: int) -> np.ndarray | None:
-    """:func:`argsort_u64` for keys whose groups (the high ``prefix_bits``) each occupy one
-    contiguous block of rows; None when they do not, or when padding the blocks to the
-    widest would more than double the work."""
-    n = len(keys)
-    group = keys >> np.uint64(64 - prefix_bits)
-    starts = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
-    counts = np.diff(np.append(starts, n))
-    width = int(counts.max())
-    low_bits = max(1, (width - 1).bit_length())
-    if len(starts) * width > 2 * n + 1024 or low_bits + prefix_bits > 64:
-        return None
-    block_order = np.argsort(group[starts], kind="stable")
-    heads = group[starts][block_order]
-    if (heads[1:] == heads[:-1]).any():  # a group split over several blocks
-        return None
-    low = np.uint64((1 << low_bits) - 1)
-    n_blocks = len(starts)
-    # block i fills row i, columns 0 .. counts[i] - 1 (all of them when the blocks are equal)
-    full = bool((counts == width).all())
-    filled = None if full else np.arange(width)[None, :] < counts[:, None]
-    columns = np.broadcast_to(np.arange(width, dtype=np.uint64), (n_blocks, width))
-    packed = keys & ~low
-    packed |= columns.reshape(-1) if full else columns[filled]  # the position within the block
-    if (packed == _U64_MAX).any():  # would be taken for padding
-        return None
-    if full:
-        matrix = packed.reshape(n_blocks, width)
-    else:
-        matrix = np.full((n_blocks, width), _U64_MAX)
-        matrix[filled] = packed
-        del packed
-    matrix.sort(axis=1)
-    matrix = matrix[block_order]  # rows in group order
-    out = matrix.reshape(-1) if full else matrix[filled[block_order]]
-    del matrix
-    same = np.bitwise_xor(out[1:], out[:-1]) <= low
-    first = np.broadcast_to(starts[block_order][:, None], (n_blocks, width))
-    order = (out & low).view(np.int64)
-    order += first.reshape(-1) if full else first[filled[block_order]]
     if same.any():
         _order_ties(order, keys, same)
     return order

@@ -321,10 +321,10 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
 
 
 def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
-                   expected: str, prefix_bits: int) -> tuple[np.ndarray, np.ndarray]:
+                   expected: str) -> tuple[np.ndarray, np.ndarray]:
     """Sort 64-bit (group, document) keys; equal keys are either a hash collision (the
     strings differ: switch to the exact path) or a real duplicate (an InputError)."""
-    order = argsort_u64(key, prefix_bits)
+    order = argsort_u64(key)
     key = key[order]
     dup = np.flatnonzero(key[1:] == key[:-1])
     if dup.size:
@@ -360,12 +360,12 @@ def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q
     del qrels_h
     korder, qkey = _sorted_unique(qkey, qrels_q, qrels_docs, qrels_labels,
                                   "qrels: the same (qid, docid) is judged more than once",
-                                  "one judgment per document", bits)
+                                  "one judgment per document")
     dkey = _prefixed(run_unit, run_h, bits, hashed)
     del run_h
     perm, dkey = _sorted_unique(dkey, run_unit, run_docs, run_labels,
                                 "run: the same document is retrieved twice for one query",
-                                "each (system, qid, docid) once", bits)
+                                "each (system, qid, docid) once")
     rel = np.full(len(perm), np.nan)
     if len(qkey) == 0:
         return rel
@@ -549,7 +549,7 @@ def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
     scale = float(2 ** min(score_bits, 52) - 1) / span
     key = ((high - score) * scale).astype(np.uint64)
     key |= unit.astype(np.uint64) << np.uint64(score_bits)
-    order = argsort_u64(key, unit_bits)
+    order = argsort_u64(key)
     del key
     u, s = unit[order], score[order]
     misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
