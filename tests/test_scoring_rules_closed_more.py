@@ -141,6 +141,55 @@ def test_binomial_matches_exact_sum(y, n, p):
     assert S.crps_binomial(y, n, p) == pytest.approx(_brute_lattice(y, pmf), rel=1e-12)
 
 
+def _cell_sum_mp(y, lo, pmf):
+    """The cell sum over the support {lo, ..., lo + len(pmf) - 1} in mpmath (linear in its width)."""
+    y, cdf, total, top = mp.mpf(y), mp.mpf(0), mp.mpf(0), lo + len(pmf) - 1
+    for j, p in enumerate(pmf[:-1]):
+        cdf += p
+        b = min(max(y - lo - j, 0), 1)
+        total += cdf * cdf * b + (1 - cdf) ** 2 * (1 - b)
+    return float(total + max(lo - y, 0) + max(y - top, 0))
+
+
+@pytest.mark.parametrize(("y", "n", "p"), [(900.5, 3000, 0.3), (3990.2, 4000, 0.999), (0.5, 2000, 1e-4),
+                                           (300.0, 300, 1 - 1e-7), (1.0, 400, 1e-300), (-7.0, 2000, 0.5)])
+def test_binomial_keeps_its_digits_for_wide_supports_and_extreme_p(y, n, p):
+    with mp.workdps(40):
+        pp = mp.mpf(p)
+        pmf = [mp.binomial(n, x) * pp ** x * (1 - pp) ** (n - x) for x in range(n + 1)]
+        exact = _cell_sum_mp(y, 0, pmf)
+    assert S.crps_binomial(y, n, p) == pytest.approx(exact, rel=1e-13)
+
+
+@pytest.mark.parametrize(("y", "m", "n", "k"), [(1500.3, 2500, 2000, 2800), (247.52, 390, 365, 393),
+                                                (-40.0, 300, 300, 300), (12.0, 30, 5, 20)])
+def test_hypergeometric_keeps_its_digits_for_wide_supports(y, m, n, k):
+    lo = max(0, k - n)
+    with mp.workdps(40):
+        pmf = [mp.binomial(m, x) * mp.binomial(n, k - x) / mp.binomial(m + n, k) for x in range(lo, min(k, m) + 1)]
+        exact = _cell_sum_mp(y, lo, pmf)
+    assert S.crps_hypergeometric(y, m, n, k) == pytest.approx(exact, rel=1e-13)
+
+
+def test_count_lattices_score_point_masses_nan_and_mixed_widths_row_by_row():
+    # Rows are sorted by support width and scored in chunks: a batch mixing widths (one
+    # beyond the 16-bit sort key), point masses (p = 0, p = 1, n = 0) and NaN parameters
+    # gives each row its own score.
+    g = np.random.default_rng(8)
+    n = np.concatenate([g.integers(0, 40, 300), [70000, 0, 5, 5, 6]]).astype(float)
+    p = np.concatenate([g.uniform(size=300), [0.4, 0.5, 0.0, 1.0, np.nan]])
+    y = np.concatenate([g.uniform(-3, 43, 300), [28000.5, 1.0, 2.0, 3.5, 1.0]])
+    got = S.crps_binomial(y, n, p)
+    assert got[-4:-1].tolist() == [1.0, 2.0, 1.5] and np.isnan(got[-1])
+    each = [float(S.crps_binomial(a, b, c)) for a, b, c in zip(y[:-1], n[:-1], p[:-1])]
+    np.testing.assert_allclose(got[:-1], each, rtol=1e-14, atol=0)
+    m, nf = g.integers(0, 30, 200).astype(float), g.integers(0, 30, 200).astype(float)
+    k = np.floor(g.uniform(size=200) * (m + nf + 1))
+    got = S.crps_hypergeometric(y[:200], m, nf, k)
+    each = [float(S.crps_hypergeometric(*row)) for row in zip(y[:200], m, nf, k)]
+    np.testing.assert_allclose(got, each, rtol=1e-14, atol=0)
+
+
 def _count_crps(y, cdf_at, kmax):
     """Cell sum of (F(k) - 1{k >= y})^2 over k = 0..kmax-1, plus the part beyond kmax."""
     y = mp.mpf(y)
@@ -166,6 +215,25 @@ def test_negbinom_matches_exact_sum(y, n, p):
     kmax = int(n * (1 - p) / p + 60 * math.sqrt(n * (1 - p)) / p + max(y, 0) + 100)
     cdf = lambda k: mp.betainc(n_, k + 1, 0, p_, regularized=True)  # noqa: E731
     assert S.crps_negbinom(y, n, p) == pytest.approx(_count_crps(y, cdf, kmax), rel=1e-11)
+
+
+# floor(y) <= 64 with p^n not tiny sums the masses, the others call betainc: both sides of
+# each switch (y 64 / 65, n log p above / below -700), p near 1, a large size. (Where
+# n log p < -700 scipy's hyp2f1 is NaN, so the CDF and partial mean are checked alone.)
+@pytest.mark.parametrize(("y", "n", "p"), [(64.0, 3.0, 0.2), (65.0, 3.0, 0.2), (20.0, 190.0, 0.03),
+                                           (20.0, 200.0, 0.03), (0.0, 5.27, 0.99994), (30.0, 1000.0, 0.97),
+                                           (64.5, 1.0, 0.01), (3.0, 2.0, 1.0)])
+def test_negbinom_summed_and_betainc_cdfs_match_exact(y, n, p):
+    from scorebench.metrics.scoring_rules.crps_discrete import _negbinom_cdf_partial
+    with mp.workdps(40):
+        pp, f, cdf, partial = mp.mpf(p), mp.mpf(p) ** n, mp.mpf(0), mp.mpf(0)
+        for j in range(int(y) + 1):  # the masses by their recurrence, exactly
+            f = f * (n + j - 1) * (1 - pp) / j if j else f
+            cdf, partial = cdf + f, partial + j * f
+    arr = lambda v: np.array([float(v)])  # noqa: E731
+    got_cdf, got_partial = _negbinom_cdf_partial(arr(np.floor(y)), arr(n), arr(p), arr(n * (1 - p) / p))
+    assert got_cdf[0] == pytest.approx(float(cdf), rel=1e-13, abs=1e-300)
+    assert got_partial[0] == pytest.approx(float(partial), rel=1e-13, abs=1e-300)
 
 
 # --- generalised truncated-censored families against quadrature, tails included ---------

@@ -23,7 +23,7 @@ from ..._lazy import lazy_module
 
 special = lazy_module("scipy.special")
 
-__all__ = ["gammainc_next", "betainc_next", "betainc_swap"]
+__all__ = ["gammainc_next", "betainc_next"]
 
 #: Smallest ratio (result / known value) at which the recurrence is trusted.
 _SAFE_RATIO = 0.25
@@ -79,22 +79,3 @@ def betainc_next(a: np.ndarray, b: np.ndarray, x: np.ndarray, i_a: np.ndarray,
         term = np.exp(special.xlogy(a, x) + special.xlog1py(b, -x) - np.log(a) - log_beta)
     return _patch(i_a - term, i_a, lambda aa, bb, xx: special.betainc(aa + 1.0, bb, xx), a, b, x)
 
-
-def betainc_swap(a: np.ndarray, b: np.ndarray, x: np.ndarray, i_b1: np.ndarray) -> np.ndarray:
-    r"""``I_x(a + 1, b)`` given ``i_b1 = I_x(a, b + 1)`` (``b > 0``), from
-    :math:`I_x(a + 1, b) = I_x(a, b + 1) - x^a (1 - x)^b \frac{a + b}{a\,b\,B(a, b)}`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from scipy import special
-    >>> a, b, x = np.array([0.5, 2.0, 3.0]), np.array([1.0, 4.0, 7.0]), np.array([0.9, 0.2, 0.4])
-    >>> bool(np.allclose(betainc_swap(a, b, x, special.betainc(a, b + 1, x)), special.betainc(a + 1, b, x),
-    ...                  rtol=1e-13))
-    True
-    """
-    a, b, x, i_b1 = np.broadcast_arrays(*(np.asarray(v, float) for v in (a, b, x, i_b1)))
-    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        term = np.exp(special.xlogy(a, x) + special.xlog1py(b, -x) + np.log((a + b) / (a * b))
-                      - special.betaln(a, b))
-    return _patch(i_b1 - term, i_b1, lambda aa, bb, xx: special.betainc(aa + 1.0, bb, xx), a, b, x)

@@ -1,16 +1,15 @@
 r"""Closed-form CRPS of count distributions: Poisson, negative binomial, binomial, hypergeometric.
 
-For an integer-valued forecast on :math:`\{0, \dots, N\}` the kernel form of the CRPS is a
-finite sum on the lattice,
+For an integer-valued forecast the CDF is a step function, so the CRPS integral is a sum
+over unit cells,
 
-.. math:: \mathrm{CRPS}(F, y) = E|X - y| - \tfrac12 E|X - X'|
-          = \sum_{x=0}^{N} f(x)\,|x - y| - \sum_{k=0}^{N-1} F(k)\,(1 - F(k)),
+.. math:: \mathrm{CRPS}(F, y) = \sum_{k} \bigl[F(k)^2\,b_k + (1 - F(k))^2 (1 - b_k)\bigr]
+          + (-y)_+ + (y - N)_+, \qquad b_k = \min(\max(y - k, 0), 1),
 
-since :math:`E|X - X'| = 2\int F(1 - F)` and :math:`F` is constant on unit cells. The
-binomial and hypergeometric scores use it, with :math:`1 - F` summed from the upper end of
-the support (exact in the upper tail); the two sums are of comparable size, so at most a
-few digits cancel. The Poisson and negative binomial, whose support is unbounded, have
-closed forms. The outcome may be any real number.
+over :math:`k = 0, \dots, N - 1` for a support :math:`\{0, \dots, N\}`. The binomial and
+hypergeometric scores use it (each term non-negative, the upper tail :math:`1 - F` summed
+from the top, so nothing cancels; see :mod:`._lattice`); the Poisson and negative
+binomial, whose support is unbounded, have closed forms. The outcome may be any real number.
 
 References: Wei & Held (2014), TEST 23:787-805; Jordan, Krüger & Lerch (2019), J. Stat.
 Software 90(12).
@@ -18,7 +17,6 @@ Software 90(12).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -26,9 +24,8 @@ from ..._lazy import lazy_module
 
 from ...errors import InputError
 from .crps_closed import JKL
-from ._common import chunk_slices
+from ._lattice import lattice_crps
 from ._dist import prep, register_dist
-from ._incomplete import betainc_swap
 
 special = lazy_module("scipy.special")
 
@@ -91,50 +88,56 @@ def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.n
             raise InputError("mu: expected a non-negative mean")
         prob = mu_arr[1] / (mu_arr[1] + mu_arr[0])
     obs, n, prob = prep(obs, _NB, dict(n=n, prob=prob))
-    k = np.floor(obs)
-    cdf = np.where(k < 0, 0.0, special.betainc(n, np.maximum(k, 0.0) + 1.0, prob))
-    # F_{n+1,p}(k - 1) = I_p(n + 1, k) from I_p(n, k + 1) = F_{n,p}(k) (k >= 1)
-    cdf1 = np.where(k < 1, 0.0, betainc_swap(n, np.maximum(k, 1.0), prob, cdf))
     q = 1.0 - prob
+    mean = n * q / prob
+    cdf, partial = _negbinom_cdf_partial(np.floor(obs), n, prob, mean)
     f2 = special.hyp2f1(n + 1.0, 0.5, 2.0, -4.0 * q / prob ** 2)
-    return obs * (2.0 * cdf - 1.0) - n * q / prob ** 2 * (prob * (2.0 * cdf1 - 1.0) + f2)
+    return obs * (2.0 * cdf - 1.0) - 2.0 * partial + mean - mean / prob * f2
 
 
-def _lattice_crps(obs: np.ndarray, width: int, log_pmf) -> np.ndarray:
-    r""":math:`\sum_x f(x)|x - y| - \sum_k F(k)(1 - F(k))` (the module docstring) on the grid
-    ``x = 0, ..., width``, chunked over rows. ``log_pmf(rows, x)`` gives the log mass, shape
-    ``(width + 1, rows)`` for the column ``x`` and the selected rows (a slice of the
-    flattened inputs), ``-inf`` off the support. ``F`` and ``1 - F`` are its running sums
-    from either end, so the upper tail keeps its relative accuracy, and cells beyond a
-    row's support contribute exactly 0. The grid runs down the first axis: a running sum is
-    then ``width`` contiguous vector additions, ~3x faster than ``cumsum`` along short rows."""
-    flat_obs = obs.ravel()
-    out = np.empty(flat_obs.shape)
-    x = np.arange(width + 1, dtype=float)[:, None]
-    for sl in chunk_slices(flat_obs.size, 8 * 4 * (width + 1), budget=1 << 20):
-        with np.errstate(under="ignore"):
-            pmf = np.exp(log_pmf(sl, x))
-        near = np.einsum("xr,xr->r", pmf, np.abs(x - flat_obs[None, sl]))
-        cdf, sf = np.empty_like(pmf[:-1]), np.empty_like(pmf[:-1])
-        if width:
-            cdf[0], sf[-1] = pmf[0], pmf[-1]
-        for k in range(1, width):
-            np.add(cdf[k - 1], pmf[k], out=cdf[k])
-            np.add(sf[width - k], pmf[width - k], out=sf[width - k - 1])
-        out[sl] = near - np.einsum("kr,kr->r", cdf, sf)
-    return out.reshape(obs.shape)
+#: Up to this ``floor(y)`` the negative binomial CDF is summed from its masses (cheaper
+#: than two ``betainc`` calls; the summed masses keep ~``k`` ulps).
+_NB_SUM_MAX = 64
+#: Smallest ``log f(0) = n log p`` that is summed from (the first mass stays normal).
+_NB_LOG_F0_MIN = -700.0
 
 
-def _log_factorial_table(size: int, pad: int) -> np.ndarray:
-    """``T[i + pad] = log(i!)`` for ``0 <= i < size`` and ``+inf`` for ``-pad <= i < 0``: a
-    gathered mass term with a negative index (off the support) becomes a zero mass, with no
-    mask pass. The values are ``gammaln(i + 1)``, evaluated once per table entry instead of
-    once per grid cell."""
-    return np.concatenate([np.full(pad, np.inf), special.gammaln(np.arange(size, dtype=float) + 1.0)])
+def _negbinom_cdf_partial(k: np.ndarray, n: np.ndarray, prob: np.ndarray,
+                          mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The CDF :math:`F(k) = I_p(n, k + 1)` and partial mean :math:`E[X\,1\{X \le k\}] =
+    \mu\,I_p(n + 1, k)` at ``k = floor(y)`` (both 0 below 0): summed from the masses for
+    small ``k``, from ``betainc`` otherwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_f0 = n * np.log(prob)
+    summed = (k >= 0) & (k <= _NB_SUM_MAX) & (log_f0 > _NB_LOG_F0_MIN)
+    cdf, partial = np.zeros(k.shape), np.zeros(k.shape)
+    cdf[summed], partial[summed] = _negbinom_sums(k[summed], n[summed], 1.0 - prob[summed],
+                                                  np.exp(log_f0[summed]))
+    rest = ~summed & ~(k < 0)  # NaN rows take this path and stay NaN
+    kr, nr, pr = k[rest], n[rest], prob[rest]
+    cdf[rest] = special.betainc(nr, kr + 1.0, pr)
+    partial[rest] = np.where(kr < 1, 0.0, mean[rest] * special.betainc(nr + 1.0, np.maximum(kr, 1.0), pr))
+    return cdf, partial
 
 
-def _grid_width(top: np.ndarray) -> int:
-    return int(np.max(top)) if top.size else 0
+def _negbinom_sums(k: np.ndarray, n: np.ndarray, q: np.ndarray, f0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\sum_{j \le k} f(j)` and :math:`\sum_{j \le k} j f(j)` from the recurrence
+    :math:`j f(j) = (n + j - 1)\,q\,f(j - 1)`, rows sorted by ``k`` so that the rows still
+    summing at step ``j`` are a prefix."""
+    order = np.argsort(-k.astype(np.int16), kind="stable")  # a radix sort, k <= _NB_SUM_MAX
+    active = np.searchsorted(-k[order], -np.arange(1, int(k.max(initial=0)) + 1), side="right")
+    n1, qs, f = n[order] - 1.0, q[order], f0[order]
+    cdf, partial, step = f.copy(), np.zeros(f.size), np.empty(f.size)
+    for j, c in enumerate(active, start=1):
+        t = np.add(n1[:c], j, out=step[:c])
+        t *= qs[:c]
+        f[:c] *= t  # now j f(j)
+        partial[:c] += f[:c]
+        f[:c] *= 1.0 / j
+        cdf[:c] += f[:c]
+    out_cdf, out_partial = np.empty(f.size), np.empty(f.size)
+    out_cdf[order], out_partial[order] = cdf, partial
+    return out_cdf, out_partial
 
 
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
@@ -144,38 +147,31 @@ _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""CRPS of the binomial distribution with :math:`n` trials and success probability :math:`p`.
 
-    The lattice form of the module docstring with the mass
-    :math:`\log f(x) = \log n! - \log x! - \log (n - x)! + x \log\frac{p}{1-p} + n \log(1 - p)`
-    on a grid as wide as the largest ``n`` (work grows with it).
+    The cell sum of the module docstring over :math:`k = 0, \dots, n - 1`, the masses from
+    the ratios :math:`f(k + 1)/f(k) = \frac{n - k}{k + 1}\frac{p}{1 - p}` (work grows with
+    the sum of the ``n``; :math:`p \in \{0, 1\}` are point masses).
 
     Examples
     --------
     >>> round(float(crps_binomial(3.0, 10, 0.4)), 6)
     0.57715
-    >>> float(crps_binomial(2.5, 4, 1.0))  # all mass on n
-    1.5
     """
     obs, n, prob = prep(obs, _BINOM, dict(n=n, prob=prob))
-    ni, fp = n.ravel().astype(np.int64), prob.ravel()
-    width = _grid_width(ni)
-    table = _log_factorial_table(width + 1, width)
-    # p = 0 or 1 (all mass on 0 or n): finite stand-ins, the row's mass is set below
-    edge = (fp == 0.0) | (fp == 1.0)
-    safe = np.where(edge, 0.5, fp)
-    logit, row = np.log(safe) - np.log1p(-safe), table[ni + width] + ni * np.log1p(-safe)
-    xi = np.arange(width + 1)
+    q = 1.0 - prob
+    odds = prob / np.where(q > 0.0, q, 1.0)
+    lo = np.where(prob == 1.0, n, 0.0)  # p = 0 and p = 1 are point masses at 0 and n
+    size = np.where((prob > 0.0) & (q > 0.0), n, 0.0)
+    mode = np.minimum(np.floor((n + 1.0) * prob), n)
+    fn, fodds = n.ravel(), odds.ravel()
 
-    def log_pmf(sl, x):
-        logf = row[None, sl] - table[xi + width][:, None] - table[ni[None, sl] - xi[:, None] + width] \
-            + logit[None, sl] * x
-        rows = np.flatnonzero(edge[sl])
-        if rows.size:
-            at = np.where(fp[sl][rows] == 0.0, 0, ni[sl][rows])
-            logf[:, rows] = -np.inf
-            logf[at, rows] = 0.0
-        return logf
+    def log_ratio(rows: np.ndarray, i: np.ndarray) -> np.ndarray:
+        # f(i + 1)/f(i) = (n - i)/(i + 1) * p/(1 - p); <= 0 from i = n on
+        t = fn[rows] - i
+        t *= 1.0 / (i + 1.0)
+        t *= fodds[rows]
+        return np.log(t, out=t)
 
-    return _lattice_crps(obs, width, log_pmf)
+    return lattice_crps(obs, lo, size, mode, log_ratio)
 
 
 _HYPER = {"m": ("nonnegative integer", None), "n": ("nonnegative integer", None),
@@ -187,9 +183,9 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     r"""CRPS of the hypergeometric distribution: successes in :math:`k` draws without
     replacement from :math:`m` successes and :math:`n` failures (R's ``dhyper(x, m, n, k)``).
 
-    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}` (from a table
-    of log factorials) on a grid as wide as the largest ``k``, in the lattice form of the
-    module docstring.
+    The mass is :math:`f(x) = \binom{m}{x}\binom{n}{k - x}/\binom{m + n}{k}`, taken from
+    the ratios :math:`f(x + 1)/f(x) = \frac{(m - x)(k - x)}{(x + 1)(n - k + x + 1)}` and
+    summed over cells as in the module docstring (work grows with the support widths).
 
     Examples
     --------
@@ -199,16 +195,18 @@ def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     obs, m, n, k = prep(obs, _HYPER, dict(m=m, n=n, k=k))
     if (k > m + n).any():
         raise InputError(f"k: expected at most m + n draws, got k={float(k[k > m + n].ravel()[0])!r}")
-    mi, ni, ki = (a.ravel().astype(np.int64) for a in (m, n, k))
-    width = _grid_width(ki)
-    table = _log_factorial_table(int(np.max(mi + ni)) + 1 if mi.size else 1, width)
-    at = lambda i: table[i + width]  # noqa: E731
-    row = at(mi) + at(ni) + at(ki) + at(mi + ni - ki) - at(mi + ni)
-    xi = np.arange(width + 1)
+    lo = np.maximum(k - n, 0.0)
+    size = np.minimum(k, m) - lo
+    mode = np.clip(np.floor((k + 1.0) * (m + 1.0) / (m + n + 2.0)) - lo, 0.0, size)
+    far = np.maximum(m, k) - lo  # the other factor of the upper ratio, >= size
+    first, second = lo + 1.0, n - k + lo + 1.0
+    fsize, ffar, ffirst, fsecond = (a.ravel() for a in (size, far, first, second))
 
-    def log_pmf(sl, x):
-        # log C(m, x) + log C(n, k - x) - log C(m + n, k); a negative index is off the support
-        mm, nn, kk, xx = mi[None, sl], ni[None, sl], ki[None, sl], xi[:, None]
-        return row[None, sl] - at(xx) - at(mm - xx) - at(kk - xx) - at(nn - kk + xx)
+    def log_ratio(rows: np.ndarray, i: np.ndarray) -> np.ndarray:
+        # f(x + 1)/f(x) = (m - x)(k - x)/((x + 1)(n - k + x + 1)) at x = lo + i; 0 from i = size on
+        t = np.maximum(fsize[rows] - i, 0.0)
+        t *= ffar[rows] - i
+        t /= (ffirst[rows] + i) * (fsecond[rows] + i)
+        return np.log(t, out=t)
 
-    return _lattice_crps(obs, width, log_pmf)
+    return lattice_crps(obs, lo, size, mode, log_ratio)

@@ -327,37 +327,40 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
 # --- Student t ----------------------------------------------------------------------------
 
 
+def _tail_diff(ca, cb, a, b):
+    """``F(a) - F(b)`` for ``a >= b`` of a symmetric distribution from its smaller tails
+    ``c = F(-|x|)`` at ``a`` and ``b``: a difference of upper tails when ``b > 0``, of
+    lower tails when ``a < 0``, never ``1 - 1``."""
+    return np.where(b > 0, cb - ca, np.where(a < 0, ca - cb, 1.0 - ca - cb))
+
+
+def _inner_tail(tail, omega, l, u, cl, cu, *params):
+    """The smaller tail ``tail(z, *params)`` at ``z = clip(omega, l, u)``, evaluated only
+    where ``l < omega < u`` (elsewhere it is the bound's, ``cl`` or ``cu``)."""
+    inside = (omega > l) & (omega < u)
+    if inside.all():
+        return tail(omega, *params)
+    out = np.where(omega <= l, cl, cu)
+    out[inside] = tail(omega[inside], *(p[inside] for p in params))
+    return out
+
+
+def _t_tail(x, df):
+    """The t distribution's smaller tail ``F_nu(-|x|)`` (0 at +-inf)."""
+    return special.stdtr(df, -np.abs(x))
+
+
 def _t_diff(df, a, b):
-    """``F_nu(a) - F_nu(b)`` for ``a >= b``, from upper tails when ``b > 0``."""
-    return _t_mass(_t_cdf_sf(df, b), _t_cdf_sf(df, a), b)
+    """``F_nu(a) - F_nu(b)`` for ``a >= b`` (two ``stdtr`` calls)."""
+    return _tail_diff(_t_tail(a, df), _t_tail(b, df), a, b)
 
 
-def _t_cdf_sf(df, x):
-    """``(F_nu(x), 1 - F_nu(x))`` from one ``stdtr`` of the tail ``F_nu(-|x|)`` (each exact
-    on its own side of 0)."""
-    tail = special.stdtr(df, -np.abs(x))
-    return np.where(x <= 0, tail, 1.0 - tail), np.where(x >= 0, tail, 1.0 - tail)
-
-
-def _t_mass(lo, hi, lo_x):
-    """``F(hi) - F(lo)`` from ``(cdf, sf)`` pairs, from the upper tails when ``lo_x > 0``."""
-    return np.where(lo_x > 0, lo[1] - hi[1], hi[0] - lo[0])
-
-
-def _t_log_norm(df):
-    """``log`` of the t density's constant, ``log Gamma((nu+1)/2) - log Gamma(nu/2) - log(nu pi)/2``."""
-    return special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
-
-
-def _t_p(df, x, log_norm=None):
-    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf);
-    ``log_norm`` is :func:`_t_log_norm` when the caller already has it."""
-    log_norm = _t_log_norm(df) if log_norm is None else log_norm
+def _t_p(df, x, log_f0):
+    """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf), with
+    ``log_f0 = log f_nu(0)``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        # f (nu + x^2) = exp(log f + log(nu + x^2)) with log f = log_norm - (nu+1)/2 log1p(x^2/nu):
-        # stays finite for huge |x|.
-        log1p = np.log1p(x * x / df)
-        val = -np.exp(log_norm - (df - 1.0) / 2.0 * log1p + np.log(df)) / (df - 1.0)
+        # f (nu + x^2) = exp(log f + log(nu + x^2)): stays finite for huge |x|.
+        val = -np.exp(log_f0 + np.log(df) - 0.5 * (df - 1.0) * np.log1p(x * x / df)) / (df - 1.0)
     return np.where(np.isinf(x), 0.0, val)
 
 
@@ -368,37 +371,34 @@ def _t_h_tail(df, x):
     return np.where(np.isinf(x), 0.0, val)
 
 
-def _t_k(df, l, u, log_norm):
-    """``Bbar (H(u) - H(l))`` with ``H(x) = (1 + sign(x) I(x)) / 2``, from the tails.
-
-    ``Bbar = 2 sqrt(nu) / (nu - 1) B(1/2, nu - 1/2) / B(1/2, nu/2)^2``; with
-    ``B(1/2, a) = sqrt(pi) Gamma(a) / Gamma(a + 1/2)`` its log reuses ``log_norm``."""
+def _t_k(df, l, u, beta_half):
+    """``Bbar (H(u) - H(l))`` with ``H(x) = (1 + sign(x) I(x)) / 2``, from the tails."""
     cu, cl = _t_h_tail(df, u), _t_h_tail(df, l)
-    diff = np.where(l >= 0, 0.5 * (cl - cu), np.where(u <= 0, 0.5 * (cu - cl), 1.0 - 0.5 * cu - 0.5 * cl))
-    log_b1 = 0.5 * math.log(math.pi) + special.gammaln(df - 0.5) - special.gammaln(df)
-    # log B(1/2, nu/2) = log sqrt(pi) + log Gamma(nu/2) - log Gamma((nu+1)/2)
-    #                  = -log_norm - log(nu)/2 (from the density's constant)
-    log_b2 = -log_norm - 0.5 * np.log(df)
-    log_bbar = math.log(2.0) + 0.5 * np.log(df) - np.log(df - 1.0) + log_b1 - 2.0 * log_b2
+    # H(x) = 1 - c(x)/2 above 0 and c(x)/2 below: the difference of the two tails' halves.
+    diff = _tail_diff(0.5 * cu, 0.5 * cl, u, l)
+    log_bbar = (math.log(2.0) + 0.5 * np.log(df) - np.log(df - 1.0) + special.betaln(0.5, df - 0.5)
+                - 2.0 * beta_half)
     return np.exp(log_bbar) * diff
 
 
 def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
-    at_l, at_u, at_z = _t_cdf_sf(df, l), _t_cdf_sf(df, u), _t_cdf_sf(df, z)
-    d = _t_mass(at_l, at_u, l)
-    t_z = _t_mass(at_l, at_z, l) / d
+    # One t tail per point (stdtr is the cost): F at l, u and z all come from them.
+    cl, cu = _t_tail(l, df), _t_tail(u, df)
+    cz = _inner_tail(_t_tail, omega, l, u, cl, cu, df)
+    d = _tail_diff(cu, cl, u, l)
+    t_z = _tail_diff(cz, cl, z, l) / d
     if censored:
-        lmass, umass = at_l[0], at_u[1]
+        lmass, umass = np.where(l < 0, cl, 1.0 - cl), np.where(u > 0, cu, 1.0 - cu)
         ratio = np.ones_like(d)
     else:
         ratio = (1.0 - lmass - umass) / d
-    log_norm = _t_log_norm(df)
+    beta_half = special.betaln(0.5, df / 2.0)  # f_nu(0) = 1 / (sqrt(nu) B(1/2, nu/2))
+    log_f0 = -0.5 * np.log(df) - beta_half
     with np.errstate(invalid="ignore"):
-        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z, log_norm),
-                        ratio * _t_p(df, u, log_norm), ratio * _t_p(df, l, log_norm),
-                        ratio * ratio * _t_k(df, l, u, log_norm))
+        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z, log_f0), ratio * _t_p(df, u, log_f0),
+                        ratio * _t_p(df, l, log_f0), ratio * ratio * _t_k(df, l, u, beta_half))
     return sigma * out
 
 
@@ -498,8 +498,8 @@ def _half_normal_piece(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     r"""CRPS at ``z <= 0`` of :math:`F(x) = c\,\Phi(x)` on :math:`x < 0` with the rest of the mass at 0.
 
     :math:`\int_z^0 (1 - c\Phi)^2 + \int_{-\infty}^z c^2\Phi^2
-    = -z - 2c\,(arphi(0) - z\Phi(z) - arphi(z)) + c^2 \int_{-\infty}^0 \Phi^2`, using
-    :math:`\int_{-\infty}^x \Phi = x\Phi(x) + arphi(x)`. Each piece of the two-piece normal
+    = -z - 2c\,(\varphi(0) - z\Phi(z) - \varphi(z)) + c^2 \int_{-\infty}^0 \Phi^2`, using
+    :math:`\int_{-\infty}^x \Phi = x\Phi(x) + \varphi(x)`. Each piece of the two-piece normal
     is one of these (the upper one reflected), so the CRPS needs one ``ndtr`` and one ``exp``
     per piece instead of the general gtc-normal form.
     """

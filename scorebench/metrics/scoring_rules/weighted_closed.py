@@ -77,10 +77,15 @@ def _normal_moment(z):
         return -np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
+def _t_log_f0(df):
+    """``log f_nu(0) = -log(nu)/2 - log B(1/2, nu/2)``, the constant :func:`_t_p` takes."""
+    return -0.5 * np.log(df) - special.betaln(0.5, df / 2.0)
+
+
 _FAMILIES = {
     "normal": _Family(lambda z: special.ndtr(-np.abs(z)), _normal_moment, _gtcnormal),
     "logistic": _Family(lambda z: special.expit(-np.abs(z)), _logis_p, _gtclogistic),
-    "t": _Family(lambda z, df: special.stdtr(df, -np.abs(z)), lambda z, df: _t_p(df, z), _gtct),
+    "t": _Family(lambda z, df: special.stdtr(df, -np.abs(z)), lambda z, df: _t_p(df, z, _t_log_f0(df)), _gtct),
 }
 
 
