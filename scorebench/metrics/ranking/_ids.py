@@ -153,17 +153,36 @@ def same_strings(a: pa.Array, ia: np.ndarray, b: pa.Array, ib: np.ndarray) -> np
     return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
 
 
-def argsort_u64(keys: np.ndarray) -> np.ndarray:
-    """Stable argsort of uint64 keys through one value sort.
+def argsort_u64(keys: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+    """Stable argsort of uint64 keys through value sorts.
 
     ``np.sort`` of 64-bit values is several times faster than ``np.argsort``, so the row
     index is packed into the low bits of each key, the packed values are sorted, and the
     index is read back. Keys that agree on the remaining high bits are then put in exact
     (key, index) order with a small lexsort of just those groups.
+
+    Parameters
+    ----------
+    keys : ndarray of uint64
+    groups : ndarray of int, optional
+        The group of each key, where a smaller group always means a smaller key (a query
+        or unit code in the keys' high bits). When each group's rows are contiguous, every
+        group is sorted on its own, as a row of a 2-D array: sorting many lists of a hundred
+        keys is far cheaper than one sort of all of them. The result is the same.
     """
     n = len(keys)
     if n < 2:
         return np.arange(n, dtype=np.int64)
+    blocks = None if groups is None else _contiguous_blocks(groups)
+    order, same = _sort_all(keys) if blocks is None else _sort_blocks(keys, *blocks)
+    if same is not None:
+        _order_ties(order, keys, same)
+    return order
+
+
+def _sort_all(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """One packed sort of all keys: the order, and where neighbours tie on the high bits."""
+    n = len(keys)
     bits = int(n - 1).bit_length()
     mask = np.uint64((1 << bits) - 1)
     packed = np.arange(n, dtype=np.uint64)
@@ -171,10 +190,88 @@ def argsort_u64(keys: np.ndarray) -> np.ndarray:
     packed.sort()
     same = np.bitwise_xor(packed[1:], packed[:-1]) <= mask  # equal high bits
     packed &= mask  # in place: the index, no second n-sized array
-    order = packed.view(np.int64)
-    if same.any():
-        _order_ties(order, keys, same)
-    return order
+    return packed.view(np.int64), (same if same.any() else None)
+
+
+def _contiguous_blocks(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Start, length and output start of each block of equal neighbouring groups; None
+    when there is a single block or a group is split over several blocks."""
+    n = len(groups)
+    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    if starts.size == 0:
+        return None
+    starts = np.concatenate([[0], starts])
+    lengths = np.diff(np.append(starts, n))
+    first = groups[starts]
+    by_group = np.argsort(first, kind="stable")
+    if np.any(first[by_group][1:] == first[by_group][:-1]):
+        return None
+    out_start = np.empty(len(starts), dtype=np.int64)
+    out_start[by_group] = np.cumsum(lengths[by_group]) - lengths[by_group]
+    return starts, lengths, out_start
+
+
+def _sort_blocks(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                 out_start: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sort each block on its own: blocks of similar length (within a factor of two) are
+    rows of one padded 2-D array. Returns the order and the high-bit ties (or None)."""
+    n = len(keys)
+    order = np.empty(n, dtype=np.int64)
+    same = None
+    width_class = np.frexp((lengths - 1).astype(np.float64))[1]  # bit length of length - 1
+    classes = np.unique(width_class)
+    for c in classes:
+        members = None if len(classes) == 1 else np.flatnonzero(width_class == c)
+        ties = _sort_rows(keys, order, *(a if members is None else a[members]
+                                         for a in (starts, lengths, out_start)))
+        if ties is not None:
+            if same is None:
+                same = np.zeros(n - 1, dtype=bool)
+            same[ties] = True
+    return order, same
+
+
+def _sort_rows(keys: np.ndarray, order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+               out_start: np.ndarray) -> np.ndarray | None:
+    """Sort the given blocks as the rows of a 2-D array (padded with the largest value),
+    writing ``order[out_start[b] + j]``; returns the output positions i whose key ties with
+    i + 1 on the packed high bits (None when there are none)."""
+    width = int(lengths.max())
+    mask = np.uint64((1 << (width - 1).bit_length()) - 1)
+    src = np.arange(len(keys), dtype=np.int64)
+    if int(lengths.sum()) != len(keys):  # some of the blocks: gather their rows
+        src = _block_rows(starts, lengths)
+    row_start = np.repeat(starts, lengths)
+    col = src - row_start  # position within the block
+    packed = keys[src] if len(src) != len(keys) else keys & ~mask
+    packed &= ~mask
+    packed |= col.view(np.uint64)
+    flat = None
+    if not bool(np.all(lengths == width)):
+        flat = col + np.repeat(np.arange(0, len(lengths) * width, width, dtype=np.int64), lengths)
+        grid = np.full(len(lengths) * width, np.iinfo(np.uint64).max, dtype=np.uint64)
+        grid[flat] = packed
+        packed = grid
+    packed.reshape(-1, width).sort(axis=1)
+    vals = packed if flat is None else packed[flat]  # a row's values fill its first slots
+    del packed, flat
+    tie = np.flatnonzero((np.bitwise_xor(vals[1:], vals[:-1]) <= mask) & (col[1:] != 0))
+    vals &= mask
+    row_start += vals.view(np.int64)  # in place: the source row of each sorted position
+    del vals
+    if len(src) == len(keys) and np.array_equal(out_start, starts):  # blocks already in order
+        order[:] = row_start
+        return tie if tie.size else None
+    dest = src
+    dest += np.repeat(out_start - starts, lengths)
+    order[dest] = row_start
+    return dest[tie] if tie.size else None
+
+
+def _block_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Row indices ``starts[b] + arange(lengths[b])`` of every block, concatenated."""
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
 
 
 def _order_ties(order: np.ndarray, keys: np.ndarray, same: np.ndarray) -> None:

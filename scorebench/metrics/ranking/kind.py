@@ -324,7 +324,7 @@ def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, 
                    expected: str) -> tuple[np.ndarray, np.ndarray]:
     """Sort 64-bit (group, document) keys; equal keys are either a hash collision (the
     strings differ: switch to the exact path) or a real duplicate (an InputError)."""
-    order = argsort_u64(key)
+    order = argsort_u64(key, groups)  # groups sit in the keys' high bits
     key = key[order]
     dup = np.flatnonzero(key[1:] == key[:-1])
     if dup.size:
@@ -549,7 +549,7 @@ def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
     scale = float(2 ** min(score_bits, 52) - 1) / span
     key = ((high - score) * scale).astype(np.uint64)
     key |= unit.astype(np.uint64) << np.uint64(score_bits)
-    order = argsort_u64(key)
+    order = argsort_u64(key, unit)
     del key
     u, s = unit[order], score[order]
     misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
