@@ -150,10 +150,8 @@ def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray]) -> t
 
 def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     gain_of = _gain_fn(gain, name)
-    mask, _ = lists.head(k)
-    pos = lists.pos[mask]
-    g = gain_of(lists.rel[mask])
-    dcg_value = segment_sum(g * _discount(pos), lists.seg[mask], lists.n)
+    head = lists.head(k)
+    dcg_value = segment_sum(gain_of(head.rel) * _discount(head.pos), head.seg, lists.n)
     ig, iseg, ipos = _ideal(lists, gain_of)
     if k is not None:
         top = ipos < k
@@ -290,10 +288,10 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
     >>> average_precision([[1, 0, 1]], [[1, 0, 1, 1]]).round(4)
     array([0.5556])
     """
-    k = _check_k(k, "map@k")
-    mask = lists.is_rel if k is None else lists.is_rel & (lists.pos < k)
-    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
-    return _ratio(segment_sum(prec, lists.seg[mask], lists.n), lists.num_rel)
+    head = lists.head(_check_k(k, "map@k"))
+    mask = head.is_rel
+    prec = head.rel_cum[mask] / (head.pos[mask] + 1.0)
+    return _ratio(segment_sum(prec, head.seg[mask], lists.n), lists.num_rel)
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
@@ -437,16 +435,11 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
     top = lists.max_relevance if max_grade is None else float(max_grade)
     if not math.isfinite(top) or top < 0:
         raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
-    mask, _ = lists.head(k)
-    rel = lists.rel[mask]
-    grade = np.where(rel > 0, rel, 0.0)
+    sub = lists.head(k)
+    grade = np.where(sub.rel > 0, sub.rel, 0.0)
     if np.any(grade > top):
         raise InputError(f"err@k: relevance {grade.max()!r} exceeds max_grade {top!r}")
     stop = (np.exp2(grade) - 1.0) / np.exp2(top)
-    sub = RankedLists(rel=rel, n_ret=np.minimum(lists.n_ret, k) if k is not None else lists.n_ret,
-                      num_rel=lists.num_rel, num_nonrel=lists.num_nonrel, judged=lists.judged,
-                      judged_count=lists.judged_count, relevance_level=lists.relevance_level,
-                      max_relevance=lists.max_relevance)
     # probability the user reaches each rank: product of (1 - stop) above it
     log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
     reach = np.exp(_exclusive_cumsum(log_continue, sub))
