@@ -211,61 +211,66 @@ def _contiguous_blocks(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return starts, lengths, out_start
 
 
+#: Keys handled per step of the block sort: a step's temporaries stay in the CPU cache.
+_STEP = 1 << 16
+
+
 def _sort_blocks(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                  out_start: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """Sort each block on its own: blocks of similar length (within a factor of two) are
-    rows of one padded 2-D array. Returns the order and the high-bit ties (or None)."""
+    rows of padded 2-D arrays, a few thousand keys at a time. Returns the order and the
+    high-bit ties (or None)."""
     n = len(keys)
     order = np.empty(n, dtype=np.int64)
-    same = None
+    ties = []
     width_class = np.frexp((lengths - 1).astype(np.float64))[1]  # bit length of length - 1
     classes = np.unique(width_class)
     for c in classes:
-        members = None if len(classes) == 1 else np.flatnonzero(width_class == c)
-        ties = _sort_rows(keys, order, *(a if members is None else a[members]
-                                         for a in (starts, lengths, out_start)))
-        if ties is not None:
-            if same is None:
-                same = np.zeros(n - 1, dtype=bool)
-            same[ties] = True
+        members = np.arange(len(lengths)) if len(classes) == 1 else np.flatnonzero(width_class == c)
+        width = int(lengths[members].max())
+        rows = max(1, _STEP // width)
+        for r in range(0, len(members), rows):
+            b = members[r:r + rows]
+            ties.append(_sort_rows(keys, order, starts[b], lengths[b], out_start[b], width))
+    ties = [t for t in ties if t.size]
+    if not ties:
+        return order, None
+    same = np.zeros(n - 1, dtype=bool)
+    same[np.concatenate(ties)] = True
     return order, same
 
 
 def _sort_rows(keys: np.ndarray, order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-               out_start: np.ndarray) -> np.ndarray | None:
-    """Sort the given blocks as the rows of a 2-D array (padded with the largest value),
-    writing ``order[out_start[b] + j]``; returns the output positions i whose key ties with
-    i + 1 on the packed high bits (None when there are none)."""
-    width = int(lengths.max())
+               out_start: np.ndarray, width: int) -> np.ndarray:
+    """Sort the given blocks as the rows of a 2-D array of ``width`` columns (shorter rows
+    padded with the largest value), writing ``order[out_start[b] + j]``; returns the output
+    positions i whose key ties with i + 1 on the packed high bits."""
     mask = np.uint64((1 << (width - 1).bit_length()) - 1)
-    src = np.arange(len(keys), dtype=np.int64)
-    if int(lengths.sum()) != len(keys):  # some of the blocks: gather their rows
-        src = _block_rows(starts, lengths)
-    row_start = np.repeat(starts, lengths)
-    col = src - row_start  # position within the block
-    packed = keys[src] if len(src) != len(keys) else keys & ~mask
-    packed &= ~mask
-    packed |= col.view(np.uint64)
-    flat = None
-    if not bool(np.all(lengths == width)):
-        flat = col + np.repeat(np.arange(0, len(lengths) * width, width, dtype=np.int64), lengths)
-        grid = np.full(len(lengths) * width, np.iinfo(np.uint64).max, dtype=np.uint64)
-        grid[flat] = packed
-        packed = grid
-    packed.reshape(-1, width).sort(axis=1)
-    vals = packed if flat is None else packed[flat]  # a row's values fill its first slots
-    del packed, flat
-    tie = np.flatnonzero((np.bitwise_xor(vals[1:], vals[:-1]) <= mask) & (col[1:] != 0))
-    vals &= mask
-    row_start += vals.view(np.int64)  # in place: the source row of each sorted position
-    del vals
-    if len(src) == len(keys) and np.array_equal(out_start, starts):  # blocks already in order
-        order[:] = row_start
-        return tie if tie.size else None
-    dest = src
-    dest += np.repeat(out_start - starts, lengths)
-    order[dest] = row_start
-    return dest[tie] if tie.size else None
+    grid = np.empty((len(starts), width), dtype=np.uint64)
+    valid = None if bool(np.all(lengths == width)) else np.arange(width) < lengths[:, None]
+    lo, hi = int(starts[0]), int(starts[-1] + lengths[-1])
+    src = keys[lo:hi] if hi - lo == grid.size else keys[_block_rows(starts, lengths)]
+    if valid is None:
+        grid.reshape(-1)[:] = src
+    else:
+        grid.fill(np.iinfo(np.uint64).max)
+        grid[valid] = src
+    grid &= ~mask
+    grid |= np.arange(width, dtype=np.uint64)  # the position in the block, in the low bits
+    grid.sort(axis=1)
+    tie = np.bitwise_xor(grid[:, 1:], grid[:, :-1]) <= mask  # equal high bits
+    if valid is not None:
+        tie &= valid[:, 1:]
+    tie_row, tie_col = np.nonzero(tie)
+    grid &= mask
+    grid += starts[:, None].astype(np.uint64)  # the input position
+    rows = grid.view(np.int64)
+    o_lo = int(out_start[0])
+    if bool(np.all(np.diff(out_start) == lengths[:-1])):  # the blocks stay side by side
+        order[o_lo:o_lo + int(lengths.sum())] = rows.reshape(-1) if valid is None else rows[valid]
+    else:
+        order[_block_rows(out_start, lengths)] = rows.reshape(-1) if valid is None else rows[valid]
+    return out_start[tie_row] + tie_col
 
 
 def _block_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

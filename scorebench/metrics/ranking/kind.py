@@ -153,20 +153,18 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
         run_qr, score, run = run_qr[run_rows], score[run_rows], run.iloc[run_rows]
     units = _Units.number(run, groups, run_qr, n_q, in_qrels if complete else None)
 
-    # --- relevance of each retrieved document (and duplicate check) -------------------------
+    # --- ranking order (unit, score descending, docid descending), then each document's
+    # relevance in that order (and the duplicate check) --------------------------------------
     run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
+    order, unit_sorted = _rank_order(units.unit, score, run_docs)
+    run_side = _RunSide(run_docs, run_qr, order, unit_sorted, units.one_per_query, run.index)
     try:
-        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
-                    hashed=True)
+        rel = _join(run_side, qrels_docs, qrels_qr, relevance, qrels_df.index, hashed=True)
     except HashCollision:  # two different ids share a hash: match them exactly instead
-        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
-                    hashed=False)
-    del qrels_docs
-
-    # --- ranking order: unit, score descending, docid descending ----------------------------
-    order = _rank_order(units.unit, score, run_docs)
-    rel, counts = _cut_lists(rel[order], units.unit[order], units.n, max_docs, judged_docs_only)
-    del order
+        rel = _join(run_side, qrels_docs, qrels_qr, relevance, qrels_df.index, hashed=False)
+    del qrels_docs, run_side, order
+    rel, counts = _cut_lists(rel, unit_sorted, units.n, max_docs, judged_docs_only)
+    del unit_sorted
     start = np.zeros(units.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=start[1:])
 
@@ -242,6 +240,11 @@ class _Units:
     @property
     def n(self) -> int:
         return len(self.keys)
+
+    @property
+    def one_per_query(self) -> bool:
+        """Whether each query has at most one unit (no grouping, or a single group)."""
+        return self.gframe is None or len(self.gframe) == 1
 
     @classmethod
     def number(cls, run: pd.DataFrame, groups: list[str], run_qr: np.ndarray, n_q: int,
@@ -320,85 +323,170 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     return flat, counts, num_rel, (counts - num_rel).astype(np.float64)
 
 
-def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
-                   expected: str) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_unique(key: np.ndarray, groups: np.ndarray, rows: np.ndarray | None, docs: Any, labels: Any,
+                   problem: str, expected: str) -> tuple[np.ndarray, np.ndarray]:
     """Sort 64-bit (group, document) keys; equal keys are either a hash collision (the
-    strings differ: switch to the exact path) or a real duplicate (an InputError)."""
+    strings differ: switch to the exact path) or a real duplicate (an InputError).
+    ``rows`` maps a key's position to its row of ``docs`` (None: the same position)."""
     order = argsort_u64(key, groups)  # groups sit in the keys' high bits
     key = key[order]
     dup = np.flatnonzero(key[1:] == key[:-1])
     if dup.size:
         a, b = order[dup], order[dup + 1]
-        real = (groups[a] == groups[b]) & same_strings(docs, a, docs, b)
-        if not real.all():
-            raise HashCollision
-        rows = np.sort(np.concatenate([a, b]))
-        raise InputError(f"{problem} in {describe_rows(rows, labels)}; expected {expected}")
+        same_group = groups[a] == groups[b]
+        if rows is not None:
+            a, b = rows[a], rows[b]
+        _raise_duplicates(a, b, same_group, docs, labels, problem, expected)
     return order, key
 
 
-def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q: np.ndarray,
-          relevance: np.ndarray, run_labels, qrels_labels, *, hashed: bool) -> np.ndarray:
-    """Relevance of each run row (NaN when not judged); raises on duplicate documents.
+def _raise_duplicates(a: np.ndarray, b: np.ndarray, same_group: np.ndarray, docs: Any, labels: Any,
+                      problem: str, expected: str) -> None:
+    """Rows ``a[i]`` and ``b[i]`` matched on their keys: a real duplicate (an InputError)
+    when every pair is one id of one group, else a hash collision."""
+    if not (same_group & same_strings(docs, a, docs, b)).all():
+        raise HashCollision
+    rows = np.sort(np.concatenate([a, b]))
+    raise InputError(f"{problem} in {describe_rows(rows, labels)}; expected {expected}")
 
-    Both sides are sorted by a 64-bit key with the query (qrels) or the unit (run) in its
-    high bits and the document's hash (or exact code) below: equal keys mean the same
-    query, and the sorted order stays grouped by query, so when the inputs are grouped by
-    query (as runs and qrels files are) every gather below stays within a query's block.
+
+@dataclass(frozen=True)
+class _RunSide:
+    """The run as the join reads it: its document ids, query codes and row labels, the
+    ranking order, each ranked row's unit, and whether each query has one unit."""
+
+    docs: pa.Array
+    q: np.ndarray
+    order: np.ndarray
+    unit_sorted: np.ndarray
+    one_per_query: bool
+    labels: Any
+
+
+_RUN_DUPLICATE = ("run: the same document is retrieved twice for one query", "each (system, qid, docid) once")
+
+
+def _join(run: _RunSide, qrels_docs, qrels_q: np.ndarray, relevance: np.ndarray, qrels_labels, *,
+          hashed: bool) -> np.ndarray:
+    """Relevance of each run row in ranking order (NaN when not judged); raises on
+    duplicate documents.
+
+    The qrels are sorted by a 64-bit key with the query in its high bits and the
+    document's hash (or exact code) below, so the sorted order stays grouped by query;
+    the run's keys, taken in ranking order (grouped by unit, so by query), are looked up in
+    it a cache-sized range at a time. A match needs the same query, the same high bits of
+    the 64-bit hash and the same 32-bit second hash.
     """
-    if hashed:
-        (run_h, run_h2), (qrels_h, qrels_h2) = hash_strings(run_docs), hash_strings(qrels_docs)
-    else:
-        codes, _ = pd.factorize(np.concatenate([run_docs.to_numpy(zero_copy_only=False),
-                                                qrels_docs.to_numpy(zero_copy_only=False)]))
-        codes = codes.astype(np.uint64)
-        run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
-        run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
-    n_prefix = int(max(run_q.max(initial=0), qrels_q.max(initial=0), run_unit.max(initial=0))) + 1
+    (run_h, run_h2), (qrels_h, qrels_h2) = _doc_keys(run.docs, qrels_docs, hashed)
+    n_prefix = int(max(run.q.max(initial=0), qrels_q.max(initial=0), run.unit_sorted.max(initial=0))) + 1
     bits = max(1, (n_prefix - 1).bit_length())
     qkey = _prefixed(qrels_q, qrels_h, bits, hashed)
     del qrels_h
-    korder, qkey = _sorted_unique(qkey, qrels_q, qrels_docs, qrels_labels,
+    korder, qkey = _sorted_unique(qkey, qrels_q, None, qrels_docs, qrels_labels,
                                   "qrels: the same (qid, docid) is judged more than once",
                                   "one judgment per document")
-    dkey = _prefixed(run_unit, run_h, bits, hashed)
-    del run_h
-    perm, dkey = _sorted_unique(dkey, run_unit, run_docs, run_labels,
-                                "run: the same document is retrieved twice for one query",
-                                "each (system, qid, docid) once")
-    rel = np.full(len(perm), np.nan)
-    if len(qkey) == 0:
-        return rel
-    # the unit prefix swapped for the query's: sorted within each unit's block (globally
-    # sorted when the run has one system)
-    lookup = dkey
-    del dkey
-    if not np.array_equal(run_unit, run_q):  # (equal for one system with every query judged)
-        lookup &= np.uint64((1 << (64 - bits)) - 1)
-        lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
-    where = np.searchsorted(qkey, lookup)
-    np.minimum(where, len(qkey) - 1, out=where)
-    hit = qkey[where] == lookup
-    del lookup, qkey
-    where = where[hit]
-    # equal keys mean the same query and the same high bits of the 64-bit hash; a match
-    # also needs the same 32-bit second hash, else two different ids collided
-    qi = korder[where]
+    where = _lookup(qkey, _prefixed(run.q[run.order], run_h[run.order], bits, hashed))
+    del qkey
+    hit = where >= 0
+    every = bool(hit.all())
+    hit_at = None if every else np.flatnonzero(hit)
+    qi = korder[where if every else where[hit_at]]
     del where, korder
-    if not np.array_equal(qrels_h2[qi], run_h2[perm[hit]]):
-        raise HashCollision
-    sorted_rel = np.full(len(hit), np.nan)
-    sorted_rel[hit] = relevance[qi]
-    rel[perm] = sorted_rel
+    run_rows = run.order if every else run.order[hit_at]
+    if not np.array_equal(qrels_h2[qi], run_h2[run_rows]):
+        raise HashCollision  # same query and high hash bits, another second hash: two ids collided
+    _check_judged_once(run, qi, hit_at, len(qrels_h2))
+    del run_rows
+    if every:
+        return relevance[qi]
+    _check_unjudged_once(run, run_h, np.flatnonzero(~hit), bits, hashed)
+    rel = np.full(len(hit), np.nan)
+    rel[hit_at] = relevance[qi]
     return rel
+
+
+def _doc_keys(run_docs: pa.Array, qrels_docs: pa.Array, hashed: bool):
+    """``((run_h, run_h2), (qrels_h, qrels_h2))``: the two hashes of each document id, or
+    (``hashed=False``) exact codes of the ids and their low 32 bits."""
+    if hashed:
+        return hash_strings(run_docs), hash_strings(qrels_docs)
+    codes, _ = pd.factorize(np.concatenate([run_docs.to_numpy(zero_copy_only=False),
+                                            qrels_docs.to_numpy(zero_copy_only=False)]))
+    codes = codes.astype(np.uint64)
+    run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
+    return (run_h, run_h.astype(np.uint32)), (qrels_h, qrels_h.astype(np.uint32))
+
+
+def _check_judged_once(run: _RunSide, qi: np.ndarray, hit_at: np.ndarray | None, n_qrels: int) -> None:
+    """Raise when a judged document is retrieved twice for one unit: two ranked rows of one
+    unit that matched the same judgment (``qi``, the judgment of each matched row)."""
+    if run.one_per_query:  # the judgment fixes the query, so the unit
+        pairs = np.flatnonzero(np.bincount(qi, minlength=n_qrels) > 1)
+        if pairs.size == 0:
+            return
+        at = np.flatnonzero(np.isin(qi, pairs))
+    else:
+        unit = run.unit_sorted if hit_at is None else run.unit_sorted[hit_at]
+        key = unit.astype(np.uint64) * np.uint64(n_qrels) + qi.astype(np.uint64)
+        order = argsort_u64(key, unit)
+        key = key[order]
+        dup = np.flatnonzero(key[1:] == key[:-1])
+        if dup.size == 0:
+            return
+        at = np.union1d(order[dup], order[dup + 1])
+    at = at[np.lexsort((at, qi[at]))]  # rows of one judgment side by side
+    first = np.flatnonzero(qi[at][1:] == qi[at][:-1])
+    a, b = at[first], at[first + 1]
+    if hit_at is not None:
+        a, b = hit_at[a], hit_at[b]
+    rows_a, rows_b = run.order[a], run.order[b]
+    _raise_duplicates(rows_a, rows_b, run.unit_sorted[a] == run.unit_sorted[b], run.docs, run.labels,
+                      *_RUN_DUPLICATE)
+
+
+def _check_unjudged_once(run: _RunSide, run_h: np.ndarray, missed: np.ndarray, bits: int, hashed: bool) -> None:
+    """Raise when a document the qrels do not judge is retrieved twice for one unit
+    (``missed``: the ranked positions without a match)."""
+    if missed.size < 2:
+        return
+    rows = run.order[missed]
+    unit = run.unit_sorted[missed]
+    key = _prefixed(unit, run_h[rows], bits, hashed)
+    _sorted_unique(key, unit, rows, run.docs, run.labels, *_RUN_DUPLICATE)
+
+
+def _lookup(sorted_keys: np.ndarray, keys: np.ndarray, *, step: int = 1 << 14) -> np.ndarray:
+    """Position of each key in ``sorted_keys``, -1 where absent. The keys come grouped
+    (by query), so each step searches only the range its keys span, which stays in cache."""
+    where = np.empty(len(keys), dtype=np.int64)
+    if len(sorted_keys) == 0:
+        where.fill(-1)
+        return where
+    for lo in range(0, len(keys), step):
+        part = keys[lo:lo + step]
+        a = int(np.searchsorted(sorted_keys, part.min()))
+        b = int(np.searchsorted(sorted_keys, part.max(), side="right"))
+        out = where[lo:lo + step]
+        if a == b:
+            out.fill(-1)
+            continue
+        window = sorted_keys[a:b]
+        np.minimum(np.searchsorted(window, part), b - a - 1, out=out)
+        miss = window[out] != part
+        out += a
+        out[miss] = -1
+    return where
 
 
 def _prefixed(prefix: np.ndarray, h: np.ndarray, bits: int, hashed: bool) -> np.ndarray:
     """64-bit keys: ``prefix`` (< 2**bits) exactly in the high ``bits`` bits, then the
     document hash's high bits (or, for exact codes, the code itself, which fits). A hash
-    array is overwritten (the caller drops it)."""
+    array is overwritten (the caller drops it); built a cache-sized step at a time."""
     key = np.right_shift(h, np.uint64(bits), out=h) if hashed else h.copy()  # a hash is consumed in place
-    key |= prefix.astype(np.uint64) << np.uint64(64 - bits)
+    shift = np.uint64(64 - bits)
+    step = 1 << 16
+    for lo in range(0, len(key), step):
+        key[lo:lo + step] |= prefix[lo:lo + step].astype(np.uint64) << shift
     return key
 
 
@@ -502,8 +590,9 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
     return codes.astype(np.int64), gframe
 
 
-def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
-    """Permutation sorting by unit, score descending, then docid descending (strcmp)."""
+def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation sorting by unit, score descending, then docid descending (strcmp), and
+    the units in that order."""
     n = len(unit)
     fast = _fast_order(unit, score)
     if fast is None:  # exact path: rank the scores, then sort (unit, score rank)
@@ -517,9 +606,9 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     else:
         order, u, s = fast
     same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
-    del u, s
+    del s
     if not same.any():
-        return order
+        return order, u
     tied = np.zeros(n, dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
@@ -529,7 +618,7 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     _, name_rank = np.unique(names, return_inverse=True)
     sub = np.lexsort((-name_rank.astype(np.int64), group))
     order[idx] = order[idx][sub]
-    return order
+    return order, u
 
 
 def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
