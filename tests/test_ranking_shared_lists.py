@@ -82,3 +82,29 @@ def test_cut_off_metrics_equal_their_array_form(name: str) -> None:
         arrays = metric.fn(ranked, judged, k=k) if name != "err@k" else \
             metric.fn(ranked, judged, k=k, max_grade=lists.max_relevance)
         np.testing.assert_allclose(table, arrays, rtol=0, atol=1e-15)
+
+
+def test_hit_arrays_equal_their_masked_definitions() -> None:
+    # empty lists first, inside and last: the reduceat edges
+    ranked = [[], [np.nan, 2, 0, 1], [], [0, 0], [3], [1, np.nan, 1, -1, 2], [], []]
+    judged = [[1], [2, 1, 0], [], [0], [3], [1, 1, 2], [], [4]]
+    lists = RankedLists.from_sequences(ranked, judged)
+    mask = lists.is_rel
+    np.testing.assert_array_equal(lists.hits, np.flatnonzero(mask))
+    np.testing.assert_array_equal(lists.hit_seg, lists.seg[mask])
+    np.testing.assert_array_equal(lists.hit_pos, lists.pos[mask])
+    np.testing.assert_array_equal(lists.hit_rank, lists.rel_cum[mask])
+    np.testing.assert_array_equal(lists.hit_count, np.bincount(lists.seg[mask], minlength=lists.n))
+    empty = RankedLists.from_sequences([[], []], [[1], []])
+    assert empty.hit_count.tolist() == [0, 0] and empty.hits.size == 0
+
+
+@pytest.mark.parametrize("gain,same_as", [("linear", {1: 1, 2: 2, 3: 3}), ("exponential", {1: 1, 2: 3, 3: 7})])
+@pytest.mark.parametrize("k", [1, 2, 5, None])
+def test_ideal_from_the_judged_heads_equals_the_general_path(gain, same_as, k) -> None:
+    # a mapping gain takes the general (sorting) path; the named gains read the judged heads
+    lists = RankedLists.from_arrays(_inputs(5).merged())
+    ranked = [lists.rel[o:o + n] for o, n in zip(lists.offsets, lists.n_ret)]
+    judged = [lists.judged[o:o + n] for o, n in zip(lists.judged_offsets, lists.judged_count)]
+    np.testing.assert_array_equal(scorebench.metric("ndcg@k").fn(ranked, judged, k=k, gain=gain),
+                                  scorebench.metric("ndcg@k").fn(ranked, judged, k=k, gain=same_as))

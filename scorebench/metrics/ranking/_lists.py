@@ -177,6 +177,45 @@ class RankedLists:
         """Number of relevant documents at or above each rank, within its query."""
         return _segment_cumsum(self.is_rel, self.offsets, self.n_ret)
 
+    # the relevant retrieved documents alone ("hits"), for the metrics that only read them:
+    # arrays of the hits' length, not of the lists'
+
+    @cached_property
+    def hits(self) -> np.ndarray:
+        """Positions in ``rel`` of the relevant documents."""
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def hit_count(self) -> np.ndarray:
+        """Relevant documents retrieved per query (int64)."""
+        out = np.zeros(self.n, dtype=np.int64)
+        nonempty = self.n_ret > 0
+        if nonempty.any():  # consecutive nonempty lists end where the next one starts
+            out[nonempty] = np.add.reduceat(self.is_rel, self.offsets[nonempty], dtype=np.int64)
+        return out
+
+    @cached_property
+    def hit_first(self) -> np.ndarray:
+        """Index in ``hits`` of each query's first hit (its count of earlier hits)."""
+        return np.cumsum(self.hit_count) - self.hit_count
+
+    @cached_property
+    def hit_seg(self) -> np.ndarray:
+        """Query index of each hit."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.hit_count)
+
+    @cached_property
+    def hit_pos(self) -> np.ndarray:
+        """0-based rank of each hit within its query."""
+        return self.hits - self.offsets[self.hit_seg]
+
+    @cached_property
+    def hit_rank(self) -> np.ndarray:
+        """1-based count of the relevant documents at or above each hit (``rel_cum`` there)."""
+        out = np.arange(1, len(self.hits) + 1, dtype=np.int64)
+        out -= np.repeat(self.hit_first, self.hit_count)
+        return out
+
     @cached_property
     def judged_offsets(self) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.int64)
@@ -209,8 +248,7 @@ class RankedLists:
 
     def count_rel(self, k: int | None = None) -> np.ndarray:
         """Relevant documents retrieved in the top ``k`` (all retrieved when None)."""
-        top = self.head(k)
-        return segment_sum(top.is_rel, top.seg, self.n)
+        return self.head(k).hit_count.astype(np.float64)
 
 
 class _SharedLists:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ._lists import RankedLists, segment_sum
+from ._lists import RankedLists, _gather, segment_sum
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
@@ -130,21 +130,35 @@ def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
     return mapped
 
 
-def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: int | None = None, *,
+           monotone: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positive gains of the judged documents in ideal (decreasing) order:
-    (gains, query index, 0-based ideal rank)."""
-    g = gain_of(lists.judged)
-    keep = g > 0
-    g, seg = g[keep], lists.judged_seg[keep]
-    # judged is sorted by decreasing relevance per query; re-sort only when the gain is
-    # not monotone in relevance (a custom mapping such as {1: 3, 2: 9, 3: 1}).
-    if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
-        order = np.lexsort((-g, seg))
-        g, seg = g[order], seg[order]
+    (gains, query index, 0-based ideal rank), the top ``k`` ranks only when k is given.
+
+    The judged lists are sorted by decreasing relevance, so with a ``monotone`` gain (never
+    lower for a higher relevance) the top k are the first k of each list: only those are read.
+    """
+    if monotone and k is not None:
+        count = np.minimum(lists.judged_count, k)
+        g = gain_of(lists.judged[_gather(lists.judged_offsets, count)])
+        keep = g > 0  # the positive gains lead each list
+        g, seg = g[keep], np.repeat(np.arange(lists.n, dtype=np.int64), count)[keep]
+    else:
+        g = gain_of(lists.judged)
+        keep = g > 0
+        g, seg = g[keep], lists.judged_seg[keep]
+        # re-sort only when the gain is not monotone in relevance (a custom mapping such as
+        # {1: 3, 2: 9, 3: 1})
+        if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
+            order = np.lexsort((-g, seg))
+            g, seg = g[order], seg[order]
     counts = np.bincount(seg, minlength=lists.n)
     offsets = np.zeros(lists.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=offsets[1:])
     pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets, counts)
+    if k is not None:
+        top = pos < k
+        g, seg, pos = g[top], seg[top], pos[top]
     return g, seg, pos
 
 
@@ -152,10 +166,7 @@ def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple
     gain_of = _gain_fn(gain, name)
     head = lists.head(k)
     dcg_value = segment_sum(gain_of(head.rel) * _discount(head.pos), head.seg, lists.n)
-    ig, iseg, ipos = _ideal(lists, gain_of)
-    if k is not None:
-        top = ipos < k
-        ig, iseg, ipos = ig[top], iseg[top], ipos[top]
+    ig, iseg, ipos = _ideal(lists, gain_of, k, monotone=isinstance(gain, str))  # linear, exponential
     ideal = segment_sum(ig * _discount(ipos), iseg, lists.n)
     return dcg_value, ideal
 
@@ -289,9 +300,8 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
     array([0.5556])
     """
     head = lists.head(_check_k(k, "map@k"))
-    mask = head.is_rel
-    prec = head.rel_cum[mask] / (head.pos[mask] + 1.0)
-    return _ratio(segment_sum(prec, head.seg[mask], lists.n), lists.num_rel)
+    prec = head.hit_rank / (head.hit_pos + 1.0)
+    return _ratio(segment_sum(prec, head.hit_seg, lists.n), lists.num_rel)
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
@@ -305,12 +315,9 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     >>> reciprocal_rank([[0, 0, 2], [1]], [[2], [1]])
     array([0.33333333, 1.        ])
     """
-    hits = np.flatnonzero(lists.is_rel)
-    seg = lists.seg[hits]
-    first = np.ones(len(hits), dtype=bool)
-    first[1:] = seg[1:] != seg[:-1]
+    found = lists.hit_count > 0
     out = np.zeros(lists.n)
-    out[seg[first]] = 1.0 / (lists.pos[hits[first]] + 1.0)
+    out[found] = 1.0 / (lists.hit_pos[lists.hit_first[found]] + 1.0)
     return out
 
 
