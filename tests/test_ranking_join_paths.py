@@ -11,7 +11,7 @@ import pytest
 
 from scorebench.errors import InputError
 from scorebench.metrics.ranking import extract_ranking
-from scorebench.metrics.ranking.kind import _lookup
+from scorebench.metrics.ranking.kind import _Judgments, _match_step
 
 
 def _case(seed: int, judged: float, systems: int = 1, n_q: int = 25, ties: bool = False):
@@ -96,14 +96,18 @@ def test_hash_collisions_take_the_exact_path(monkeypatch, judged: float, systems
     np.testing.assert_array_equal(extract_ranking(run, qrels=qrels).consts["rel"], expected)
 
 
-@pytest.mark.parametrize("step", [1, 7, 1 << 14])
-def test_lookup_finds_present_keys_only(step: int) -> None:
-    rng = np.random.default_rng(step)
+@pytest.mark.parametrize("layout", ["grouped", "one_group", "all_absent", "all_present"])
+def test_match_step_finds_present_keys_only(layout: str) -> None:
+    rng = np.random.default_rng(len(layout))
     sorted_keys = np.unique(rng.integers(0, 5000, 800).astype(np.uint64))
-    keys = np.sort(rng.integers(0, 5200, 1500).astype(np.uint64))
-    keys = keys.reshape(-1, 50)[:, ::-1].reshape(-1).copy()  # grouped, not sorted inside a group
-    where = _lookup(sorted_keys, keys, step=step)
+    keys = {"grouped": np.sort(rng.integers(0, 5200, 1500).astype(np.uint64)).reshape(-1, 50)[:, ::-1].ravel(),
+            "one_group": rng.integers(100, 200, 60).astype(np.uint64),
+            "all_absent": np.array([5001, 6000, 7000], dtype=np.uint64),
+            "all_present": rng.permutation(sorted_keys)}[layout]
+    row = rng.permutation(len(sorted_keys))  # the judgment (qrels row) behind each sorted key
+    judgments = _Judgments(1, True, np.zeros(len(row), np.uint32), np.zeros(len(row)), row, sorted_keys)
+    qi, hit = _match_step(judgments, keys)
     present = np.isin(keys, sorted_keys)
-    assert np.array_equal(where >= 0, present)
-    np.testing.assert_array_equal(sorted_keys[where[present]], keys[present])
-    assert (_lookup(sorted_keys[:0], keys) == -1).all()
+    assert (hit is None) == bool(present.all())
+    np.testing.assert_array_equal(np.ones(len(keys), bool) if hit is None else hit, present)
+    np.testing.assert_array_equal(qi, row[np.searchsorted(sorted_keys, keys[present])])

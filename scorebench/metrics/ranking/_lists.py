@@ -188,16 +188,12 @@ class RankedLists:
     @cached_property
     def hit_count(self) -> np.ndarray:
         """Relevant documents retrieved per query (int64)."""
-        out = np.zeros(self.n, dtype=np.int64)
-        nonempty = self.n_ret > 0
-        if nonempty.any():  # consecutive nonempty lists end where the next one starts
-            out[nonempty] = np.add.reduceat(self.is_rel, self.offsets[nonempty], dtype=np.int64)
-        return out
+        return np.diff(np.searchsorted(self.hits, np.append(self.offsets, len(self.rel))))
 
     @cached_property
     def hit_first(self) -> np.ndarray:
         """Index in ``hits`` of each query's first hit (its count of earlier hits)."""
-        return np.cumsum(self.hit_count) - self.hit_count
+        return np.searchsorted(self.hits, self.offsets)
 
     @cached_property
     def hit_seg(self) -> np.ndarray:
