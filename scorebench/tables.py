@@ -339,7 +339,7 @@ def numeric_column(df: pd.DataFrame, column: str, *, nan_ok: bool = False) -> np
         raise InputError(f"column {column!r} appears more than once; expected unique column names")
     values = series.to_numpy()
     if values.dtype.kind in "iu":
-        if values.size and np.abs(values).max() > 2**53:
+        if values.size and (values.max() > 2**53 or values.min() < -2**53):  # no |values| copy
             raise InputError(f"column {column!r}: integers larger than 2**53 cannot be represented exactly")
         return values.astype(np.float64)
     if values.dtype.kind == "b":

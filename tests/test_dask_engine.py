@@ -349,7 +349,7 @@ def test_every_mergeable_metric_of_every_kind_matches_pandas(client, kind):
     table = _kind_tables()[kind]
     # Mixture columns are not in this table; the quadrature needs a callable, the threshold
     # Brier score its thresholds, the count, GPD and GEV log scores outcomes on their support.
-    skip = {"crps_mixnorm", "crps_quadrature", "threshold_brier_score", "log_score_poisson", "log_score_negbinom",
+    skip = {"crps_mixnorm", "log_score_mixnorm", "crps_quadrature", "threshold_brier_score", "log_score_poisson", "log_score_negbinom",
             "log_score_binomial", "log_score_hypergeometric", "log_score_gpd", "log_score_gev"}
     metrics = [m for m in _mergeable(kind) if m not in skip]
     assert metrics, kind

@@ -365,11 +365,13 @@ def test_prdc_exact_duplicates_are_exact_and_chunk_independent(dim, offset):
         r = manifold_metrics(real, fake, k=5, chunk_size=chunk)
         assert (r.precision, r.recall, r.density, r.coverage) == (1.0, 1.0, 1.2, 1.0), chunk
     np.testing.assert_array_equal(knn_radii(real, 5, chunk_size=7), 0.0)
-    # prdc's balls are open (d < radius), so with radius 0 its precision and density are 0;
+    # prdc's balls are open (d < radius), so with radius 0 its precision and density are 0,
+    # or near 0 where its floating-point distances of exact copies come out as tiny nonzero
+    # values (that depends on the BLAS build: 1/60 was seen on one machine);
     # scorebench follows Kynkaanniemi et al.'s closed balls (the module docstring).
     prdc = pytest.importorskip("prdc")
     ref = prdc.compute_prdc(real_features=real[:120], fake_features=fake[:60], nearest_k=5)
-    assert ref["precision"] == 0.0 and ref["density"] == 0.0
+    assert ref["precision"] < 0.1 and ref["density"] < 0.1
 
 
 def test_prdc_results_do_not_move_with_a_common_offset_or_chunk_size():

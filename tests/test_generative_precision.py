@@ -85,3 +85,15 @@ def test_bad_precision_and_non_finite_rows():
         fid_details(a, b, precision="mixed")
     with pytest.raises(InputError, match="123"):
         fid_details(a, b, precision="float64")
+
+
+def test_fid_ignores_rounding_noise_of_zero_variance_directions():
+    # Dead (constant) features add exact zero directions to both covariances. Their computed
+    # eigenvalues are rounding noise whose square roots used to move FID by ~1e-6 relative
+    # between BLAS builds; counted as 0, FID equals the FID without those features.
+    from scorebench.metrics.generative.frechet import fid
+    rng = np.random.default_rng(3)
+    real, fake = rng.normal(size=(600, 40)), rng.normal(0.05, 1.02, size=(600, 40))
+    dead = np.full((600, 24), 0.7)  # constant features: singular covariances (old code: 9e-8 off)
+    with_dead = fid(np.hstack([real, dead]), np.hstack([fake, dead]))
+    assert with_dead == pytest.approx(fid(real, fake), rel=1e-12)

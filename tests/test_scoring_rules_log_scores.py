@@ -6,11 +6,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scoringrules as sr
 from scipy import stats
 
 import scorebench
+from scorebench.errors import InputError
 from scorebench.metrics import scoring_rules as S
 
 N = 300
@@ -144,3 +146,23 @@ def test_ranked_log_score_matches_scoringrules_and_definition():
     # A forecast ruling the outcome out stays finite (clipped like log_score).
     assert np.isfinite(S.ranked_log_score([0], [[0.0, 1.0]])[0])
     assert "ranked_log_score" in set(scorebench.list_metrics(family="scoring_rules")["name"])
+
+
+def test_log_score_mixnorm_matches_scoringrules_scipy_and_tables():
+    sr = pytest.importorskip("scoringrules")
+    rng = np.random.default_rng(4)
+    y, mu = rng.normal(size=60) * 3, rng.normal(size=(60, 3))
+    sigma, w = rng.uniform(0.5, 2.0, size=(60, 3)), rng.uniform(size=(60, 3))
+    ours = S.log_score_mixnorm(y, mu, sigma, w)
+    # scoringrules takes the weights as given; scorebench normalises them (as crps_mixnorm).
+    np.testing.assert_allclose(ours, sr.logs_mixnorm(y, mu, sigma, w / w.sum(1, keepdims=True)), rtol=1e-12)
+    dens = (w / w.sum(1, keepdims=True) * stats.norm.pdf(y[:, None], mu, sigma)).sum(1)
+    np.testing.assert_allclose(ours, -np.log(dens), rtol=1e-12)
+    # Far from every component the density underflows; the log score stays finite.
+    assert S.log_score_mixnorm(60.0, [0.0, 1.0], [1.0, 1.0]) == pytest.approx(1742.1120857137646, rel=1e-12)
+    table = pd.DataFrame({"system": "A", "y": y[:5], "mu0": mu[:5, 0], "sigma0": sigma[:5, 0], "w0": 1.0,
+                          "mu1": mu[:5, 1], "sigma1": sigma[:5, 1], "w1": 3.0})
+    got = scorebench.evaluate(table, ["log_score_mixnorm"], n_boot=0)["value"].iloc[0]
+    assert got == pytest.approx(S.log_score_mixnorm(y[:5], mu[:5, :2], sigma[:5, :2], [1.0, 3.0]).mean(), rel=1e-12)
+    with pytest.raises(InputError, match="w1"):
+        scorebench.evaluate(table.drop(columns="w1"), ["log_score_mixnorm"], n_boot=0)

@@ -12,7 +12,9 @@ of the symmetric matrix :math:`L^\top\Sigma_2 L` for any factor :math:`\Sigma_1 
 (Cholesky when :math:`\Sigma_1` is positive definite, else ``V diag(sqrt(w))`` from its
 symmetric eigendecomposition); it is orthogonally similar to
 :math:`\Sigma_1^{1/2}\Sigma_2\Sigma_1^{1/2}`, so its eigenvalues are real and non-negative up
-to rounding, which is clipped. No non-symmetric ``sqrtm`` (whose imaginary parts
+to rounding: eigenvalues within ``d eps`` of the largest count as 0 (a rank-deficient
+covariance's zero directions, whose rounding noise would otherwise enter through the square
+root and move the distance by ~1e-6 relative between BLAS builds). No non-symmetric ``sqrtm`` (whose imaginary parts
 ``pytorch-fid`` has to discard) is involved. When both sets are given as features and have
 fewer samples than dimensions, the trace term is the nuclear norm of :math:`A B^\top`
 with :math:`A, B` the centred, scaled feature matrices (:math:`\Sigma_1 = A^\top A`).
@@ -80,7 +82,12 @@ def _trace_sqrt_product(s1: np.ndarray, s2: np.ndarray) -> float:
         inner = factor.T @ s2 @ factor
     inner = (inner + inner.T) * 0.5
     eig = scipy_linalg.eigh(inner, eigvals_only=True, check_finite=False)
-    return float(np.sqrt(np.clip(eig, 0.0, None)).sum())
+    # Eigenvalues within rounding of 0 (d eps of the largest, the usual rank tolerance) are
+    # zero directions of a rank-deficient covariance (dead or constant features). Their
+    # computed values are noise of order eps * max, and their square roots (~1e-8 sqrt(max)
+    # each) would move the distance by ~1e-6 relative between BLAS builds; they count as 0.
+    noise = eig.size * np.finfo(np.float64).eps * max(float(eig.max(initial=0.0)), 0.0)
+    return float(np.sqrt(eig[eig > noise]).sum())
 
 
 def _check_cov(cov: Any, name: str, dim: int) -> np.ndarray:

@@ -153,17 +153,36 @@ def same_strings(a: pa.Array, ia: np.ndarray, b: pa.Array, ib: np.ndarray) -> np
     return pc.equal(left, right).to_numpy(zero_copy_only=False).astype(bool)
 
 
-def argsort_u64(keys: np.ndarray) -> np.ndarray:
-    """Stable argsort of uint64 keys through one value sort.
+def argsort_u64(keys: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+    """Stable argsort of uint64 keys through value sorts.
 
     ``np.sort`` of 64-bit values is several times faster than ``np.argsort``, so the row
     index is packed into the low bits of each key, the packed values are sorted, and the
     index is read back. Keys that agree on the remaining high bits are then put in exact
     (key, index) order with a small lexsort of just those groups.
+
+    Parameters
+    ----------
+    keys : ndarray of uint64
+    groups : ndarray of int, optional
+        The group of each key, where a smaller group always means a smaller key (a query
+        or unit code in the keys' high bits). When each group's rows are contiguous, every
+        group is sorted on its own, as a row of a 2-D array: sorting many lists of a hundred
+        keys is far cheaper than one sort of all of them. The result is the same.
     """
     n = len(keys)
     if n < 2:
         return np.arange(n, dtype=np.int64)
+    blocks = None if groups is None else _contiguous_blocks(groups)
+    order, same = _sort_all(keys) if blocks is None else _sort_blocks(keys, *blocks)
+    if same is not None:
+        _order_ties(order, keys, same)
+    return order
+
+
+def _sort_all(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """One packed sort of all keys: the order, and where neighbours tie on the high bits."""
+    n = len(keys)
     bits = int(n - 1).bit_length()
     mask = np.uint64((1 << bits) - 1)
     packed = np.arange(n, dtype=np.uint64)
@@ -171,10 +190,93 @@ def argsort_u64(keys: np.ndarray) -> np.ndarray:
     packed.sort()
     same = np.bitwise_xor(packed[1:], packed[:-1]) <= mask  # equal high bits
     packed &= mask  # in place: the index, no second n-sized array
-    order = packed.view(np.int64)
-    if same.any():
-        _order_ties(order, keys, same)
-    return order
+    return packed.view(np.int64), (same if same.any() else None)
+
+
+def _contiguous_blocks(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Start, length and output start of each block of equal neighbouring groups; None
+    when there is a single block or a group is split over several blocks."""
+    n = len(groups)
+    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    if starts.size == 0:
+        return None
+    starts = np.concatenate([[0], starts])
+    lengths = np.diff(np.append(starts, n))
+    first = groups[starts]
+    by_group = np.argsort(first, kind="stable")
+    if np.any(first[by_group][1:] == first[by_group][:-1]):
+        return None
+    out_start = np.empty(len(starts), dtype=np.int64)
+    out_start[by_group] = np.cumsum(lengths[by_group]) - lengths[by_group]
+    return starts, lengths, out_start
+
+
+#: Keys handled per step of the block sort: a step's temporaries stay in the CPU cache.
+_STEP = 1 << 16
+
+
+def _sort_blocks(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                 out_start: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sort each block on its own: blocks of similar length (within a factor of two) are
+    rows of padded 2-D arrays, a few thousand keys at a time. Returns the order and the
+    high-bit ties (or None)."""
+    n = len(keys)
+    order = np.empty(n, dtype=np.int64)
+    ties = []
+    width_class = np.frexp((lengths - 1).astype(np.float64))[1]  # bit length of length - 1
+    classes = np.unique(width_class)
+    for c in classes:
+        members = np.arange(len(lengths)) if len(classes) == 1 else np.flatnonzero(width_class == c)
+        width = int(lengths[members].max())
+        rows = max(1, _STEP // width)
+        for r in range(0, len(members), rows):
+            b = members[r:r + rows]
+            ties.append(_sort_rows(keys, order, starts[b], lengths[b], out_start[b], width))
+    ties = [t for t in ties if t.size]
+    if not ties:
+        return order, None
+    same = np.zeros(n - 1, dtype=bool)
+    same[np.concatenate(ties)] = True
+    return order, same
+
+
+def _sort_rows(keys: np.ndarray, order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+               out_start: np.ndarray, width: int) -> np.ndarray:
+    """Sort the given blocks as the rows of a 2-D array of ``width`` columns (shorter rows
+    padded with the largest value), writing ``order[out_start[b] + j]``; returns the output
+    positions i whose key ties with i + 1 on the packed high bits."""
+    mask = np.uint64((1 << (width - 1).bit_length()) - 1)
+    grid = np.empty((len(starts), width), dtype=np.uint64)
+    valid = None if bool(np.all(lengths == width)) else np.arange(width) < lengths[:, None]
+    lo, hi = int(starts[0]), int(starts[-1] + lengths[-1])
+    src = keys[lo:hi] if hi - lo == grid.size else keys[_block_rows(starts, lengths)]
+    if valid is None:
+        grid.reshape(-1)[:] = src
+    else:
+        grid.fill(np.iinfo(np.uint64).max)
+        grid[valid] = src
+    grid &= ~mask
+    grid |= np.arange(width, dtype=np.uint64)  # the position in the block, in the low bits
+    grid.sort(axis=1)
+    tie = np.bitwise_xor(grid[:, 1:], grid[:, :-1]) <= mask  # equal high bits
+    if valid is not None:
+        tie &= valid[:, 1:]
+    tie_row, tie_col = np.nonzero(tie)
+    grid &= mask
+    grid += starts[:, None].astype(np.uint64)  # the input position
+    rows = grid.view(np.int64)
+    o_lo = int(out_start[0])
+    if bool(np.all(np.diff(out_start) == lengths[:-1])):  # the blocks stay side by side
+        order[o_lo:o_lo + int(lengths.sum())] = rows.reshape(-1) if valid is None else rows[valid]
+    else:
+        order[_block_rows(out_start, lengths)] = rows.reshape(-1) if valid is None else rows[valid]
+    return out_start[tie_row] + tie_col
+
+
+def _block_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Row indices ``starts[b] + arange(lengths[b])`` of every block, concatenated."""
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
 
 
 def _order_ties(order: np.ndarray, keys: np.ndarray, same: np.ndarray) -> None:

@@ -22,8 +22,9 @@ Python loop over queries.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -77,22 +78,32 @@ class RankedLists:
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, Any]) -> RankedLists:
         """Build from the mapping a ``ranking`` table kind provides (possibly a subset of
-        its queries, in any order, with repeats)."""
+        its queries, in any order, with repeats).
+
+        The metrics of one evaluation all receive the same arrays: the lists built from
+        them (and the per-position arrays derived on demand) are kept while those arrays
+        live, so every metric after the first reuses them (see :class:`_SharedLists`).
+        """
         missing = [k for k in (*ARRAY_NAMES, *CONST_NAMES) if k not in arrays]
         if missing:
             raise InputError(f"ranking metrics need the arrays of the 'ranking' table kind; missing {missing}")
+        shared = _SHARED.get(arrays)
+        if shared is not None:
+            return shared
         start = np.asarray(arrays["start"], dtype=np.int64)
         n_ret = np.asarray(arrays["n_ret"], dtype=np.int64)
         jstart = np.asarray(arrays["judged_start"], dtype=np.int64)
         jcount = np.asarray(arrays["judged_count"], dtype=np.int64)
         rel = np.asarray(arrays["rel"], dtype=np.float64)
         judged = np.asarray(arrays["judged"], dtype=np.float64)
-        return cls(rel=_compact(rel, start, n_ret), n_ret=n_ret,
-                   num_rel=np.asarray(arrays["num_rel"], dtype=np.float64),
-                   num_nonrel=np.asarray(arrays["num_nonrel"], dtype=np.float64),
-                   judged=_compact(judged, jstart, jcount), judged_count=jcount,
-                   relevance_level=float(arrays["relevance_level"]),
-                   max_relevance=float(arrays["max_relevance"]))
+        lists = cls(rel=_compact(rel, start, n_ret), n_ret=n_ret,
+                    num_rel=np.asarray(arrays["num_rel"], dtype=np.float64),
+                    num_nonrel=np.asarray(arrays["num_nonrel"], dtype=np.float64),
+                    judged=_compact(judged, jstart, jcount), judged_count=jcount,
+                    relevance_level=float(arrays["relevance_level"]),
+                    max_relevance=float(arrays["max_relevance"]))
+        _SHARED.put(arrays, lists)
+        return lists
 
     @classmethod
     def from_sequences(cls, ranked: Any, judged: Any, *, relevance_level: float = 1) -> RankedLists:
@@ -166,6 +177,41 @@ class RankedLists:
         """Number of relevant documents at or above each rank, within its query."""
         return _segment_cumsum(self.is_rel, self.offsets, self.n_ret)
 
+    # the relevant retrieved documents alone ("hits"), for the metrics that only read them:
+    # arrays of the hits' length, not of the lists'
+
+    @cached_property
+    def hits(self) -> np.ndarray:
+        """Positions in ``rel`` of the relevant documents."""
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def hit_count(self) -> np.ndarray:
+        """Relevant documents retrieved per query (int64)."""
+        return np.diff(np.searchsorted(self.hits, np.append(self.offsets, len(self.rel))))
+
+    @cached_property
+    def hit_first(self) -> np.ndarray:
+        """Index in ``hits`` of each query's first hit (its count of earlier hits)."""
+        return np.searchsorted(self.hits, self.offsets)
+
+    @cached_property
+    def hit_seg(self) -> np.ndarray:
+        """Query index of each hit."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.hit_count)
+
+    @cached_property
+    def hit_pos(self) -> np.ndarray:
+        """0-based rank of each hit within its query."""
+        return self.hits - self.offsets[self.hit_seg]
+
+    @cached_property
+    def hit_rank(self) -> np.ndarray:
+        """1-based count of the relevant documents at or above each hit (``rel_cum`` there)."""
+        out = np.arange(1, len(self.hits) + 1, dtype=np.int64)
+        out -= np.repeat(self.hit_first, self.hit_count)
+        return out
+
     @cached_property
     def judged_offsets(self) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.int64)
@@ -180,17 +226,80 @@ class RankedLists:
     def judged_pos(self) -> np.ndarray:
         return np.arange(len(self.judged), dtype=np.int64) - np.repeat(self.judged_offsets, self.judged_count)
 
-    def head(self, k: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """Boolean mask of the elements ranked in the top ``k`` (all when k is None), and
-        the per-query number of such elements."""
-        if k is None:
-            return np.ones(len(self.rel), dtype=bool), self.n_ret
-        return self.pos < k, np.minimum(self.n_ret, k)
+    @cached_property
+    def _heads(self) -> dict[int, RankedLists]:
+        return {}
+
+    def head(self, k: int | None) -> RankedLists:
+        """The lists cut to their top ``k`` documents (``self`` when k is None or no list is
+        longer), built once per k: an @k metric then visits k elements per query, not the
+        whole list. The judged side is unchanged."""
+        if k is None or self.n == 0 or int(self.n_ret.max()) <= k:
+            return self
+        heads = self._heads
+        if k not in heads:
+            n_ret = np.minimum(self.n_ret, k)
+            heads[k] = replace(self, rel=self.rel[_gather(self.offsets, n_ret)], n_ret=n_ret)
+        return heads[k]
 
     def count_rel(self, k: int | None = None) -> np.ndarray:
         """Relevant documents retrieved in the top ``k`` (all retrieved when None)."""
-        mask = self.is_rel if k is None else self.is_rel & (self.pos < k)
-        return segment_sum(mask, self.seg, self.n)
+        return self.head(k).hit_count.astype(np.float64)
+
+
+class _SharedLists:
+    """The lists built from the arrays of the last few ``from_arrays`` calls.
+
+    An entry is found again only while each source array is the very object it was built
+    from (weak references, so an entry never keeps the caller's arrays alive) and the
+    scalars are equal; it is dropped when the caller's ``start`` array is freed, and the
+    oldest entries go past ``size``. Arrays are treated as read-only, as the kinds make them.
+    Each dictionary operation is atomic, so concurrent callers at worst rebuild a list.
+    """
+
+    _SCALARS = ("relevance_level", "max_relevance")
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._entries: dict[int, tuple[tuple[weakref.ref, ...], tuple[Any, ...], RankedLists]] = {}
+
+    @staticmethod
+    def _sources(arrays: Mapping[str, Any]) -> list[Any] | None:
+        sources = [arrays[k] for k in (*ARRAY_NAMES, "rel", "judged")]
+        return sources if all(isinstance(a, np.ndarray) for a in sources) else None
+
+    def get(self, arrays: Mapping[str, Any]) -> RankedLists | None:
+        """The lists built from these very arrays, if still held."""
+        sources = self._sources(arrays)
+        entry = None if sources is None else self._entries.get(id(sources[0]))
+        if entry is None:
+            return None
+        refs, scalars, lists = entry
+        same = all(ref() is a for ref, a in zip(refs, sources)) and \
+            scalars == tuple(arrays[k] for k in self._SCALARS)
+        return lists if same else None
+
+    def put(self, arrays: Mapping[str, Any], lists: RankedLists) -> None:
+        """Keep ``lists`` for later calls with the same arrays."""
+        sources = self._sources(arrays)
+        if sources is None:
+            return
+        key = id(sources[0])
+        entries = self._entries
+
+        def drop(ref: weakref.ref) -> None:  # the start array was freed
+            entry = entries.get(key)
+            if entry is not None and entry[0][0] is ref:
+                entries.pop(key, None)
+
+        refs = (weakref.ref(sources[0], drop), *(weakref.ref(a) for a in sources[1:]))
+        entries.pop(key, None)
+        entries[key] = (refs, tuple(arrays[k] for k in self._SCALARS), lists)
+        for old in list(entries)[:-self.size]:
+            entries.pop(old, None)
+
+
+_SHARED = _SharedLists()
 
 
 def _segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:

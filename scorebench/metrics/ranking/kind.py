@@ -55,6 +55,8 @@ __all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
 
 _RUN_COLUMNS = ("qid", "docid", "score")
 _QRELS_COLUMNS = ("qid", "docid", "relevance")
+#: Rows per step of the loops over rows: a step's temporaries stay in the CPU cache.
+_STEP = 1 << 16
 
 
 def load_qrels(qrels: Any) -> pd.DataFrame:
@@ -153,20 +155,18 @@ def extract_ranking(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any =
         run_qr, score, run = run_qr[run_rows], score[run_rows], run.iloc[run_rows]
     units = _Units.number(run, groups, run_qr, n_q, in_qrels if complete else None)
 
-    # --- relevance of each retrieved document (and duplicate check) -------------------------
+    # --- ranking order (unit, score descending, docid descending), then each document's
+    # relevance in that order (and the duplicate check) --------------------------------------
     run_docs, qrels_docs = id_array(run["docid"]), id_array(qrels_df["docid"])
+    order, unit_sorted = _rank_order(units.unit, score, run_docs)
+    run_side = _RunSide(run_docs, run_qr, order, unit_sorted, units.one_per_query, run.index)
     try:
-        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
-                    hashed=True)
+        rel = _join(run_side, qrels_docs, qrels_qr, relevance, qrels_df.index, hashed=True)
     except HashCollision:  # two different ids share a hash: match them exactly instead
-        rel = _join(run_docs, run_qr, units.unit, qrels_docs, qrels_qr, relevance, run.index, qrels_df.index,
-                    hashed=False)
-    del qrels_docs
-
-    # --- ranking order: unit, score descending, docid descending ----------------------------
-    order = _rank_order(units.unit, score, run_docs)
-    rel, counts = _cut_lists(rel[order], units.unit[order], units.n, max_docs, judged_docs_only)
-    del order
+        rel = _join(run_side, qrels_docs, qrels_qr, relevance, qrels_df.index, hashed=False)
+    del qrels_docs, run_side, order
+    rel, counts = _cut_lists(rel, unit_sorted, units.n, max_docs, judged_docs_only)
+    del unit_sorted
     start = np.zeros(units.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=start[1:])
 
@@ -243,18 +243,20 @@ class _Units:
     def n(self) -> int:
         return len(self.keys)
 
+    @property
+    def one_per_query(self) -> bool:
+        """Whether each query has at most one unit (no grouping, or a single group)."""
+        return self.gframe is None or len(self.gframe) == 1
+
     @classmethod
     def number(cls, run: pd.DataFrame, groups: list[str], run_qr: np.ndarray, n_q: int,
                add_queries: np.ndarray | None) -> "_Units":
         """Number the units of ``run``; ``add_queries`` (trec_eval -c) adds those queries to
         every group even where the group has no row for them."""
-        if groups:
-            gcode, gframe = _group_codes(run, groups)
-        else:
-            gcode, gframe = np.zeros(len(run_qr), dtype=np.int32), None
+        gcode, gframe = _group_codes(run, groups) if groups else (None, None)
         n_groups = 1 if gframe is None else len(gframe)
         present = np.zeros(n_groups * n_q, dtype=bool)
-        unit_key = gcode.astype(np.int64) * n_q + run_qr
+        unit_key = run_qr if gcode is None else gcode.astype(np.int64) * n_q + run_qr
         present[unit_key] = True
         seen = present.copy()
         if add_queries is not None:
@@ -268,7 +270,7 @@ def _cut_lists(rel: np.ndarray, unit_sorted: np.ndarray, n_units: int, max_docs:
                judged_docs_only: bool) -> tuple[np.ndarray, np.ndarray]:
     """Ranked relevances and per-unit counts after trec_eval's ``-M`` (the first ``max_docs``
     of each list) and ``-J`` (judged documents only) cuts, in that order."""
-    counts = np.bincount(unit_sorted, minlength=n_units)
+    counts = _sorted_counts(unit_sorted, n_units)
     if max_docs is None and not judged_docs_only:
         return rel, counts
     offsets = np.zeros(n_units, dtype=np.int64)
@@ -278,6 +280,12 @@ def _cut_lists(rel: np.ndarray, unit_sorted: np.ndarray, n_units: int, max_docs:
     if judged_docs_only:
         keep_doc &= rel >= 0  # NaN (not judged) and negative (unjudged in pool) drop out
     return rel[keep_doc], np.bincount(unit_sorted[keep_doc], minlength=n_units)
+
+
+def _sorted_counts(values: np.ndarray, n: int) -> np.ndarray:
+    """``np.bincount(values, minlength=n)`` of sorted values, by binary search (no
+    value-sized temporaries)."""
+    return np.diff(np.searchsorted(values, np.arange(n + 1, dtype=values.dtype)))
 
 
 def _max_grade(max_grade: Any, relevance: np.ndarray) -> float:
@@ -301,11 +309,10 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     judged = relevance >= 0
     jq, jrel = (q, relevance) if judged.all() else (q[judged], relevance[judged])
     top = float(jrel.max()) if jrel.size else 0.0
-    if jrel.size and top < 256 and np.all(jrel == np.round(jrel)):
+    n_levels = int(top) + 1
+    code = _grade_codes(jq, jrel, top, n_levels) if jrel.size and top < 256 else None
+    if code is not None:
         # small integer grades: one count per (query, grade) gives every output, no sort
-        n_levels = int(top) + 1
-        code = (top - jrel).astype(np.int32 if n_q * n_levels < 2**31 else np.int64)
-        code += jq.astype(code.dtype, copy=False) * n_levels
         per_level = np.bincount(code, minlength=n_q * n_levels)
         del code
         levels_desc = np.arange(n_levels - 1, -1, -1, dtype=np.float64)
@@ -320,85 +327,208 @@ def _judged_lists(q: np.ndarray, relevance: np.ndarray, level: float,
     return flat, counts, num_rel, (counts - num_rel).astype(np.float64)
 
 
-def _sorted_unique(key: np.ndarray, groups: np.ndarray, docs: Any, labels: Any, problem: str,
-                   expected: str) -> tuple[np.ndarray, np.ndarray]:
+def _grade_codes(q: np.ndarray, grade: np.ndarray, top: float, n_levels: int) -> np.ndarray | None:
+    """``q * n_levels + (top - grade)`` for every judgment (int64, the index type of
+    ``np.bincount``), built a step at a time; None when some grade is not an integer."""
+    code = np.empty(len(grade), dtype=np.int64)
+    for lo in range(0, len(grade), _STEP):
+        part, g = code[lo:lo + _STEP], grade[lo:lo + _STEP]
+        if not np.array_equal(g, np.round(g)):
+            return None
+        np.multiply(q[lo:lo + _STEP], n_levels, out=part)
+        part += (top - g).astype(np.int64)
+    return code
+
+
+def _sorted_unique(key: np.ndarray, groups: np.ndarray, rows: np.ndarray | None, docs: Any, labels: Any,
+                   problem: str, expected: str) -> tuple[np.ndarray, np.ndarray]:
     """Sort 64-bit (group, document) keys; equal keys are either a hash collision (the
-    strings differ: switch to the exact path) or a real duplicate (an InputError)."""
-    order = argsort_u64(key)
+    strings differ: switch to the exact path) or a real duplicate (an InputError).
+    ``rows`` maps a key's position to its row of ``docs`` (None: the same position)."""
+    order = argsort_u64(key, groups)  # groups sit in the keys' high bits
     key = key[order]
     dup = np.flatnonzero(key[1:] == key[:-1])
     if dup.size:
         a, b = order[dup], order[dup + 1]
-        real = (groups[a] == groups[b]) & same_strings(docs, a, docs, b)
-        if not real.all():
-            raise HashCollision
-        rows = np.sort(np.concatenate([a, b]))
-        raise InputError(f"{problem} in {describe_rows(rows, labels)}; expected {expected}")
+        same_group = groups[a] == groups[b]
+        if rows is not None:
+            a, b = rows[a], rows[b]
+        _raise_duplicates(a, b, same_group, docs, labels, problem, expected)
     return order, key
 
 
-def _join(run_docs, run_q: np.ndarray, run_unit: np.ndarray, qrels_docs, qrels_q: np.ndarray,
-          relevance: np.ndarray, run_labels, qrels_labels, *, hashed: bool) -> np.ndarray:
-    """Relevance of each run row (NaN when not judged); raises on duplicate documents.
+def _raise_duplicates(a: np.ndarray, b: np.ndarray, same_group: np.ndarray, docs: Any, labels: Any,
+                      problem: str, expected: str) -> None:
+    """Rows ``a[i]`` and ``b[i]`` matched on their keys: a real duplicate (an InputError)
+    when every pair is one id of one group, else a hash collision."""
+    if not (same_group & same_strings(docs, a, docs, b)).all():
+        raise HashCollision
+    rows = np.sort(np.concatenate([a, b]))
+    raise InputError(f"{problem} in {describe_rows(rows, labels)}; expected {expected}")
 
-    Both sides are sorted by a 64-bit key with the query (qrels) or the unit (run) in its
-    high bits and the document's hash (or exact code) below: equal keys mean the same
-    query, and the sorted order stays grouped by query, so when the inputs are grouped by
-    query (as runs and qrels files are) every gather below stays within a query's block.
+
+@dataclass(frozen=True)
+class _RunSide:
+    """The run as the join reads it: its document ids, query codes and row labels, the
+    ranking order, each ranked row's unit, and whether each query has one unit."""
+
+    docs: pa.Array
+    q: np.ndarray
+    order: np.ndarray
+    unit_sorted: np.ndarray
+    one_per_query: bool
+    labels: Any
+
+
+_RUN_DUPLICATE = ("run: the same document is retrieved twice for one query", "each (system, qid, docid) once")
+
+
+def _join(run: _RunSide, qrels_docs, qrels_q: np.ndarray, relevance: np.ndarray, qrels_labels, *,
+          hashed: bool) -> np.ndarray:
+    """Relevance of each run row in ranking order (NaN when not judged); raises on
+    duplicate documents.
+
+    The qrels are sorted by a 64-bit key with the query in its high bits and the
+    document's hash (or exact code) below, so the sorted order stays grouped by query;
+    the run's keys, taken in ranking order (grouped by unit, so by query), are looked up in
+    it a cache-sized range at a time. A match needs the same query, the same high bits of
+    the 64-bit hash and the same 32-bit second hash.
     """
-    if hashed:
-        (run_h, run_h2), (qrels_h, qrels_h2) = hash_strings(run_docs), hash_strings(qrels_docs)
-    else:
-        codes, _ = pd.factorize(np.concatenate([run_docs.to_numpy(zero_copy_only=False),
-                                                qrels_docs.to_numpy(zero_copy_only=False)]))
-        codes = codes.astype(np.uint64)
-        run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
-        run_h2, qrels_h2 = run_h.astype(np.uint32), qrels_h.astype(np.uint32)
-    n_prefix = int(max(run_q.max(initial=0), qrels_q.max(initial=0), run_unit.max(initial=0))) + 1
+    (run_h, run_h2), (qrels_h, qrels_h2) = _doc_keys(run.docs, qrels_docs, hashed)
+    n_prefix = int(max(run.q.max(initial=0), qrels_q.max(initial=0), run.unit_sorted.max(initial=0))) + 1
     bits = max(1, (n_prefix - 1).bit_length())
     qkey = _prefixed(qrels_q, qrels_h, bits, hashed)
     del qrels_h
-    korder, qkey = _sorted_unique(qkey, qrels_q, qrels_docs, qrels_labels,
-                                  "qrels: the same (qid, docid) is judged more than once",
-                                  "one judgment per document")
-    dkey = _prefixed(run_unit, run_h, bits, hashed)
-    del run_h
-    perm, dkey = _sorted_unique(dkey, run_unit, run_docs, run_labels,
-                                "run: the same document is retrieved twice for one query",
-                                "each (system, qid, docid) once")
-    rel = np.full(len(perm), np.nan)
-    if len(qkey) == 0:
-        return rel
-    # the unit prefix swapped for the query's: sorted within each unit's block (globally
-    # sorted when the run has one system)
-    lookup = dkey
-    del dkey
-    if not np.array_equal(run_unit, run_q):  # (equal for one system with every query judged)
-        lookup &= np.uint64((1 << (64 - bits)) - 1)
-        lookup |= run_q[perm].astype(np.uint64) << np.uint64(64 - bits)
-    where = np.searchsorted(qkey, lookup)
-    np.minimum(where, len(qkey) - 1, out=where)
-    hit = qkey[where] == lookup
-    del lookup, qkey
-    where = where[hit]
-    # equal keys mean the same query and the same high bits of the 64-bit hash; a match
-    # also needs the same 32-bit second hash, else two different ids collided
-    qi = korder[where]
-    del where, korder
-    if not np.array_equal(qrels_h2[qi], run_h2[perm[hit]]):
-        raise HashCollision
-    sorted_rel = np.full(len(hit), np.nan)
-    sorted_rel[hit] = relevance[qi]
-    rel[perm] = sorted_rel
+    order, qkey = _sorted_unique(qkey, qrels_q, None, qrels_docs, qrels_labels,
+                                 "qrels: the same (qid, docid) is judged more than once", "one judgment per document")
+    judgments = _Judgments(bits, hashed, qrels_h2, relevance, order, qkey)
+    del order, qkey
+    if run.one_per_query:  # a judgment fixes the query, so the unit: mark the judgments met
+        rel, _, missed, repeated = _match_ranked(run, run_h, run_h2, judgments, keep_qi=False)
+        if repeated:  # some judgment met twice: find the rows (an error either way)
+            _check_judged_once(run, _match_ranked(run, run_h, run_h2, judgments, keep_qi=True)[1], len(qrels_h2))
+    else:
+        rel, qi, missed, _ = _match_ranked(run, run_h, run_h2, judgments, keep_qi=True)
+        _check_judged_once(run, qi, len(qrels_h2))
+        del qi
+    _check_unjudged_once(run, run_h, missed, bits, hashed)
     return rel
+
+
+@dataclass(frozen=True)
+class _Judgments:
+    """The qrels side of the join: the key bits given to the query, whether the keys are
+    hashes, each judgment's second hash and relevance, the sorted keys and the judgment
+    (row) of each."""
+
+    bits: int
+    hashed: bool
+    h2: np.ndarray
+    relevance: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+
+
+def _match_ranked(run: _RunSide, run_h: np.ndarray, run_h2: np.ndarray, judgments: _Judgments, *,
+                  keep_qi: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, bool]:
+    """Look the ranked rows up in the sorted judgments, a cache-sized step at a time
+    (ranked rows come grouped by unit, so by query: a step searches only the key range its
+    rows span). Returns the relevance of each ranked row (NaN when not judged), the matched
+    judgment of each (-1 when none; only with ``keep_qi``), the ranked positions without a
+    match, and whether some judgment was matched twice."""
+    n = len(run.order)
+    rel = np.empty(n)
+    qi_all = np.empty(n, dtype=np.int64) if keep_qi else None
+    seen = np.zeros(len(judgments.h2), dtype=bool)
+    missed, n_hits = [], 0
+    for lo in range(0, n, _STEP):
+        rows = run.order[lo:lo + _STEP]
+        qi, hit = _match_step(judgments, _prefixed(run.q[rows], run_h[rows], judgments.bits, judgments.hashed))
+        if not np.array_equal(judgments.h2[qi], run_h2[rows if hit is None else rows[hit]]):
+            raise HashCollision  # same query and high hash bits, another second hash: two ids collided
+        seen[qi] = True
+        n_hits += len(qi)
+        _spread(rel[lo:lo + len(rows)], judgments.relevance[qi], hit, np.nan)
+        if keep_qi:
+            _spread(qi_all[lo:lo + len(rows)], qi, hit, -1)
+        if hit is not None:
+            missed.append(np.flatnonzero(~hit) + lo)
+    missed = np.concatenate(missed) if missed else np.zeros(0, dtype=np.int64)
+    return rel, qi_all, missed, int(np.count_nonzero(seen)) < n_hits
+
+
+def _spread(out: np.ndarray, values: np.ndarray, hit: np.ndarray | None, fill: float) -> None:
+    """``out[hit] = values``, ``fill`` elsewhere (``hit`` None: every position)."""
+    if hit is None:
+        out[:] = values
+    else:
+        out.fill(fill)
+        out[hit] = values
+
+
+def _match_step(judgments: _Judgments, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The judgment of each key that has one, and which keys do (None: all of them)."""
+    sorted_keys = judgments.key
+    a = int(np.searchsorted(sorted_keys, keys.min())) if len(keys) else 0
+    b = int(np.searchsorted(sorted_keys, keys.max(), side="right")) if len(keys) else 0
+    if a == b:
+        return np.zeros(0, dtype=np.int64), np.zeros(len(keys), dtype=bool)
+    window = sorted_keys[a:b]
+    where = np.searchsorted(window, keys)
+    np.minimum(where, b - a - 1, out=where)
+    hit = window[where] == keys
+    if hit.all():
+        return judgments.order[where + a], None
+    return judgments.order[where[hit] + a], hit
+
+
+def _doc_keys(run_docs: pa.Array, qrels_docs: pa.Array, hashed: bool):
+    """``((run_h, run_h2), (qrels_h, qrels_h2))``: the two hashes of each document id, or
+    (``hashed=False``) exact codes of the ids and their low 32 bits."""
+    if hashed:
+        return hash_strings(run_docs), hash_strings(qrels_docs)
+    codes, _ = pd.factorize(np.concatenate([run_docs.to_numpy(zero_copy_only=False),
+                                            qrels_docs.to_numpy(zero_copy_only=False)]))
+    codes = codes.astype(np.uint64)
+    run_h, qrels_h = codes[:len(run_docs)], codes[len(run_docs):]
+    return (run_h, run_h.astype(np.uint32)), (qrels_h, qrels_h.astype(np.uint32))
+
+
+def _check_judged_once(run: _RunSide, qi: np.ndarray, n_qrels: int) -> None:
+    """Raise when a judged document is retrieved twice for one unit: two ranked rows of one
+    unit that matched the same judgment (``qi``, per ranked row; -1 for no match)."""
+    hit_at = np.flatnonzero(qi >= 0)
+    unit = run.unit_sorted[hit_at]
+    key = unit.astype(np.uint64) * np.uint64(n_qrels) + qi[hit_at].astype(np.uint64)
+    order = argsort_u64(key, unit)
+    key = key[order]
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    if dup.size == 0:
+        return
+    a, b = hit_at[order[dup]], hit_at[order[dup + 1]]
+    _raise_duplicates(run.order[a], run.order[b], run.unit_sorted[a] == run.unit_sorted[b], run.docs,
+                      run.labels, *_RUN_DUPLICATE)
+
+
+def _check_unjudged_once(run: _RunSide, run_h: np.ndarray, missed: np.ndarray, bits: int, hashed: bool) -> None:
+    """Raise when a document the qrels do not judge is retrieved twice for one unit
+    (``missed``: the ranked positions without a match)."""
+    if missed.size < 2:
+        return
+    rows = run.order[missed]
+    unit = run.unit_sorted[missed]
+    key = _prefixed(unit, run_h[rows], bits, hashed)
+    _sorted_unique(key, unit, rows, run.docs, run.labels, *_RUN_DUPLICATE)
 
 
 def _prefixed(prefix: np.ndarray, h: np.ndarray, bits: int, hashed: bool) -> np.ndarray:
     """64-bit keys: ``prefix`` (< 2**bits) exactly in the high ``bits`` bits, then the
     document hash's high bits (or, for exact codes, the code itself, which fits). A hash
-    array is overwritten (the caller drops it)."""
+    array is overwritten (the caller drops it); built a cache-sized step at a time."""
     key = np.right_shift(h, np.uint64(bits), out=h) if hashed else h.copy()  # a hash is consumed in place
-    key |= prefix.astype(np.uint64) << np.uint64(64 - bits)
+    shift = np.uint64(64 - bits)
+    for lo in range(0, len(key), _STEP):
+        key[lo:lo + _STEP] |= prefix[lo:lo + _STEP].astype(np.uint64) << shift
     return key
 
 
@@ -502,8 +632,9 @@ def _group_codes(run: pd.DataFrame, groups: list[str]) -> tuple[np.ndarray, pd.D
     return codes.astype(np.int64), gframe
 
 
-def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
-    """Permutation sorting by unit, score descending, then docid descending (strcmp)."""
+def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation sorting by unit, score descending, then docid descending (strcmp), and
+    the units in that order."""
     n = len(unit)
     fast = _fast_order(unit, score)
     if fast is None:  # exact path: rank the scores, then sort (unit, score rank)
@@ -513,13 +644,14 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
         del by_score
         order = np.argsort(unit.astype(np.int64) * n + score_rank)
         del score_rank
-        u, s = unit[order], score[order]
+        u = unit[order]
+        ties = _score_neighbours(order, u, score)[1]
     else:
-        order, u, s = fast
-    same = (u[1:] == u[:-1]) & (s[1:] == s[:-1])
-    del u, s
-    if not same.any():
-        return order
+        order, u, ties = fast
+    if ties is None:
+        return order, u
+    same = np.zeros(n - 1, dtype=bool)
+    same[ties] = True
     tied = np.zeros(n, dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
@@ -529,17 +661,32 @@ def _rank_order(unit: np.ndarray, score: np.ndarray, docs) -> np.ndarray:
     _, name_rank = np.unique(names, return_inverse=True)
     sub = np.lexsort((-name_rank.astype(np.int64), group))
     order[idx] = order[idx][sub]
-    return order
+    return order, u
 
 
-def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """One sort of 64-bit keys ``unit << b | quantised(max - score)``: the permutation and
-    the units and scores in its order; None when the quantisation could have misordered
-    two different scores of a query (then the exact two-sort path runs). Equal scores are
-    left for the docid tie-break."""
+def _score_neighbours(order: np.ndarray, u: np.ndarray, score: np.ndarray) -> tuple[bool, np.ndarray | None]:
+    """Each ranked row against the next one of its unit: whether a higher score ever
+    follows a lower one, and the positions i where rows i and i + 1 tie (None if none)."""
+    misordered, ties = False, []
+    for lo in range(0, len(order) - 1, _STEP):
+        hi = min(lo + _STEP, len(order) - 1)
+        s = score[order[lo:hi + 1]]
+        same_unit = u[lo + 1:hi + 1] == u[lo:hi]
+        misordered = misordered or bool(np.any(same_unit & (s[1:] > s[:-1])))
+        tie = np.flatnonzero(same_unit & (s[1:] == s[:-1]))
+        if tie.size:
+            ties.append(tie + lo)
+    return misordered, (np.concatenate(ties) if ties else None)
+
+
+def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """One sort of 64-bit keys ``unit << b | quantised(max - score)``: the permutation, the
+    units in its order and the positions of tied scores (see :func:`_score_neighbours`);
+    None when the quantisation could have misordered two different scores of a query (then
+    the exact two-sort path runs). Equal scores are left for the docid tie-break."""
     n = len(score)
     if n == 0:
-        return np.zeros(0, dtype=np.int64), unit[:0], score[:0]
+        return np.zeros(0, dtype=np.int64), unit[:0], None
     low, high = float(score.min()), float(score.max())
     span = high - low
     unit_bits = max(1, int(unit.max()).bit_length())
@@ -547,10 +694,13 @@ def _fast_order(unit: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
     if not np.isfinite(span) or span == 0 or score_bits < 40:
         return None
     scale = float(2 ** min(score_bits, 52) - 1) / span
-    key = ((high - score) * scale).astype(np.uint64)
-    key |= unit.astype(np.uint64) << np.uint64(score_bits)
-    order = argsort_u64(key)
+    key = np.empty(n, dtype=np.uint64)
+    for lo in range(0, n, _STEP):
+        part = key[lo:lo + _STEP]
+        part[:] = (high - score[lo:lo + _STEP]) * scale
+        part |= unit[lo:lo + _STEP].astype(np.uint64) << np.uint64(score_bits)
+    order = argsort_u64(key, unit)
     del key
-    u, s = unit[order], score[order]
-    misordered = (u[1:] == u[:-1]) & (s[1:] > s[:-1])
-    return None if misordered.any() else (order, u, s)
+    u = unit[order]
+    misordered, ties = _score_neighbours(order, u, score)
+    return None if misordered else (order, u, ties)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import register
-from ._lists import RankedLists, segment_sum
+from ._lists import RankedLists, _gather, segment_sum
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
@@ -130,34 +130,43 @@ def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
     return mapped
 
 
-def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: int | None = None, *,
+           monotone: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positive gains of the judged documents in ideal (decreasing) order:
-    (gains, query index, 0-based ideal rank)."""
-    g = gain_of(lists.judged)
-    keep = g > 0
-    g, seg = g[keep], lists.judged_seg[keep]
-    # judged is sorted by decreasing relevance per query; re-sort only when the gain is
-    # not monotone in relevance (a custom mapping such as {1: 3, 2: 9, 3: 1}).
-    if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
-        order = np.lexsort((-g, seg))
-        g, seg = g[order], seg[order]
+    (gains, query index, 0-based ideal rank), the top ``k`` ranks only when k is given.
+
+    The judged lists are sorted by decreasing relevance, so with a ``monotone`` gain (never
+    lower for a higher relevance) the top k are the first k of each list: only those are read.
+    """
+    if monotone and k is not None:
+        count = np.minimum(lists.judged_count, k)
+        g = gain_of(lists.judged[_gather(lists.judged_offsets, count)])
+        keep = g > 0  # the positive gains lead each list
+        g, seg = g[keep], np.repeat(np.arange(lists.n, dtype=np.int64), count)[keep]
+    else:
+        g = gain_of(lists.judged)
+        keep = g > 0
+        g, seg = g[keep], lists.judged_seg[keep]
+        # re-sort only when the gain is not monotone in relevance (a custom mapping such as
+        # {1: 3, 2: 9, 3: 1})
+        if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
+            order = np.lexsort((-g, seg))
+            g, seg = g[order], seg[order]
     counts = np.bincount(seg, minlength=lists.n)
     offsets = np.zeros(lists.n, dtype=np.int64)
     np.cumsum(counts[:-1], out=offsets[1:])
     pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets, counts)
+    if k is not None:
+        top = pos < k
+        g, seg, pos = g[top], seg[top], pos[top]
     return g, seg, pos
 
 
 def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     gain_of = _gain_fn(gain, name)
-    mask, _ = lists.head(k)
-    pos = lists.pos[mask]
-    g = gain_of(lists.rel[mask])
-    dcg_value = segment_sum(g * _discount(pos), lists.seg[mask], lists.n)
-    ig, iseg, ipos = _ideal(lists, gain_of)
-    if k is not None:
-        top = ipos < k
-        ig, iseg, ipos = ig[top], iseg[top], ipos[top]
+    head = lists.head(k)
+    dcg_value = segment_sum(gain_of(head.rel) * _discount(head.pos), head.seg, lists.n)
+    ig, iseg, ipos = _ideal(lists, gain_of, k, monotone=isinstance(gain, str))  # linear, exponential
     ideal = segment_sum(ig * _discount(ipos), iseg, lists.n)
     return dcg_value, ideal
 
@@ -290,10 +299,9 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
     >>> average_precision([[1, 0, 1]], [[1, 0, 1, 1]]).round(4)
     array([0.5556])
     """
-    k = _check_k(k, "map@k")
-    mask = lists.is_rel if k is None else lists.is_rel & (lists.pos < k)
-    prec = lists.rel_cum[mask] / (lists.pos[mask] + 1.0)
-    return _ratio(segment_sum(prec, lists.seg[mask], lists.n), lists.num_rel)
+    head = lists.head(_check_k(k, "map@k"))
+    prec = head.hit_rank / (head.hit_pos + 1.0)
+    return _ratio(segment_sum(prec, head.hit_seg, lists.n), lists.num_rel)
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
@@ -307,12 +315,9 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     >>> reciprocal_rank([[0, 0, 2], [1]], [[2], [1]])
     array([0.33333333, 1.        ])
     """
-    hits = np.flatnonzero(lists.is_rel)
-    seg = lists.seg[hits]
-    first = np.ones(len(hits), dtype=bool)
-    first[1:] = seg[1:] != seg[:-1]
+    found = lists.hit_count > 0
     out = np.zeros(lists.n)
-    out[seg[first]] = 1.0 / (lists.pos[hits[first]] + 1.0)
+    out[found] = 1.0 / (lists.hit_pos[lists.hit_first[found]] + 1.0)
     return out
 
 
@@ -437,16 +442,11 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
     top = lists.max_relevance if max_grade is None else float(max_grade)
     if not math.isfinite(top) or top < 0:
         raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
-    mask, _ = lists.head(k)
-    rel = lists.rel[mask]
-    grade = np.where(rel > 0, rel, 0.0)
+    sub = lists.head(k)
+    grade = np.where(sub.rel > 0, sub.rel, 0.0)
     if np.any(grade > top):
         raise InputError(f"err@k: relevance {grade.max()!r} exceeds max_grade {top!r}")
     stop = (np.exp2(grade) - 1.0) / np.exp2(top)
-    sub = RankedLists(rel=rel, n_ret=np.minimum(lists.n_ret, k) if k is not None else lists.n_ret,
-                      num_rel=lists.num_rel, num_nonrel=lists.num_nonrel, judged=lists.judged,
-                      judged_count=lists.judged_count, relevance_level=lists.relevance_level,
-                      max_relevance=lists.max_relevance)
     # probability the user reaches each rank: product of (1 - stop) above it
     log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
     reach = np.exp(_exclusive_cumsum(log_continue, sub))

@@ -37,6 +37,8 @@ from .multivariate import energy_score, variogram_score
 from .quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
 from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
 from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
+from .weighted_kernel import (owgksmv_ensemble, owgksuv_ensemble, twgksmv_ensemble,  # noqa: F401
+                              twgksuv_ensemble, vrgksmv_ensemble, vrgksuv_ensemble)
 from .error_spread import error_spread_score  # noqa: F401  (registers it)
 from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
 from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401
@@ -44,6 +46,8 @@ from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_sc
 from .weighted_members import crps_ensemble_w, energy_score_w, variogram_score_w  # noqa: F401  (kinds + metrics)
 from .clogs import clogs_ensemble  # noqa: F401  (registers it)
 from .dss_mv import dawid_sebastiani_mv, dssmv_ensemble  # noqa: F401  (registers dssmv_ensemble)
+from .weighted_closed import (owcrps_logistic, owcrps_normal, owcrps_t, twcrps_logistic,  # noqa: F401
+                              twcrps_normal, twcrps_t, vrcrps_logistic, vrcrps_normal, vrcrps_t)
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
@@ -59,6 +63,8 @@ __all__ = [
     "crps_quantile", "crps_quadrature", "threshold_brier_score", *log_scores.__all__,
     "ranked_log_score",
     "crps_ensemble", "twcrps_ensemble", "log_score_ensemble", "dawid_sebastiani_ensemble",
+    "owcrps_ensemble", "vrcrps_ensemble", "twcrps_normal", "owcrps_normal", "vrcrps_normal",
+    "twcrps_logistic", "owcrps_logistic", "vrcrps_logistic", "twcrps_t", "owcrps_t", "vrcrps_t",
     "silverman_bandwidth",
     "pinball_loss", "quantile_score", "interval_score", "weighted_interval_score",
     "energy_score", "variogram_score",

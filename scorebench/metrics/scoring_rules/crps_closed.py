@@ -36,6 +36,7 @@ from ...registry import register
 from ...validation import as_float_array, broadcast_arrays, check_positive
 from ._common import FAMILY, GNEITING_RAFTERY, check_batch
 from ._dist import prep, register_dist
+from ._incomplete import betainc_next
 
 special = lazy_module("scipy.special")
 
@@ -296,15 +297,18 @@ def _lgamma_shift(x: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.where(d <= 0.01, series, special.gammaln(x + d) - special.gammaln(x))
 
 
-def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray) -> np.ndarray:
+def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray | None = None) -> np.ndarray:
     """``1 - 2 B(2a, 2b) / (a B(a, b)^2)`` without cancellation for small shapes.
 
     The log of the ratio is ``log(b / (a + b))`` plus log-gamma terms that are small when a
     shape ``s = min(a, b)`` is: grouped as ``lgamma1p(2s) - 2 lgamma1p(s)`` and shifts of
     ``log Gamma`` by ``s`` and ``2s``, each evaluated by series, the ``-log s`` parts of the
     beta functions cancel exactly instead of in floating point (which cost ~1e-7 relative
-    at ``s = 1e-8``). ``log_beta`` is ``log B(a, b)``; all three are 1-D of one length.
+    at ``s = 1e-8``). ``log_beta`` is ``log B(a, b)`` when the caller has it.
     """
+    shape = np.broadcast(a, b).shape
+    a, b = (np.atleast_1d(v).ravel() for v in np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float)))
+    log_beta = special.betaln(a, b) if log_beta is None else np.ravel(log_beta)
     log_ratio = math.log(2.0) + special.betaln(2 * a, 2 * b) - np.log(a) - 2 * log_beta
     out = -np.expm1(log_ratio)
     # The direct form loses ~eps |log s| / s relative for the smaller shape s: below 1e-3
@@ -317,48 +321,6 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray) ->
                 - _lgamma_shift(1 + 2 * large, 2 * small) + 2 * _lgamma_shift(1 + large, small))
         out[tiny] = -np.expm1(-np.log1p(at / bt) + rest)
     return out
-
-
-#: Up to this ``a + b`` the beta CDF of shape ``a + 1`` comes from the one of shape ``a``
-#: and the density term (its logarithm keeps ~``eps (a + b)`` relative); above it, and
-#: where neither the recurrence nor the series below keeps its digits, from ``betainc``.
-_BETA_RECURRENCE_MAX = 100.0
-#: The recurrence subtracts ``F_{a+1,b} ~ r F_{a,b}``, ``r = z (a + b)/(a + 1)``: below
-#: this ``r`` (3 bits lost) the lower-tail series is used instead ...
-_BETA_CANCEL_R = 0.125
-#: ... where its terms shrink at least this fast.
-_BETA_SERIES_Q = 0.25
-
-
-def _beta_cdf_pair(a: np.ndarray, b: np.ndarray, z: np.ndarray, log_beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`F_{a,b}(z)` and :math:`F_{a+1,b}(z)` for 1-D arrays, :math:`0 \le z \le 1/2`, with
-    one ``betainc``: :math:`I_z(a + 1, b) = I_z(a, b) - d`, :math:`d = z^a (1 - z)^b / (a B(a, b))`,
-    or, where that cancels, :math:`I_z(a + 1, b) = d\,r\,{}_2F_1(a + b + 1, 1; a + 2; z)`."""
-    f0 = special.betainc(a, b, z)
-    with np.errstate(divide="ignore"):  # z = 0: z^a = 0
-        density = np.exp(a * np.log(z) + b * np.log1p(-z) - np.log(a) - log_beta)
-    f1 = f0 - density
-    r = z * (a + b) / (a + 1.0)
-    q = z * np.maximum(1.0, (a + b + 1.0) / (a + 2.0))  # bounds the series' term ratios
-    cancels = r < _BETA_CANCEL_R
-    far = (a + b > _BETA_RECURRENCE_MAX) | (cancels & (q > _BETA_SERIES_Q))
-    series = cancels & ~far
-    if series.any():
-        f1[series] = density[series] * r[series] * _beta_series(a[series], b[series], z[series], q[series].max())
-    if far.any():
-        f1[far] = special.betainc(a[far] + 1.0, b[far], z[far])
-    return f0, np.maximum(f1, 0.0)
-
-
-def _beta_series(a: np.ndarray, b: np.ndarray, z: np.ndarray, q_max: float) -> np.ndarray:
-    r""":math:`{}_2F_1(a + b + 1, 1; a + 2; z) = \sum_n \prod_{i<n} z (a + b + 1 + i)/(a + 2 + i)`,
-    summed until the terms (ratios at most ``q_max``) fall below ``eps``."""
-    terms = int(math.ceil(math.log(1e-17) / math.log(max(q_max, 1e-300)))) if q_max > 0 else 1
-    term, total = np.ones(z.shape), np.ones(z.shape)
-    for i in range(1, terms + 1):
-        term *= z * (a + b + i) / (a + 1.0 + i)
-        total += term
-    return total
 
 
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
@@ -391,12 +353,13 @@ def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> n
     check_positive(width, "upper - lower")
     z = (obs - lower_) / width
     flip = z > 0.5
-    a, b, z = (np.where(flip, b, a).ravel(), np.where(flip, a, b).ravel(),
-               np.where(flip, 1.0 - z, z).ravel())
+    a, b, z = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1.0 - z, z)
+    zc = np.clip(z, 0.0, 1.0)
+    f0 = special.betainc(a, b, zc)
     log_beta = special.betaln(a, b)
-    f0, f1 = _beta_cdf_pair(a, b, np.clip(z, 0.0, 1.0), log_beta)
+    f1 = betainc_next(a, b, zc, f0, log_beta)
     core = z * (2.0 * f0 - 1.0) + a / (a + b) * (_beta_half_gini_ratio(a, b, log_beta) - 2.0 * f1)
-    return width * core.reshape(width.shape)
+    return width * core
 
 
 @_parametric("crps_t", ("df", "mu", "sigma"), JKL)
@@ -435,20 +398,46 @@ def _mixnorm_A(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     return mean * special.erf(z / math.sqrt(2.0)) + 2.0 * sd * _norm_pdf(z)
 
 
-def _mixnorm_table(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Gather ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
+#: The mixture's parameters, one column per component ``k`` in a ``parametric`` table.
+MIXNORM_DIST = {"parameters": {"mu<k>": ("real", None), "sigma<k>": ("positive", None),
+                               "w<k>": ("nonnegative", None)}, "support": "real"}
+
+
+def _mixnorm_columns(arrays: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, ...]:
+    """``y`` and the stacked ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
     comps = sorted(int(m.group(1)) for key in arrays if (m := re.fullmatch(r"mu(\d+)", key)))
     if not comps:
-        raise InputError("crps_mixnorm: expected parameter columns mu0, sigma0, w0, mu1, sigma1, w1, ...")
+        raise InputError(f"{name}: expected parameter columns mu0, sigma0, w0, mu1, sigma1, w1, ...")
     missing = [f"{p}{k}" for k in comps for p in ("sigma", "w") if f"{p}{k}" not in arrays]
     if missing:
-        raise InputError(f"crps_mixnorm: missing parameter column(s) {missing}")
+        raise InputError(f"{name}: missing parameter column(s) {missing}")
     stack = lambda p: np.stack([arrays[f"{p}{k}"] for k in comps], axis=-1)  # noqa: E731
-    return crps_mixnorm(arrays["y"], stack("mu"), stack("sigma"), stack("w"))
+    return arrays["y"], stack("mu"), stack("sigma"), stack("w")
+
+
+def _mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, ...]:
+    """Checked ``obs`` (broadcast to the batch), ``mu``, ``sigma`` and normalised ``w``
+    with the mixture components on the last axis."""
+    obs = as_float_array(obs, "obs", check_inf=True)
+    mu, sigma = broadcast_arrays(mu=as_float_array(mu, "mu", check_inf=True),
+                                 sigma=as_float_array(sigma, "sigma", check_inf=True))
+    if mu.ndim == 0:
+        raise InputError("mu: expected the mixture components on the last axis, got a scalar")
+    check_positive(sigma, "sigma")
+    w = np.ones(mu.shape) if w is None else as_float_array(w, "w", check_inf=True)
+    if (w < 0).any():
+        raise InputError("w: expected non-negative mixture weights")
+    mu, sigma, w = broadcast_arrays(mu=mu, sigma=sigma, w=w)
+    total = w.sum(axis=-1, keepdims=True)
+    if (total <= 0).any():
+        raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
+    obs = np.broadcast_to(obs, check_batch(obs, mu, "obs", "mu", core=1))
+    return obs, mu, sigma, w / total
 
 
 @register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
-          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=_mixnorm_table,
+          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*_mixnorm_columns(arrays, "crps_mixnorm")),
+          distribution=MIXNORM_DIST,
           citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL)
 def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""CRPS of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
@@ -472,21 +461,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     >>> bool(np.isclose(crps_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), crps_normal(0.2, 0.0, 1.0)))
     True
     """
-    obs = as_float_array(obs, "obs", check_inf=True)
-    mu, sigma = broadcast_arrays(mu=as_float_array(mu, "mu", check_inf=True),
-                                 sigma=as_float_array(sigma, "sigma", check_inf=True))
-    if mu.ndim == 0:
-        raise InputError("mu: expected the mixture components on the last axis, got a scalar")
-    check_positive(sigma, "sigma")
-    w = np.ones(mu.shape) if w is None else as_float_array(w, "w", check_inf=True)
-    if (w < 0).any():
-        raise InputError("w: expected non-negative mixture weights")
-    mu, sigma, w = broadcast_arrays(mu=mu, sigma=sigma, w=w)
-    total = w.sum(axis=-1, keepdims=True)
-    if (total <= 0).any():
-        raise InputError("w: mixture weights sum to 0 in some rows; expected a positive total")
-    w = w / total
-    obs = np.broadcast_to(obs, check_batch(obs, mu, "obs", "mu", core=1))
+    obs, mu, sigma, w = _mixnorm_inputs(obs, mu, sigma, w)
     var = sigma * sigma
     first = np.sum(w * _mixnorm_A(obs[..., None] - mu, var), axis=-1)
     pair = _mixnorm_A(mu[..., :, None] - mu[..., None, :], var[..., :, None] + var[..., None, :])

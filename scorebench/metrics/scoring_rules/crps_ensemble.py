@@ -201,10 +201,11 @@ def _omit_nan_members(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarra
 
 @register("twcrps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "estimator": "standard"},
+          params={"a": -math.inf, "b": math.inf, "estimator": "standard", "nan_policy": "propagate",
+                  "ens_w": None},
           citation="Gneiting & Ranjan (2011), JBES 29(3):411-422; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
 def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
-                    estimator: str = "standard") -> np.ndarray:
+                    estimator: str = "standard", nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Threshold-weighted CRPS of an ensemble for the weight :math:`w(z) = \mathbb 1\{a < z < b\}`.
 
     .. math:: \mathrm{twCRPS}(F, y) = \int (F(z) - \mathbb 1\{y \le z\})^2\, w(z)\, dz
@@ -222,6 +223,8 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     a, b : float
         Lower and upper thresholds of the weight (``a < b``).
     estimator : {"standard", "fair"}
+    nan_policy, ens_w
+        As for :func:`crps_ensemble`, applied to the clipped members.
 
     Examples
     --------
@@ -231,6 +234,10 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     check_choice(estimator, "estimator", ESTIMATORS)
     a, b = check_thresholds(a, b)
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
+    if ens_w is not None or nan_policy != "propagate":
+        chained = lambda x: np.clip(x, a, b)  # noqa: E731  (v of the docstring)
+        return crps_ensemble(chained(obs_f.reshape(batch)), chained(ens_f.reshape(*batch, -1)),
+                             estimator=estimator, nan_policy=nan_policy, ens_w=ens_w)
     return run_engine(_crps_engine, obs_f, ens_f, batch, estimator == "fair", bounds=(a, b))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from ..._lazy import lazy_module
 
-from ._special import upper_gamma
+from ._incomplete import upper_gamma
 from .crps_closed import JKL
 from ._dist import prep, register_dist
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from ..._lazy import lazy_module
 
-from ._special import upper_gamma
 from .crps_closed import JKL
 from ._dist import prep, register_dist
+from ._incomplete import gammainc_next, upper_gamma
 
 special = lazy_module("scipy.special")
 
@@ -50,61 +50,29 @@ def crps_csg0(obs: Any, shape: Any, rate: Any, shift: Any = 0.0) -> np.ndarray:
     obs, shape, rate, shift = prep(obs, _CSG0, dict(shape=shape, rate=rate, shift=shift))
     yp = np.maximum(obs, 0.0)
     yt = yp + shift
-    a, lg1 = shape.ravel(), special.gammaln(shape.ravel() + 1.0)
-    f_y, f1_y = (v.reshape(obs.shape) for v in _gamma_cdf_pair(a, (rate * yt).ravel(), lg1))
-    f_d, f1_d = (v.reshape(obs.shape) for v in _gamma_cdf_pair(a, (rate * shift).ravel(), lg1))
+    f_y = special.gammainc(shape, rate * yt)
+    lg1 = special.gammaln(shape + 1.0)
+    f1_y = gammainc_next(shape, rate * yt, f_y, lg1)
+    f_d = special.gammainc(shape, rate * shift)
+    f1_d = gammainc_next(shape, rate * shift, f_d, lg1)
     tail2 = upper_gamma(2.0 * shape, 2.0 * rate * shift)
-    beta_term = _half_beta(a, lg1).reshape(obs.shape) / math.pi
+    beta_term = _half_beta(shape, lg1) / math.pi
     mean = shape / rate
     out = (yt * (2.0 * f_y - 1.0) - mean * beta_term * tail2
            + mean * (1.0 + 2.0 * f_d * f1_d - f_d * f_d - 2.0 * f1_y) - shift * f_d * f_d)
     return out + (yp - obs)
 
 
-#: Up to this shape the gamma CDF of shape ``a + 1`` comes from the one of shape ``a`` and
-#: the density term (from logs: ~``eps a`` relative), and ``B(1/2, a + 1/2)`` from two
-#: log-gamma values; above it, from ``gammainc`` and ``betaln``.
-_GAMMA_RECURRENCE_MAX = 10.0
-#: The recurrence subtracts ``P(a + 1, x) ~ r P(a, x)``, ``r = x/(a + 1)``: below this
-#: ``r`` (3 bits lost) the lower-tail series, whose term ratios are below ``r``, is used.
-_GAMMA_CANCEL_R = 0.125
-
-
-def _gamma_cdf_pair(a: np.ndarray, x: np.ndarray, lg1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`P(a, x)` and :math:`P(a + 1, x)` for 1-D arrays with one ``gammainc``:
-    :math:`P(a + 1, x) = P(a, x) - d`, :math:`d = x^a e^{-x}/\Gamma(a + 1)` (``lg1`` is
-    :math:`\log\Gamma(a + 1)`), or where that cancels
-    :math:`P(a + 1, x) = d\,r \sum_n x^n/((a + 2)(a + 3)\cdots(a + n + 1))`."""
-    f0 = special.gammainc(a, x)
-    with np.errstate(divide="ignore"):  # x = 0: x^a = 0
-        density = np.exp(a * np.log(x) - x - lg1)
-    f1 = f0 - density
-    r = x / (a + 1.0)
-    far = a > _GAMMA_RECURRENCE_MAX
-    series = (r < _GAMMA_CANCEL_R) & ~far
-    if series.any():
-        rs = r[series]
-        f1[series] = density[series] * rs * _gamma_series(a[series], x[series], rs.max())
-    if far.any():
-        f1[far] = special.gammainc(a[far] + 1.0, x[far])
-    return f0, np.maximum(f1, 0.0)
-
-
-def _gamma_series(a: np.ndarray, x: np.ndarray, r_max: float) -> np.ndarray:
-    """``sum_n x^n / ((a + 2) ... (a + n + 1))``, term ratios below ``r_max``, to ``eps``."""
-    terms = int(math.ceil(math.log(1e-17) / math.log(r_max))) if r_max > 0 else 0
-    term, total = np.ones(x.shape), np.ones(x.shape)
-    for i in range(2, terms + 2):
-        term *= x / (a + i)
-        total += term
-    return total
+#: Above this shape ``B(1/2, a + 1/2)`` comes from ``betaln``: the two log-gamma values
+#: it is otherwise the difference of would cancel (~eps log Gamma(a) absolute).
+_HALF_BETA_MAX_SHAPE = 10.0
 
 
 def _half_beta(a: np.ndarray, lg1: np.ndarray) -> np.ndarray:
-    """``B(1/2, a + 1/2) = sqrt(pi) Gamma(a + 1/2) / Gamma(a + 1)``, ``betaln`` for large ``a``
-    (where the log-gamma difference would cancel)."""
-    out = np.exp(0.5 * math.log(math.pi) + special.gammaln(a + 0.5) - lg1)
-    far = a > _GAMMA_RECURRENCE_MAX
+    """``B(1/2, a + 1/2) = sqrt(pi) Gamma(a + 1/2) / Gamma(a + 1)`` (``lg1 = log Gamma(a + 1)``),
+    ``betaln`` for large ``a``, where the log-gamma difference would cancel."""
+    out = np.array(np.exp(0.5 * math.log(math.pi) + special.gammaln(a + 0.5) - lg1))
+    far = a > _HALF_BETA_MAX_SHAPE
     if far.any():
         out[far] = np.exp(special.betaln(0.5, a[far] + 0.5))
     return out

@@ -21,48 +21,61 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
 from ...registry import register
 from ...validation import check_choice
 from ._common import FAMILY, GNEITING_RAFTERY
+from ._members import fair_denominator, member_weights, omit_nan_members
 from .crps_ensemble import _ensemble_inputs
 from .multivariate import _mv_inputs
 
-__all__ = ["gksuv_ensemble", "gksmv_ensemble"]
+__all__ = ["gksuv_ensemble", "gksmv_ensemble", "gks_terms"]
 
 _CHUNK_BYTES = 1 << 21
+_PARAMS = {"estimator": "standard", "nan_policy": "propagate", "ens_w": None}
 
 
-def _gks_engine(obs: np.ndarray, ens: np.ndarray, fair: bool) -> np.ndarray:
-    """Kernel score per row for ``obs (n, d)`` and ``ens (n, m, d)``."""
+def gks_terms(obs: np.ndarray, ens: np.ndarray, u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per row :math:`\sum_i u_i k(x_i, y)` and :math:`\sum_{i,j} u_i u_j k(x_i, x_j)` for
+    ``obs (n, d)``, ``ens (n, m, d)`` and member weights ``u (n, m)`` (``None``: ``1/m``)."""
     n, m, _ = ens.shape
-    out = np.empty(n)
+    near, pair = np.empty(n), np.empty(n)
     rows = min(n, max(1, _CHUNK_BYTES // (8 * m * m)))
     for start in range(0, n, rows):
-        e = ens[start:start + rows] - obs[start:start + rows, None, :]  # shift: kernel is translation-invariant
+        stop = min(n, start + rows)
+        e = ens[start:stop] - obs[start:stop, None, :]  # shift: the kernel is translation-invariant
         sq = np.einsum("rmd,rmd->rm", e, e)
-        near = np.exp(-0.5 * sq).sum(axis=1)
         d2 = sq[:, :, None] + sq[:, None, :] - 2.0 * np.einsum("rid,rjd->rij", e, e)
-        pair = np.exp(-0.5 * np.maximum(d2, 0.0)).sum(axis=(1, 2))
-        if fair:
-            pair = (pair - m) / (m * (m - 1))
+        kern = np.exp(-0.5 * np.maximum(d2, 0.0))
+        if u is None:
+            near[start:stop] = np.exp(-0.5 * sq).sum(axis=1) / m
+            pair[start:stop] = kern.sum(axis=(1, 2)) / (m * m)
         else:
-            pair = pair / (m * m)
-        out[start:start + rows] = 0.5 + 0.5 * pair - near / m
-    return out
+            w = u[start:stop]
+            near[start:stop] = (np.exp(-0.5 * sq) * w).sum(axis=1)
+            pair[start:stop] = np.einsum("ri,rij,rj->r", w, kern, w)
+    return near, pair
 
 
-def _estimator(estimator: str, m: int) -> bool:
+def _gks_engine(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimator: str,
+                nan_policy: str, ens_w: Any) -> np.ndarray:
+    """Kernel score per row for ``obs (n, d)`` and ``ens (n, m, d)`` with optional member
+    weights (normalised per row) and NaN members omitted on request."""
     check_choice(estimator, "estimator", ("standard", "fair"))
-    if estimator == "fair" and m < 2:
-        raise InputError("ens: the fair estimator needs at least 2 members")
-    return estimator == "fair"
+    n, m, _ = ens.shape
+    e = None if ens_w is None else member_weights(ens_w, n, m, batch)
+    ens, e = omit_nan_members(ens, e, nan_policy, multivariate=True)
+    near, pair = gks_terms(obs, ens, e)
+    if estimator == "fair":  # drop the diagonal terms k(x_i, x_i) = 1 of the pair sum
+        diagonal = 1.0 / m if e is None else np.einsum("nm,nm->n", e, e)
+        pair = (pair - diagonal) / fair_denominator(e, m)
+    return (0.5 + 0.5 * pair - near).reshape(batch)
 
 
 @register("gksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params={"estimator": "standard"}, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
-def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndarray:
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
+                   ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a univariate ensemble.
 
     .. math:: \mathrm{GKS} = \tfrac12 + \frac{1}{2c} \sum_{i,j} e^{-(x_i - x_j)^2/2}
@@ -76,6 +89,10 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.nda
     obs : array_like, shape (...)
     ens : array_like, shape (..., M)
     estimator : {"standard", "fair"}
+    nan_policy : {"propagate", "omit"}
+        ``"omit"`` skips NaN members.
+    ens_w : array_like, shape (..., M), optional
+        Member weights (normalised per row).
 
     Examples
     --------
@@ -85,14 +102,14 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.nda
     0.177303
     """
     obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
-    fair = _estimator(estimator, ens_f.shape[1])
-    return _gks_engine(obs_f[:, None], ens_f[:, :, None], fair).reshape(batch)
+    return _gks_engine(obs_f[:, None], ens_f[:, :, None], batch, estimator, nan_policy, ens_w)
 
 
 @register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params={"estimator": "standard"}, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
-def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.ndarray:
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
+                   ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a multivariate ensemble (Euclidean distance, unit scale).
 
     .. math:: \mathrm{GKS} = \tfrac12 + \frac{1}{2c} \sum_{i,j} e^{-\lVert x_i - x_j\rVert^2/2}
@@ -104,6 +121,10 @@ def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.nda
     ens : array_like, shape (..., M, d)
         Members on axis -2, variables on axis -1.
     estimator : {"standard", "fair"}
+    nan_policy : {"propagate", "omit"}
+        ``"omit"`` skips members with a NaN variable.
+    ens_w : array_like, shape (..., M), optional
+        Member weights (normalised per row).
 
     Examples
     --------
@@ -111,6 +132,5 @@ def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard") -> np.nda
     0.177303
     """
     obs_f, ens_f, batch = _mv_inputs(obs, ens)
-    fair = _estimator(estimator, ens_f.shape[1])
-    return _gks_engine(obs_f, ens_f, fair).reshape(batch)
+    return _gks_engine(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
 

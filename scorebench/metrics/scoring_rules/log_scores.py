@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 from ..._lazy import lazy_module
 
-from .crps_closed import _log_ndtr_diff
+from ...registry import register
+from ._common import FAMILY
+from .crps_closed import MIXNORM_DIST, _log_ndtr_diff, _mixnorm_columns, _mixnorm_inputs
 from .crps_truncated import _BOUNDS, _LOGISTIC, _NORMAL, _T, _TWO_PIECE, _logis_diff, _t_diff
 from ._dist import prep, register_dist
 
@@ -29,7 +31,7 @@ __all__ = [
     "log_score_exponential", "log_score_gamma", "log_score_lognormal", "log_score_uniform", "log_score_beta",
     "log_score_t", "log_score_2pnormal", "log_score_2pexponential", "log_score_gev", "log_score_gpd",
     "log_score_loglaplace", "log_score_loglogistic", "log_score_poisson", "log_score_negbinom",
-    "log_score_binomial", "log_score_hypergeometric",
+    "log_score_binomial", "log_score_hypergeometric", "log_score_mixnorm",
 ]
 
 GOOD = "Good (1952), JRSS B 14(1):107-114"
@@ -434,3 +436,28 @@ def log_score_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         log_pmf = lc(m, x) + lc(n, k - x) - lc(m + n, k)
     return _outside(-log_pmf, off & ~np.isnan(obs))
+
+
+@register("log_score_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
+          bounds=(-math.inf, math.inf), proper="strict", per_row=True, citation=GOOD, distribution=MIXNORM_DIST,
+          table_fn=lambda arrays: log_score_mixnorm(*_mixnorm_columns(arrays, "log_score_mixnorm")))
+def log_score_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
+    r"""Log score of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
+
+    .. math:: \mathrm{LS} = -\log \sum_k w_k \frac{1}{\sigma_k} \varphi\Big(\frac{y - \mu_k}{\sigma_k}\Big),
+
+    summed in logs (``logsumexp``), so an outcome far from every component keeps a finite
+    score. Arguments as :func:`~scorebench.metrics.scoring_rules.crps_mixnorm` (components
+    on the last axis; a ``parametric`` table gives ``mu0, sigma0, w0, mu1, ...``).
+
+    Examples
+    --------
+    >>> bool(np.isclose(log_score_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), 0.5 * np.log(2 * np.pi) + 0.02))
+    True
+    >>> round(float(log_score_mixnorm(60.0, [0.0, 1.0], [1.0, 1.0])), 3)  # the density underflows
+    1742.112
+    """
+    obs, mu, sigma, w = _mixnorm_inputs(obs, mu, sigma, w)
+    z = (obs[..., None] - mu) / sigma
+    log_density = -0.5 * z * z - np.log(sigma) - _LOG_SQRT_2PI
+    return -special.logsumexp(log_density, b=w, axis=-1)

@@ -1,0 +1,234 @@
+r"""Threshold-, outcome-weighted and vertically re-scaled Gaussian kernel scores of ensembles.
+
+The weight is the box :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}` (a window for a
+univariate ensemble), as for the weighted energy scores
+(:mod:`.weighted_mv`, :mod:`.weighted_mv_outcome`). With member weights :math:`e_i`
+(``ens_w``, normalised; :math:`1/M` by default), :math:`u_i = e_i w(x_i)`,
+:math:`\bar w = \sum_i u_i` and the Gaussian kernel :math:`k` of :mod:`.kernel`:
+
+.. math::
+
+    \mathrm{twGKS}(F, y) &= \mathrm{GKS}(F \circ v^{-1}, v(y)), \quad v(z) = \min(\max(z, a), b),\\
+    \mathrm{owGKS}(F, y) &= w(y)\Big(\tfrac12 + \frac{1}{2\bar w^2} \sum_{i,j} u_i u_j k(x_i, x_j)
+                           - \frac{1}{\bar w} \sum_i u_i k(x_i, y)\Big),\\
+    \mathrm{vrGKS}(F, y) &= \tfrac12 w(y) + \tfrac12 \sum_{i,j} u_i u_j k(x_i, x_j)
+                           - w(y) \sum_i u_i k(x_i, y)
+
+(Allen, Ginsbourger & Ziegel 2023; scoringrules' ``twgksuv_ensemble``, ``owgksuv_ensemble``,
+``vrgksuv_ensemble`` and their ``mv`` forms with ``w_func`` the box indicator compute the
+same). All three lie in [0, 1]. A row with the observation inside the box and no member
+there has no outcome-weighted forecast and raises (scoringrules: NaN); with the
+observation outside, the outcome-weighted score is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...registry import register
+from ...validation import as_float_array
+from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from .kernel import _gks_engine, gks_terms
+from .multivariate import _mv_inputs
+from .weighted import ALLEN
+from .weighted_mv import _chain
+from .weighted_mv_outcome import _box_inputs, _check_outcome_rows
+
+__all__ = ["twgksuv_ensemble", "owgksuv_ensemble", "vrgksuv_ensemble",
+           "twgksmv_ensemble", "owgksmv_ensemble", "vrgksmv_ensemble"]
+
+_INF = math.inf
+_PARAMS = {"a": -_INF, "b": _INF, "nan_policy": "propagate", "ens_w": None}
+
+
+def _as_multivariate(obs: Any, ens: Any, univariate: bool) -> tuple[Any, Any]:
+    """A univariate ensemble ``(..., M)`` as a one-variable multivariate one ``(..., M, 1)``."""
+    if not univariate:
+        return obs, ens
+    return as_float_array(obs, "obs")[..., None], as_float_array(ens, "ens")[..., None]
+
+
+def _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate: bool) -> np.ndarray:
+    a, b = check_thresholds(a, b)
+    obs, ens = _as_multivariate(obs, ens, univariate)
+    obs_f, ens_f, batch = _mv_inputs(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b))
+    return _gks_engine(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
+
+
+def _ow(obs, ens, a, b, nan_policy, ens_w, univariate: bool, name: str) -> np.ndarray:
+    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w,
+                                                   nan_policy)
+    safe = _check_outcome_rows(wy, wbar, name, a, b)
+    near, pair = gks_terms(obs_f, ens_f, u / safe[:, None])
+    return (wy * (0.5 + 0.5 * pair - near)).reshape(batch)
+
+
+def _vr(obs, ens, a, b, nan_policy, ens_w, univariate: bool) -> np.ndarray:
+    obs_f, ens_f, batch, wy, u, _ = _box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w, nan_policy)
+    near, pair = gks_terms(obs_f, ens_f, u)
+    return (0.5 * wy + 0.5 * pair - wy * near).reshape(batch)
+
+
+_CITE = ALLEN + "; " + GNEITING_RAFTERY
+
+
+@register("twgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
+          citation=_CITE)
+def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Threshold-weighted Gaussian kernel score of a univariate ensemble.
+
+    The kernel score of the members and the observation clipped to ``[a, b]`` (the module
+    docstring). Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (...)
+    ens : array_like, shape (..., M)
+    a, b : float
+        Window of the weight (``a < b``), bounds included.
+    estimator : {"standard", "fair"}
+    nan_policy : {"propagate", "omit"}
+        ``"omit"`` skips NaN members.
+    ens_w : array_like, shape (..., M), optional
+        Member weights (normalised per row).
+
+    Examples
+    --------
+    >>> round(float(twgksuv_ensemble(0.0, [1.0, -1.0])), 6)
+    0.177303
+    >>> float(twgksuv_ensemble(-3.0, [-1.0, -2.0], a=0.0))  # all clipped to 0
+    0.0
+    """
+    return _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate=True)
+
+
+@register("owgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Outcome-weighted Gaussian kernel score of a univariate ensemble.
+
+    :math:`w(y)` times the kernel score of the members inside ``[a, b]`` (the module
+    docstring). Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (...)
+    ens : array_like, shape (..., M)
+    a, b : float
+        Window of the weight (``a < b``), bounds included.
+    nan_policy : {"propagate", "omit"}
+    ens_w : array_like, shape (..., M), optional
+
+    Examples
+    --------
+    >>> round(float(owgksuv_ensemble(0.0, [1.0, -1.0, 9.0], a=-2.0, b=2.0)), 6)
+    0.177303
+    >>> float(owgksuv_ensemble(5.0, [1.0, -1.0], a=-2.0, b=2.0))
+    0.0
+    """
+    return _ow(obs, ens, a, b, nan_policy, ens_w, True, "owgksuv_ensemble")
+
+
+@register("vrgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Vertically re-scaled Gaussian kernel score of a univariate ensemble (the module
+    docstring); with no window it is the kernel score. Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (...)
+    ens : array_like, shape (..., M)
+    a, b : float
+        Window of the weight (``a < b``), bounds included.
+    nan_policy : {"propagate", "omit"}
+    ens_w : array_like, shape (..., M), optional
+
+    Examples
+    --------
+    >>> round(float(vrgksuv_ensemble(0.0, [1.0, -1.0])), 6)
+    0.177303
+    """
+    return _vr(obs, ens, a, b, nan_policy, ens_w, True)
+
+
+@register("twgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
+          citation=_CITE)
+def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Threshold-weighted Gaussian kernel score of a multivariate ensemble: every variable
+    clipped to ``[a, b]`` (the module docstring). Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (..., d)
+    ens : array_like, shape (..., M, d)
+    a, b : float
+        The box ``[a, b]`` (the same for every variable), ``a < b``.
+    estimator : {"standard", "fair"}
+    nan_policy : {"propagate", "omit"}
+        ``"omit"`` skips members with a NaN variable.
+    ens_w : array_like, shape (..., M), optional
+
+    Examples
+    --------
+    >>> round(float(twgksmv_ensemble([0.0, 0.0], [[1.0, 0.0], [-1.0, 0.0]])), 6)
+    0.177303
+    """
+    return _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate=False)
+
+
+@register("owgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Outcome-weighted Gaussian kernel score of a multivariate ensemble (the module
+    docstring). Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (..., d)
+    ens : array_like, shape (..., M, d)
+    a, b : float
+        The box ``[a, b]``, ``a < b``.
+    nan_policy : {"propagate", "omit"}
+    ens_w : array_like, shape (..., M), optional
+
+    Examples
+    --------
+    >>> round(float(owgksmv_ensemble([0.0, 0.0], [[1.0, 0.0], [-1.0, 0.0], [9.0, 0.0]], a=-2.0, b=2.0)), 6)
+    0.177303
+    """
+    return _ow(obs, ens, a, b, nan_policy, ens_w, False, "owgksmv_ensemble")
+
+
+@register("vrgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
+                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
+    r"""Vertically re-scaled Gaussian kernel score of a multivariate ensemble (the module
+    docstring). Proper.
+
+    Parameters
+    ----------
+    obs : array_like, shape (..., d)
+    ens : array_like, shape (..., M, d)
+    a, b : float
+        The box ``[a, b]``, ``a < b``.
+    nan_policy : {"propagate", "omit"}
+    ens_w : array_like, shape (..., M), optional
+
+    Examples
+    --------
+    >>> round(float(vrgksmv_ensemble([0.0, 0.0], [[1.0, 0.0], [-1.0, 0.0]])), 6)
+    0.177303
+    """
+    return _vr(obs, ens, a, b, nan_policy, ens_w, False)
