@@ -8,7 +8,7 @@ Several closed forms need :math:`P(a + 1, x)` beside :math:`P(a, x)` (the gamma 
 
 cost an exponential instead of a continued fraction, but subtract: where the result is
 small next to the known value (small ``x``) digits cancel. So the recurrence is used only
-where the result is at least 1/4 of the known value (at most 2 bits lost). Below that the
+where the result is at least 1/8 of the known value (at most 3 bits lost). Below that the
 lower-tail series
 
 .. math:: P(a + 1, x) = d_\Gamma \sum_{n \ge 1} \frac{x^n}{(a + 1) \cdots (a + n)}, \qquad
@@ -27,7 +27,6 @@ results below 1e-240 that the shortcuts get right).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -39,9 +38,11 @@ special = lazy_module("scipy.special")
 __all__ = ["gammainc_next", "betainc_next", "upper_gamma"]
 
 #: Smallest ratio (result / known value) at which the recurrence is trusted.
-_SAFE_RATIO = 0.25
-#: Largest ratio of successive series terms at which the series is summed.
+_SAFE_RATIO = 0.125
+#: Largest ratio of successive series terms at which the series is summed, and the
+#: number of terms that takes to reach eps at worst.
 _SERIES_RATIO = 0.25
+_SERIES_MAX_TERMS = 32
 #: Largest sum of the magnitudes of the parts of ``log d`` at which ``d`` is trusted.
 _MAX_LOG_PARTS = 64.0
 #: Below this ``x`` scipy's ``gammaincc`` is several times slower than ``gammainc`` (up to
@@ -51,14 +52,19 @@ _GAMMA_X_SWITCH = 1.0
 _GAMMA_P_MAX = 0.9
 
 
-def _series(ratio: Callable[[int], np.ndarray], bound: float) -> np.ndarray:
-    """``sum_{n >= 1} prod_{i <= n} ratio(i)``, to ``eps``, for term ratios at most ``bound``."""
-    steps = int(math.ceil(math.log(1e-17) / math.log(bound))) if 0.0 < bound < 1.0 else 1
+def _series(ratio: Callable[[int], np.ndarray]) -> np.ndarray:
+    """``sum_{n >= 1} prod_{i <= n} ratio(i)`` for term ratios at most ``_SERIES_RATIO``,
+    until every term is below ``eps`` of its sum (checked every 4 terms)."""
     term = ratio(1)
     total = term.copy()
-    for i in range(2, steps + 1):
-        term = term * ratio(i)
-        total += term
+    i = 1
+    while i < _SERIES_MAX_TERMS:
+        for _ in range(4):
+            i += 1
+            term = term * ratio(i)
+            total += term
+        if not (term > 1e-17 * total).any():
+            break
     return total
 
 
@@ -96,13 +102,13 @@ def gammainc_next(a: np.ndarray, x: np.ndarray, p_a: np.ndarray,
     a, x, p_a = np.broadcast_arrays(np.asarray(a, float), np.asarray(x, float), np.asarray(p_a, float))
     log_gamma = special.gammaln(a + 1.0) if log_gamma is None else log_gamma
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        power = special.xlogy(a, x)
+        power = a * np.log(x)  # a > 0: x = 0 gives -inf, a zero term
         term = np.exp(power - x - log_gamma)
         trusted = _trusted(term, power, x, log_gamma)
         fast = x <= _SERIES_RATIO * (a + 2.0)  # term ratios x / (a + n), n >= 2
 
     def series(aa, xx, tt):
-        return tt * _series(lambda i: xx / (aa + i), float(np.max(xx / (aa + 2.0))))
+        return tt * _series(lambda i: xx / (aa + i))
 
     return _patch(p_a - term, p_a, trusted, fast, series,
                   lambda aa, xx, tt: special.gammainc(aa + 1.0, xx), a, x, term)
@@ -125,18 +131,18 @@ def betainc_next(a: np.ndarray, b: np.ndarray, x: np.ndarray, i_a: np.ndarray,
     a, b, x, i_a = np.broadcast_arrays(*(np.asarray(v, float) for v in (a, b, x, i_a)))
     log_beta = special.betaln(a, b) if log_beta is None else log_beta
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        parts = (special.xlogy(a, x), special.xlog1py(b, -x), np.log(a), log_beta)
+        parts = (a * np.log(x), b * np.log1p(-x), np.log(a), log_beta)  # a, b > 0
         term = np.exp(parts[0] + parts[1] - parts[2] - parts[3])
         trusted = _trusted(term, *parts)
         # the term ratios x (a + b + i - 1)/(a + i) are monotone in i: at most the first or x
-        bound = x * np.maximum((a + b) / (a + 1.0), 1.0)
-    fast = bound <= _SERIES_RATIO
+        fast = x * np.maximum((a + b) / (a + 1.0), 1.0) <= _SERIES_RATIO
 
-    def series(aa, bb, xx, tt, qq):
-        return tt * _series(lambda i: xx * (aa + bb + i - 1.0) / (aa + i), float(np.max(qq)))
+    def series(aa, bb, xx, tt):
+        top = aa + bb - 1.0
+        return tt * _series(lambda i: xx * (top + i) / (aa + i))
 
     return _patch(i_a - term, i_a, trusted, fast, series,
-                  lambda aa, bb, xx, tt, qq: special.betainc(aa + 1.0, bb, xx), a, b, x, term, bound)
+                  lambda aa, bb, xx, tt: special.betainc(aa + 1.0, bb, xx), a, b, x, term)
 
 
 def upper_gamma(a: np.ndarray, x: np.ndarray, allowed: np.ndarray | bool = True) -> np.ndarray:
