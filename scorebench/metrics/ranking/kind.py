@@ -433,7 +433,7 @@ def _match_ranked(run: _RunSide, run_h: np.ndarray, run_h2: np.ndarray, judgment
                   keep_qi: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, bool]:
     """Look the ranked rows up in the sorted judgments, a cache-sized step at a time
     (ranked rows come grouped by unit, so by query: a step searches only the key range its
-    rows span). Returns the relevance of each ranked row (NaN when not judged), the matched
+    rows span, for its keys in sorted order). Returns the relevance of each ranked row (NaN when not judged), the matched
     judgment of each (-1 when none; only with ``keep_qi``), the ranked positions without a
     match, and whether some judgment was matched twice."""
     n = len(run.order)
@@ -443,27 +443,31 @@ def _match_ranked(run: _RunSide, run_h: np.ndarray, run_h2: np.ndarray, judgment
     missed, n_hits = [], 0
     for lo in range(0, n, _STEP):
         rows = run.order[lo:lo + _STEP]
-        qi, hit = _match_step(judgments, _prefixed(run.q[rows], run_h[rows], judgments.bits, judgments.hashed))
+        q = run.q[rows]
+        keys = _prefixed(q, run_h[rows], judgments.bits, judgments.hashed)
+        by_key = argsort_u64(keys, q)  # searches for sorted keys follow similar paths: faster
+        qi, hit = _match_step(judgments, keys[by_key])
+        rows = rows[by_key]
         if not np.array_equal(judgments.h2[qi], run_h2[rows if hit is None else rows[hit]]):
             raise HashCollision  # same query and high hash bits, another second hash: two ids collided
         seen[qi] = True
         n_hits += len(qi)
-        _spread(rel[lo:lo + len(rows)], judgments.relevance[qi], hit, np.nan)
+        rel[lo:lo + len(rows)][by_key] = _spread(judgments.relevance[qi], hit, np.nan)
         if keep_qi:
-            _spread(qi_all[lo:lo + len(rows)], qi, hit, -1)
+            qi_all[lo:lo + len(rows)][by_key] = _spread(qi, hit, -1)
         if hit is not None:
-            missed.append(np.flatnonzero(~hit) + lo)
+            missed.append(np.sort(by_key[~hit]) + lo)
     missed = np.concatenate(missed) if missed else np.zeros(0, dtype=np.int64)
     return rel, qi_all, missed, int(np.count_nonzero(seen)) < n_hits
 
 
-def _spread(out: np.ndarray, values: np.ndarray, hit: np.ndarray | None, fill: float) -> None:
-    """``out[hit] = values``, ``fill`` elsewhere (``hit`` None: every position)."""
+def _spread(values: np.ndarray, hit: np.ndarray | None, fill: float) -> np.ndarray:
+    """``values`` at the ``hit`` positions, ``fill`` elsewhere (``hit`` None: every position)."""
     if hit is None:
-        out[:] = values
-    else:
-        out.fill(fill)
-        out[hit] = values
+        return values
+    out = np.full(len(hit), fill, dtype=values.dtype)
+    out[hit] = values
+    return out
 
 
 def _match_step(judgments: _Judgments, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
