@@ -43,7 +43,7 @@ import numpy as np
 from ..._lazy import lazy_module
 
 from ...errors import InputError
-from .crps_closed import JKL, _log_ndtr_diff
+from .crps_closed import JKL
 from ._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
