@@ -36,13 +36,14 @@ Thorarinsdottir & Gneiting (2010), JRSS A 173(2):371-388.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from ..._lazy import lazy_module
 
 from ...errors import InputError
-from .crps_closed import JKL, _log_ndtr_diff
+from .crps_closed import JKL
 from ._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
@@ -94,7 +95,7 @@ def _assemble(omega, l, u, lmass, umass, t_z, rp_z, rp_u, rp_l, r2k):
     return s1 + s2 - s3 - r2k
 
 
-def _tail_diff(ca, cb, a, b):
+def _tail_diff(ca: np.ndarray, cb: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``F(a) - F(b)`` for ``a >= b`` of a symmetric distribution from its smaller tails
     ``c = F(-|x|)`` at ``a`` and ``b``: a difference of upper tails when ``b > 0``, of
     lower tails when ``a < 0``, never ``1 - 1``."""
@@ -104,13 +105,13 @@ def _tail_diff(ca, cb, a, b):
 # --- normal -------------------------------------------------------------------------------
 
 
-def _log_diff(log_a, log_b):
+def _log_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
     """``log(exp(log_a) - exp(log_b))`` for ``log_a >= log_b`` (``-inf`` when equal)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return log_a + np.log1p(-np.exp(log_b - log_a))
 
 
-def _log_ndtr_between(log_hi, log_lo, flip):
+def _log_ndtr_between(log_hi: np.ndarray, log_lo: np.ndarray, flip: np.ndarray) -> np.ndarray:
     """``log(Phi(b) - Phi(a))`` for ``a <= b`` from ``log_ndtr`` at ``+-a``, ``+-b``: the
     arguments were negated where ``flip`` (``a > 0``), so both are lower tails, the larger
     one ``-a`` there."""
@@ -225,7 +226,7 @@ def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
 # --- logistic -----------------------------------------------------------------------------
 
 
-def _logis_tail(x):
+def _logis_tail(x: np.ndarray) -> np.ndarray:
     """The logistic distribution's smaller tail ``Lambda(-|x|)``."""
     return special.expit(-np.abs(x))
 
@@ -358,7 +359,8 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
 # --- Student t ----------------------------------------------------------------------------
 
 
-def _inner_tail(tail, omega, l, u, cl, cu, *params):
+def _inner_tail(tail: Callable[..., np.ndarray], omega: np.ndarray, l: np.ndarray, u: np.ndarray,
+                cl: np.ndarray, cu: np.ndarray, *params: np.ndarray) -> np.ndarray:
     """The smaller tail ``tail(z, *params)`` at ``z = clip(omega, l, u)``, evaluated only
     where ``l < omega < u`` (elsewhere it is the bound's, ``cl`` or ``cu``)."""
     inside = (omega > l) & (omega < u)
@@ -369,7 +371,7 @@ def _inner_tail(tail, omega, l, u, cl, cu, *params):
     return out
 
 
-def _t_tail(x, df):
+def _t_tail(x: np.ndarray, df: np.ndarray) -> np.ndarray:
     """The t distribution's smaller tail ``F_nu(-|x|)`` (0 at +-inf)."""
     return special.stdtr(df, -np.abs(x))
 
