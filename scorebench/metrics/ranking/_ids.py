@@ -261,7 +261,7 @@ def _sort_rows(keys: np.ndarray, order: np.ndarray, starts: np.ndarray, lengths:
     tie = np.bitwise_xor(grid[:, 1:], grid[:, :-1]) <= mask  # equal high bits
     if valid is not None:
         tie &= valid[:, 1:]
-    tie_row, tie_col = np.nonzero(tie)
+    tie_row, tie_col = np.nonzero(tie) if tie.any() else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     grid &= mask
     grid += starts[:, None].astype(np.uint64)  # the input position
     rows = grid.view(np.int64)
