@@ -27,3 +27,13 @@ def test_betainc_next_matches_scipy_everywhere():
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-300)
     assert np.asarray(betainc_next(1.0, 2.0, 0.5, special.betainc(1.0, 2.0, 0.5))).shape == ()
 
+
+
+def test_beta_and_csg0_keep_the_batch_shape():
+    # a 2-d batch goes through the shifted-shape helpers and the beta Gini ratio unflattened
+    from scorebench.metrics.scoring_rules import crps_beta, crps_csg0
+    y = np.random.default_rng(2).uniform(size=(3, 4))
+    flat = crps_beta(y.ravel(), 2.0, 3.0)
+    np.testing.assert_allclose(crps_beta(y, np.full((3, 4), 2.0), 3.0), flat.reshape(3, 4), rtol=1e-14)
+    np.testing.assert_allclose(crps_csg0(y, np.full((3, 4), 0.7), 2.0, 0.1),
+                               crps_csg0(y.ravel(), 0.7, 2.0, 0.1).reshape(3, 4), rtol=1e-14)

@@ -320,7 +320,7 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray | N
         rest = (_lgamma1p(2 * small) - 2 * _lgamma1p(small)
                 - _lgamma_shift(1 + 2 * large, 2 * small) + 2 * _lgamma_shift(1 + large, small))
         out[tiny] = -np.expm1(-np.log1p(at / bt) + rest)
-    return out
+    return out.reshape(shape)
 
 
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
