@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..comparison import COMPARE_TESTS, compare
+from ..gates import GATES, gate
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
@@ -30,6 +31,11 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
               help="Power at which the minimum detectable effect (column mde) is computed.")
 @click.option("--cluster", default=None, help="Column of item clusters (cluster bootstrap, CR1 t, cluster sign flips).")
 @click.option("--repeats", default=None, help="Column numbering several samples per id (two-level bootstrap).")
+@click.option("--gate", "gate_name", type=click.Choice(GATES), default=None,
+              help="Decide instead of test: each system against --baseline (paired t / TOST); exit 0 when the "
+                   "decision holds for every system and task, 1 when not; one-line verdict on stderr.")
+@click.option("--margin", default=0.0, show_default=True, type=float,
+              help="Gate margin in the metric's units (0.01 = one point of accuracy).")
 @kind_option_flags
 @click.option("--option", "-O", "options", multiple=True,
               help="Other kind option as key=value, converted to its declared type (see `scorebench kinds`).")
@@ -38,10 +44,32 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
-            repeats, options, source_format, source_options, output, fmt, **kind_flags) -> None:
-    """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected."""
+            repeats, gate_name, margin, options, source_format, source_options, output, fmt, **kind_flags) -> None:
+    """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected.
+
+    With --gate (superiority, non-inferiority, equivalence) and --baseline it is a decision
+    for CI: the exit status is 0 when the gate holds, 1 when it does not.
+    """
     kind_options = {**parse_options(options), **given_kind_options(kind_flags)}
+    if gate_name is not None:
+        _gate(table, metric, baseline, kind, gate_name, margin, alpha, cluster, repeats, source_format,
+              source_options, output, fmt, kind_options)
+        return
     result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind,
                      tests=list(tests) or None, ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon,
                      alpha=alpha, power=power_, cluster=cluster, repeats=repeats, **kind_options)
     emit(result, output, fmt)
+
+
+def _gate(table, metric, baseline, kind, gate_name, margin, alpha, cluster, repeats, source_format, source_options,
+          output, fmt, kind_options) -> None:
+    """Run the gate, emit its table, print the verdict and exit 0 (holds) or 1 (does not)."""
+    if baseline is None:
+        raise click.UsageError("--gate needs --baseline (the system the others are gated against)")
+    if repeats is not None:
+        raise click.UsageError("--gate does not take --repeats; average the samples per id first")
+    result = gate(load_table(table, source_format, source_options), metric, baseline=baseline, gate=gate_name,
+                  margin=margin, alpha=alpha, kind=kind, cluster=cluster, **kind_options)
+    emit(result, output, fmt)
+    click.echo(result.attrs["verdict"], err=True)
+    raise SystemExit(0 if result.attrs["holds"] else 1)
