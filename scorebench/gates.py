@@ -189,7 +189,8 @@ def gate_verdict(results: pd.DataFrame) -> str:
 
 def gate(table: Any, metric: str | Metric, *, baseline: str, gate: str = "non-inferiority", margin: float = 0.0,
          alpha: float = 0.05, candidates: Sequence[str] | None = None, kind: str | None = None,
-         cluster: str | None = None, nan_policy: str = "raise", **kind_options: Any) -> pd.DataFrame:
+         cluster: str | None = None, nan_policy: str = "raise", higher_is_better: bool | None = None,
+         **kind_options: Any) -> pd.DataFrame:
     """Gate every candidate system against ``baseline`` on paired units, per task.
 
     The differences are oriented by the metric's direction (positive favours the candidate),
@@ -211,6 +212,9 @@ def gate(table: Any, metric: str | Metric, *, baseline: str, gate: str = "non-in
         Systems to gate (default: every system but the baseline).
     cluster : str, optional
         Column of unit clusters (cluster-robust SE).
+    higher_is_better : bool, optional
+        The direction of a metric that declares none (``sample_mean@COL`` of a harness's
+        score column); refused when it contradicts the metric's own.
 
     Returns
     -------
@@ -233,9 +237,16 @@ def gate(table: Any, metric: str | Metric, *, baseline: str, gate: str = "non-in
     check_level(alpha, "alpha")
     margin = _margin(margin, gate)
     record, groups = paired_units(table, metric, kind=kind, cluster=cluster, nan_policy=nan_policy, **kind_options)
-    if record.higher_is_better is None:
-        raise InputError(f"metric {record.name!r} has no direction (higher_is_better); a gate needs one")
-    sign = 1.0 if record.higher_is_better else -1.0
+    direction = record.higher_is_better
+    if higher_is_better is not None:
+        if direction is not None and bool(higher_is_better) != direction:
+            raise InputError(f"metric {record.name!r} is {'higher' if direction else 'lower'}-is-better; "
+                             "the direction given contradicts it")
+        direction = bool(higher_is_better)
+    if direction is None:
+        raise InputError(f"metric {record.name!r} has no direction; say whether higher is better "
+                         "(higher_is_better=, --direction higher|lower)")
+    sign = 1.0 if direction else -1.0
     rows = []
     for units in groups:
         if baseline not in units.systems:

@@ -36,6 +36,8 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
                    "decision holds for every system and task, 1 when not; one-line verdict on stderr.")
 @click.option("--margin", default=0.0, show_default=True, type=float,
               help="Gate margin in the metric's units (0.01 = one point of accuracy).")
+@click.option("--direction", type=click.Choice(["higher", "lower"]), default=None,
+              help="With --gate: whether higher values are better, for a metric that declares no direction.")
 @kind_option_flags
 @click.option("--option", "-O", "options", multiple=True,
               help="Other kind option as key=value, converted to its declared type (see `scorebench kinds`).")
@@ -44,7 +46,7 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
-            repeats, gate_name, margin, options, source_format, source_options, output, fmt, **kind_flags) -> None:
+            repeats, gate_name, margin, direction, options, source_format, source_options, output, fmt, **kind_flags) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected.
 
     With --gate (superiority, non-inferiority, equivalence) and --baseline it is a decision
@@ -52,6 +54,8 @@ def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, s
     """
     kind_options = {**parse_options(options), **given_kind_options(kind_flags)}
     if gate_name is not None:
+        if direction is not None:
+            kind_options["higher_is_better"] = direction == "higher"
         _gate(table, metric, baseline, kind, gate_name, margin, alpha, cluster, repeats, source_format,
               source_options, output, fmt, kind_options)
         return

@@ -52,8 +52,11 @@ def _md_table(section: Section) -> list[str]:
     return lines
 
 
-def render_markdown_board(board: Board, *, figure_dir: str = "plots") -> str:
-    """Markdown page; figures are linked as ``plots/<name>.svg`` files next to it."""
+def render_markdown_board(board: Board, *, figure_dir: str = "plots", regenerate: str | None = None) -> str:
+    """Markdown page; figures are linked as ``plots/<name>.svg`` files next to it.
+
+    ``regenerate``: the command shown in the footer (default: the board's build command).
+    """
     spec = board.spec
     out = [f"# {escape_markdown(spec.title)}", ""]
     if spec.external:
@@ -74,8 +77,11 @@ def render_markdown_board(board: Board, *, figure_dir: str = "plots") -> str:
                     f"*{escape_markdown(fig.caption)}*", ""]
     out += ["## Provenance", ""]
     out += [f"- {escape_markdown(k)}: {escape_markdown(v)}" for k, v in board.provenance]
-    out += ["", f"Regenerate with `scorebench leaderboard build {escape_markdown(spec.command_path)}`; "
-            "`--check` verifies the committed files.", ""]
+    if regenerate is None:
+        out += ["", f"Regenerate with `scorebench leaderboard build {escape_markdown(spec.command_path)}`; "
+                "`--check` verifies the committed files.", ""]
+    else:
+        out += ["", f"Regenerate with `{escape_markdown(regenerate)}`.", ""]
     return "\n".join(out)
 
 
@@ -103,8 +109,11 @@ def _html_table(section: Section) -> list[str]:
     return out
 
 
-def render_html(board: Board) -> str:
-    """A self-contained HTML page (inline CSS, inline SVG images, one hashed inline script)."""
+def render_html(board: Board, *, regenerate: str | None = None) -> str:
+    """A self-contained HTML page (inline CSS, inline SVG images, one hashed inline script).
+
+    ``regenerate``: the command shown in the footer (default: the board's build command).
+    """
     spec = board.spec
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -130,8 +139,8 @@ def render_html(board: Board) -> str:
         out.append("</section>")
     out.append("<footer><h2>Provenance</h2><ul>")
     out += [f"<li>{_e(k)}: <code>{_e(v)}</code></li>" for k, v in board.provenance]
-    out.append(f"</ul><p>Regenerate with <code>scorebench leaderboard build {_e(spec.command_path)}</code>.</p>"
-               "</footer>")
+    command = f"scorebench leaderboard build {spec.command_path}" if regenerate is None else regenerate
+    out.append(f"</ul><p>Regenerate with <code>{_e(command)}</code>.</p></footer>")
     out += [interactive.data_block(board), interactive.script_block()]  # sort, filter, drill-down
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
