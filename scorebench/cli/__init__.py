@@ -32,6 +32,8 @@ _COMMAND_MODULES = (
     "scorebench.cli.rank_similarity_cmd",
     "scorebench.cli.diversity_cmd",
     "scorebench.cli.report_cmd",
+    "scorebench.cli.anytime_cmd",
+    "scorebench.cli.gstudy_cmd",
 )
 
 
