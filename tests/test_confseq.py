@@ -66,3 +66,25 @@ def test_table_api_and_errors():
         betting_cs([0.5, 2.0])
     with pytest.raises(InputError, match="baseline"):
         confidence_sequence(t, "accuracy", baseline="nope")
+
+
+def test_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    n = 300
+    rng = np.random.default_rng(2)
+    base = (rng.random(n) < 0.5).astype(int)
+    t = pd.DataFrame({"system": ["base"] * n + ["new"] * n, "id": list(range(n)) * 2,
+                      "correct": np.r_[base, np.where(rng.random(n) < 0.5, 1, base)]})
+    path = tmp_path / "t.csv"
+    t.to_csv(path, index=False)
+    out = tmp_path / "cs.csv"
+    result = CliRunner().invoke(cli, ["anytime", str(path), "-m", "accuracy", "--baseline", "base", "--path",
+                                      "--grid", "200", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    cs = pd.read_csv(out, comment="#")
+    assert len(cs) == n and (cs["lower"] <= cs["mean"]).all() and (cs["mean"] <= cs["upper"]).all()
+    bad = CliRunner().invoke(cli, ["anytime", str(path), "-m", "accuracy", "--bounds", "0", "0.5"])
+    assert bad.exit_code == 2 and "outside the bounds" in bad.output

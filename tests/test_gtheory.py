@@ -100,3 +100,24 @@ def test_per_system_and_errors():
         g_study(t, ["id", "judge"], "score")
     with pytest.raises(InputError, match="unknown facet"):
         g.project(judge=3)
+
+
+def test_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    path = tmp_path / "g.csv"
+    _frame(_simulate(np.random.default_rng(5), (20, 2, 3))).to_csv(path, index=False)
+    runner = CliRunner()
+    comps = runner.invoke(cli, ["gstudy", str(path), "--facet", "id", "--facet", "seed", "--facet", "prompt",
+                                "--score", "score", "-o", str(tmp_path / "c.csv")])
+    assert comps.exit_code == 0, comps.output
+    assert len(pd.read_csv(tmp_path / "c.csv", comment="#")) == 7
+    proj = runner.invoke(cli, ["gstudy", str(path), "--facet", "id", "--facet", "seed", "--facet", "prompt",
+                               "--score", "score", "--project", "prompt=1,3,9", "-o", str(tmp_path / "p.csv")])
+    assert proj.exit_code == 0, proj.output
+    se = pd.read_csv(tmp_path / "p.csv", comment="#")["se"].to_numpy()
+    assert len(se) == 3 and se[0] > se[1] > se[2]
+    bad = runner.invoke(cli, ["gstudy", str(path), "--facet", "id", "--score", "score", "--project", "prompt=x"])
+    assert bad.exit_code == 2

@@ -118,6 +118,13 @@ def read_runs(runs: Any, from_format: str | None = None, **options: Any) -> tupl
             what += f", sha256 {attrs['sha256']}"
         sources.append((label, what))
     table = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
+    if "task" in table.columns:
+        missing = table["task"].isna()
+        if missing.all():
+            table = table.drop(columns="task")
+        elif missing.any():
+            rows = np.flatnonzero(missing.to_numpy())[:5].tolist()
+            raise InputError(f"column 'task': missing in rows {rows}; every row needs its task (or none has one)")
     key = [c for c in ("system", "task", "id") if c in table.columns]
     if "id" in key:
         dup = table.duplicated(key, keep=False)
@@ -315,6 +322,12 @@ def comparison_report(runs: Any, metric: str | None = None, *, from_format: str 
     check_level(power, "power")
     check_choice(test, "test", REPORT_TESTS)
     check_choice(correction, "correction", tuple(CORRECTIONS))
+    if deltas is not None:
+        deltas = list(deltas)
+        bad = [d for d in deltas if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating))
+               or not math.isfinite(d) or d == 0]
+        if bad or not deltas:
+            raise InputError(f"deltas: expected non-zero finite differences to plan for, got {bad or deltas!r}")
     if gate is not None:
         check_choice(gate, "gate", GATES)
         if baseline is None:
