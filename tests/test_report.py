@@ -181,12 +181,16 @@ def test_latex_compiles(tmp_path):
     if exe is None:
         pytest.skip("pdflatex is not installed (Debian: apt-get install texlive-latex-recommended); the LaTeX "
                     "report is not compiled here")
-    t = _correct_table(names=("a_1", "b&c%", EVIL), tasks=True)
-    write_report(comparison_report(t, n_boot=100, cluster=None), tmp_path / "r.tex")
-    done = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
-                          capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert (tmp_path / "r.pdf").stat().st_size > 1000
+    t = _correct_table(names=("a_1", "b&c%", EVIL + "\\ ~^{}|$#é"), tasks=True, clusters=True)
+    reports = {"csv": comparison_report(t, n_boot=100, cluster="passage", baseline="a_1", gate="equivalence",
+                                        margin=0.1),
+               "lm": comparison_report(FIXTURES / "lm_eval", "sample_mean@acc,none", n_boot=100)}
+    for name, rep in reports.items():
+        write_report(rep, tmp_path / f"{name}.tex")
+        done = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"], cwd=tmp_path,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
+        assert (tmp_path / f"{name}.pdf").stat().st_size > 1000
 
 
 def test_bad_input(tmp_path):

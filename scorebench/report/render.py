@@ -172,9 +172,11 @@ def report_board(rep: ComparisonReport, *, title: str | None = None, digits: int
 
 # --- LaTeX -------------------------------------------------------------------------------
 
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-        ">": r"\textgreater{}", "|": r"\textbar{}", "\n": " ", "\r": " "}
+# Symbols without a glyph in the default OT1 text fonts are set in math mode, so the document
+# needs no font package beyond a minimal TeX Live (no T1/TS1 fonts, no cm-super).
+_TEX = {"\\": r"$\backslash$", "&": r"\&", "%": r"\%", "$": r"$\$$", "#": r"\#", "_": r"\_", "{": r"$\{$",
+        "}": r"$\}$", "~": r"$\sim$", "^": r"\^{}", "<": r"$<$", ">": r"$>$", "|": r"$|$",
+        "\n": " ", "\r": " "}
 _UNICODE = {"↑": r"$\uparrow$", "↓": r"$\downarrow$", "−": "-", "Δ": r"$\Delta$", "α": r"$\alpha$",
             "σ": r"$\sigma$", "²": r"\textsuperscript{2}", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$"}
 
@@ -204,7 +206,7 @@ def render_latex(rep: ComparisonReport, *, title: str | None = None, digits: int
     """A standalone LaTeX document (article, booktabs, longtable) of the report."""
     board = report_board(rep, title=title, digits=digits)
     out = [r"\documentclass[10pt]{article}", r"\usepackage[margin=1.5cm,landscape]{geometry}",
-           r"\usepackage{booktabs}", r"\usepackage{longtable}", r"\usepackage[T1]{fontenc}",
+           r"\usepackage{booktabs}", r"\usepackage{longtable}",
            r"\begin{document}", r"\section*{" + _tex(board.spec.title) + "}"]
     for section in board.sections:
         out.append(r"\subsection*{" + _tex(section.title) + "}")
@@ -221,10 +223,9 @@ def render_latex(rep: ComparisonReport, *, title: str | None = None, digits: int
                 " & ".join(_tex(c) for c in section.columns) + r" \\", r"\midrule", r"\endhead"]
         out += [" & ".join(_tex_cell(v) for v in row) + r" \\" for row in section.rows]
         out += [r"\bottomrule", r"\end{longtable}}"]
-    out.append(r"\subsection*{Provenance}")
-    out.append(r"\begin{itemize}")
-    out += [r"\item " + _tex(f"{k}: {v}") for k, v in board.provenance]
-    out += [r"\end{itemize}", r"\end{document}", ""]
+    out += [r"\subsection*{Provenance}", r"{\footnotesize", r"\begin{longtable}{lp{0.75\textwidth}}", r"\toprule"]
+    out += [f"{_tex(k)} & {_tex(v)} " + r"\\" for k, v in board.provenance]
+    out += [r"\bottomrule", r"\end{longtable}}", r"\end{document}", ""]
     return "\n".join(out)
 
 
