@@ -37,7 +37,14 @@ _LAZY = {
     "irt": ("scorebench.irt", None),
     "losses": ("scorebench.losses", None),
     "models": ("scorebench.models", None),
+    # comparison report, decision gates, confidence sequences, G-theory (issue 32)
+    "comparison_report": ("scorebench.report", "comparison_report"),
+    "write_report": ("scorebench.report", "write_report"),
+    "gate": ("scorebench.gates", "gate"),
+    "confidence_sequence": ("scorebench.confseq", "confidence_sequence"),
+    "g_study": ("scorebench.gtheory", "g_study"),
 }
+__all__ += ["comparison_report", "write_report", "gate", "confidence_sequence", "g_study"]
 
 
 def __getattr__(name: str) -> Any:
