@@ -42,10 +42,9 @@ Biometrics Bulletin 2(6); Madaan et al. (2024), arXiv:2406.10229.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations, product
-from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -46,7 +46,8 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
-            repeats, gate_name, margin, direction, options, source_format, source_options, output, fmt, **kind_flags) -> None:
+            repeats, gate_name, margin, direction, options, source_format, source_options, output, fmt,
+            **kind_flags) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected.
 
     With --gate (superiority, non-inferiority, equivalence) and --baseline it is a decision
