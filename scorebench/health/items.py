@@ -44,8 +44,11 @@ fitted by :func:`scorebench.irt.fit` (abilities :math:`\hat\theta_i` by EAP, ite
 * **duplicate** — an item whose answers are identical, system by system, to an earlier item's
   (non-saturated, with at least ``duplicate_min_systems`` systems so that agreement is
   unlikely by chance). Evidence: ``duplicate_of`` and ``log10_p_identical``, the log10
-  probability that two items with these fitted curves agree on every system,
-  :math:`\sum_i \log_{10}[P_{ij}P_{ik} + (1-P_{ij})(1-P_{ik})]`.
+  probability that two items answered independently given ability agree on every system,
+  :math:`\sum_i \log_{10}[p_{g(i)j}\,p_{g(i)k} + (1-p_{g(i)j})(1-p_{g(i)k})]`, with ability
+  proxied by the decile :math:`g(i)` of the system's score on the other items and
+  :math:`p_{gj}` the item's proportion right in that decile (the fitted IRT model cannot
+  serve: a duplicated pair inflates both slopes until the pair's agreement looks certain).
 
 References: Orlando, M., & Thissen, D. (2000). *Applied Psychological Measurement* 24, 50-64.
 Drasgow, F., Levine, M. V., & Williams, E. A. (1985). *British Journal of Mathematical and
@@ -133,26 +136,29 @@ def _groups(values: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
     return order[:k], order[n - k:]
 
 
-def _duplicates(values: np.ndarray, items: pd.Index, params: np.ndarray, theta: np.ndarray,
-                saturated: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    from ..irt.models import prob
-
+def _duplicates(values: np.ndarray, items: pd.Index, saturated: np.ndarray,
+                groups: int = 10) -> tuple[list[Any], np.ndarray]:
     dup_of: list[Any] = [None] * values.shape[1]
     log10_p = np.full(values.shape[1], np.nan)
     first: dict[bytes, int] = {}
+    total = values.sum(axis=1)
     for j in range(values.shape[1]):
         if saturated[j]:
             continue
         key = values[:, j].astype(np.uint8).tobytes()
-        if key in first:
-            k = first[key]
-            dup_of[j] = items[k]
-            if np.isfinite(params[[j, k]]).all():
-                p = prob(params[[j, k]], theta)
-                agree = p[0] * p[1] + (1 - p[0]) * (1 - p[1])
-                log10_p[j] = float(np.log10(np.clip(agree, 1e-300, 1.0)).sum())
-        else:
+        if key not in first:
             first[key] = j
+            continue
+        k = first[key]
+        dup_of[j] = items[k]
+        rest = total - values[:, j] - values[:, k]
+        band = np.searchsorted(np.quantile(rest, np.linspace(0, 1, groups + 1)[1:-1]), rest, side="right")
+        agree = np.empty(len(rest))
+        for g in np.unique(band):
+            m = band == g
+            pj, pk = values[m, j].mean(), values[m, k].mean()
+            agree[m] = pj * pk + (1 - pj) * (1 - pk)
+        log10_p[j] = float(np.log10(np.clip(agree, 1e-300, 1.0)).sum())
     return dup_of, log10_p
 
 
@@ -259,7 +265,7 @@ def item_health(responses: Any, *, model: str = "2pl", alpha: float = 0.05, min_
     # P(X <= right_s), X ~ Hypergeom(2k balls, right_s + right_w marked, k drawn): Fisher's exact, one-sided
     out["mislabel_p"] = hypergeom.cdf(right_s, 2 * k, right_s + right_w, k)
     out["mislabel_q"] = _adjust(out["mislabel_p"].to_numpy())
-    dup_of, log10_p = (_duplicates(values, items, params, theta, saturated) if n >= duplicate_min_systems
+    dup_of, log10_p = (_duplicates(values, items, saturated) if n >= duplicate_min_systems
                        else ([None] * j_items, np.full(j_items, np.nan)))
     out["duplicate_of"] = pd.Series(dup_of, index=out.index, dtype=object)
     out["log10_p_identical"] = log10_p

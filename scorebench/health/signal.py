@@ -273,6 +273,7 @@ def signal_noise(table: pd.DataFrame, *, over: str | None = "step", last: int = 
             for tk, frame in per_task.items():
                 rows.append({"task": tk, "scale": sc, **_one(frame, over, last, seeds)})
     out = pd.DataFrame(rows)
+    out["task"] = out["task"].astype(object).where(out["task"].notna(), "")
     out["decision_accuracy"] = np.nan
     if scale and len(scales) > 1:
         target = scales[-1]
