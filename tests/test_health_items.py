@@ -127,3 +127,15 @@ def test_cli_signal(tmp_path):
     assert {"signal", "noise", "snr", "monotonicity"} <= set(pd.read_csv(out).columns)
     bad = CliRunner().invoke(cli, ["signal", str(path), "--task", "nope"])
     assert bad.exit_code == 2 and "missing column" in bad.output
+
+
+def test_cli_health_rejects_text_answers(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"system": ["a", "b", "c"], "q1": [1, 0, 1], "q2": [0, "yes", 1], "q3": [1, 1, 0]}).to_csv(
+        path, index=False)
+    res = CliRunner().invoke(cli, ["health", str(path)])
+    assert res.exit_code == 2 and "'yes'" in res.output and "Traceback" not in res.output

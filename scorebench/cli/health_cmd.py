@@ -50,7 +50,13 @@ def item_answers(table: pd.DataFrame, correct: str | None, system_column: str | 
     table.index = table.index.map(str)
     table.columns = [str(c) for c in table.columns]
     wide = table.T if transpose else table
-    return wide.apply(pd.to_numeric, errors="coerce").astype(np.float64).where(wide.notna())
+    values = wide.apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    bad = values.isna().to_numpy() & wide.notna().to_numpy()
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise InputError(f"answers must be 0 or 1: system {wide.index[r]!r}, item {wide.columns[c]!r} holds "
+                         f"{wide.iat[r, c]!r}")
+    return values
 
 
 @click.command("health")

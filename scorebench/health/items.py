@@ -43,7 +43,9 @@ fitted by :func:`scorebench.irt.fit` (abilities :math:`\hat\theta_i` by EAP, ite
   default 0.2).
 * **duplicate** — an item whose answers are identical, system by system, to an earlier item's
   (non-saturated, with at least ``duplicate_min_systems`` systems so that agreement is
-  unlikely by chance). Evidence: ``duplicate_of`` and ``log10_p_identical``, the log10
+  unlikely by chance) and whose agreement would have a chance of at most
+  :math:`10^{-6}` (``duplicate_log10_p``) under conditional independence. Evidence:
+  ``duplicate_of`` and ``log10_p_identical``, the log10
   probability that two items answered independently given ability agree on every system,
   :math:`\sum_i \log_{10}[p_{g(i)j}\,p_{g(i)k} + (1-p_{g(i)j})(1-p_{g(i)k})]`, with ability
   proxied by the decile :math:`g(i)` of the system's score on the other items and
@@ -174,7 +176,8 @@ def _check_options(alpha: float, min_discrimination: float, mislabel_gap: float,
 
 def item_health(responses: Any, *, model: str = "2pl", alpha: float = 0.05, min_discrimination: float = 0.1,
                 mislabel_gap: float = 0.2, group_share: float = 1 / 3, sx2_max_items: int = 400,
-                duplicate_min_systems: int = 50, rmsea_min: float = 0.05, a_prior: tuple[float, float] | None = None,
+                duplicate_min_systems: int = 50, duplicate_log10_p: float = -6.0, rmsea_min: float = 0.05,
+                a_prior: tuple[float, float] | None = None,
                 max_iter: int = 500) -> pd.DataFrame:
     """Item health report: one row per item with evidence columns and flags (see the module docstring).
 
@@ -197,6 +200,9 @@ def item_health(responses: Any, *, model: str = "2pl", alpha: float = 0.05, min_
         S-X2 is computed only for benchmarks with at most this many items (NaN otherwise).
     duplicate_min_systems : int
         Identical answer columns count as duplicates only with at least this many systems.
+    duplicate_log10_p : float
+        Identical columns are flagged only when ``log10_p_identical`` is at most this (default:
+        agreement with a chance below one in a million; near-saturated items agree by chance).
     rmsea_min : float
         Smallest S-X2 RMSEA that counts as misfit (besides significance).
     a_prior : (mean, sd), optional
@@ -275,7 +281,8 @@ def item_health(responses: Any, *, model: str = "2pl", alpha: float = 0.05, min_
     sx2_misfit = (out["sx2_q"] < alpha).to_numpy() & (out["sx2_rmsea"] > rmsea_min).to_numpy()
     out["misfit"] = sx2_misfit | (out["lz_q"] < alpha).to_numpy()
     out["likely_mislabelled"] = (out["a"] < 0).to_numpy() & (out["gap"] <= -mislabel_gap).to_numpy()
-    out["duplicate"] = out["duplicate_of"].notna().to_numpy()
+    out["duplicate"] = (out["duplicate_of"].notna().to_numpy()
+                        & (out["log10_p_identical"] <= duplicate_log10_p).to_numpy())
     flag_frame = out[list(FLAGS)]
     out["issues"] = [", ".join(f for f, on in zip(FLAGS, row) if on) for row in flag_frame.itertuples(index=False)]
     out.attrs.update({"model": model, "alpha": alpha, "min_discrimination": min_discrimination,
