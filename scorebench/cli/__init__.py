@@ -34,6 +34,8 @@ _COMMAND_MODULES = (
     "scorebench.cli.report_cmd",
     "scorebench.cli.anytime_cmd",
     "scorebench.cli.gstudy_cmd",
+    "scorebench.cli.health_cmd",
+    "scorebench.cli.signal_cmd",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 
 import click
@@ -158,3 +159,7 @@ def select_command(responses, sizes, model, cv, test_size, seed, system_column, 
     table = pd.DataFrame({"item": list(sel.items)})
     table.attrs.update({"size": sel.size, "test_rmse": sel.test_rmse, "seed": seed})
     emit(table, output, fmt)
+
+
+# ``irt adapt`` lives in its own module (adaptive testing replay).
+command.add_command(import_module("scorebench.cli.adapt_cmd").command)

@@ -26,6 +26,7 @@ from typing import Any
 _EXPORTS = {
     "fit": "api", "fit_by_topic": "api", "score": "api", "TopicFit": "api", "METHODS": "api",
     "select": "compress", "Selection": "compress", "informative_items": "compress",
+    "adaptive_test": "adaptive", "adaptive_replay": "adaptive", "AdaptiveRun": "adaptive",
     "IRTFit": "result", "IRTWarning": "result", "Priors": "em",
     "MODELS": "models", "item_information": "models", "prob": "models",
     "score_abilities": "scoring", "response_matrix": "scorebench.metrics.irt_kind", "ResponseMatrix": "scorebench.metrics.irt_kind",

@@ -13,7 +13,7 @@ section modules).
 Examples
 --------
 >>> [k.block for k in section_kinds()]
-['aggregate', 'incomplete', 'items', 'compression', 'irt', 'arena']
+['aggregate', 'incomplete', 'items', 'compression', 'adaptive', 'irt', 'arena', 'health']
 >>> get_section("arena").sources(type("B", (), {"source": "battles"})())
 ('battles',)
 """
@@ -89,7 +89,11 @@ register_section("items", parse=f"{_SPEC}:_items", build="scorebench.leaderboard
                  sources=_one)
 register_section("compression", parse=f"{_SPEC}:_compression",
                  build="scorebench.leaderboard.compression:compression_sections", sources=lambda b: tuple(b.sources))
+register_section("adaptive", parse="scorebench.leaderboard.adaptive_board:parse_adaptive",
+                 build="scorebench.leaderboard.adaptive_board:adaptive_sections", sources=lambda b: tuple(b.sources))
 register_section("irt", parse=f"{_SPEC}:_irt", build="scorebench.leaderboard.irt_board:irt_sections",
                  sources=_one, standalone=False)
 register_section("arena", parse="scorebench.leaderboard.arena:parse_arena",
                  build="scorebench.leaderboard.arena:arena_sections", sources=_one)
+register_section("health", parse="scorebench.leaderboard.health_board:parse_health",
+                 build="scorebench.leaderboard.health_board:health_sections", sources=lambda b: tuple(b.sources))

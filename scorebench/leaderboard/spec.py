@@ -238,6 +238,8 @@ class BoardSpec:
     items: ItemsSpec | None = None
     compression: CompressionSpec | None = None
     arena: Any = None  # an ArenaSpec (scorebench.leaderboard.arena)
+    health: Any = None  # a HealthSpec (scorebench.leaderboard.health_board)
+    adaptive: Any = None  # an AdaptiveSpec (scorebench.leaderboard.adaptive_board)
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 
