@@ -39,6 +39,7 @@ from ..errors import InputError
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
+from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
@@ -173,15 +174,15 @@ def _interval_kind(record: Method, intervals: str | None, resample: str | None, 
     """``"sandwich"`` or ``"bootstrap"``: the caller's choice or the method's default."""
     if intervals is None:
         return "sandwich" if record.intervals is not None and resample in (None, "battles") \
-            and isinstance(data, Battles) else "bootstrap"
+            and not isinstance(data, ScoreMatrix) else "bootstrap"
     check_choice(intervals, "intervals", INTERVALS)
     if intervals == "sandwich":
         if record.intervals is None:
             with_cov = sorted(m.name for m in all_methods() if m.intervals is not None)
             raise InputError(f"intervals='sandwich': method {record.name!r} has no covariance "
                              f"(methods with one: {', '.join(with_cov)}); use intervals='bootstrap'")
-        if not isinstance(data, Battles):
-            raise InputError("intervals='sandwich' applies to a battles table (a, b, winner)")
+        if isinstance(data, ScoreMatrix):
+            raise InputError("intervals='sandwich' applies to a battles table (a, b, winner), not a score table")
     return intervals
 
 

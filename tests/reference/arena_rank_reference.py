@@ -16,7 +16,7 @@ very same battles. arena-rank is run with its own definitions (deduplication to
 (model_a, model_b, outcome) rows, ties as 0.5, inverse-propensity weights
 ``1 / max(pair count, 50)`` with ``reweighted=True``, sandwich intervals with
 ``hessian_reg = 1e-5`` (times the number of battles when unweighted), contextual BT with
-standardised features, ridge ``reg = 1`` on the coefficients) but with a tight optimiser
+standardised features (f_a - f_b)/(f_a + f_b + 1), as scorebench's style features, ridge ``reg = 1`` on the coefficients) but with a tight optimiser
 stopping rule (``ftol = 0``, ``gtol = 1e-13``) so that its ratings are the optimum to ~1e-9 Elo
 rather than to its default tolerance (the default leaves ~1e-5 Elo). The multinomial bootstrap
 is reproduced from its definition with arena-rank's own JAX key and its per-sample fit
@@ -100,16 +100,16 @@ def bootstrap_case(df: pd.DataFrame, num_bootstrap: int = 12, seed: int = 42) ->
 
 def contextual_case(df: pd.DataFrame) -> dict:
     feats = pd.DataFrame({
-        "length": (df["style_len_a"] - df["style_len_b"]) / (df["style_len_a"] + df["style_len_b"]),
+        "len": (df["style_len_a"] - df["style_len_b"]) / (df["style_len_a"] + df["style_len_b"] + 1),
         "bold": (df["style_bold_a"] - df["style_bold_b"]) / (df["style_bold_a"] + df["style_bold_b"] + 1)})
     frame = pd.concat([df[["model_a", "model_b", "winner"]], feats], axis=1)
-    ds = ContextualPairDataset.from_pandas(frame, feature_cols=["length", "bold"], reweighted=True)
+    ds = ContextualPairDataset.from_pandas(frame, feature_cols=["len", "bold"], reweighted=True)
     model = ContextualBradleyTerry(len(ds.competitors), 2, **TIGHT)
     out = model.compute_ratings_and_cis(ds, significance_level=0.05, ci_method="sandwich")
     return {"competitors": list(out["competitors"]), "ratings": as_list(out["ratings"]),
             "rating_lower": as_list(out["rating_lower"]), "rating_upper": as_list(out["rating_upper"]),
             "variances": as_list(out["variances"]), "coeffs": as_list(out["coeffs"]),
-            "features": ["length", "bold"]}
+            "features": ["len", "bold"]}
 
 
 def main() -> int:
