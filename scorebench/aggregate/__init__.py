@@ -40,6 +40,7 @@ from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
+from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores

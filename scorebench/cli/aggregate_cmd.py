@@ -50,6 +50,9 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
               help="Bootstrap rounds for score and rank intervals (tasks or battles resampled).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--ci", default=0.95, show_default=True, type=float)
+@click.option("--intervals", type=click.Choice(["sandwich", "bootstrap"]), default=None,
+              help="Score intervals (with --bootstrap N > 0): sandwich (robust covariance; the default of the "
+                   "Bradley-Terry family, as arena-rank) or bootstrap (the default of every other method).")
 @click.option("--param", "-p", "params", multiple=True,
               help="Method parameter as key=value (e.g. ties=min); passed to the methods that accept it.")
 @click.option("--system-column", default=None, help="Wide tables: the column holding system names.")
@@ -64,7 +67,7 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
+def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params, system_column, exclude, duplicates,
             show_methods, coefficients, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
@@ -97,7 +100,10 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     frames = []
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
-        ranking = _rank(record, table, data, how, mine, n_boot=n_boot, seed=seed, ci=ci)
+        resampling = {"n_boot": n_boot, "seed": seed, "ci": ci}
+        if intervals is not None:
+            resampling["intervals"] = intervals
+        ranking = _rank(record, table, data, how, mine, **resampling)
         if ranking.warning:
             click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
         frame = ranking.to_frame()
