@@ -63,12 +63,16 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
 @click.option("--coefficients", "coefficients", is_flag=True,
               help="With --method bradley_terry_style: write its style coefficients (log-odds per sd of each "
                    "feature) with --bootstrap percentile intervals (battles resampled) instead of the ratings.")
+@click.option("--predict", "predict", is_flag=True,
+              help="Battles only: instead of ratings, write the held-out log loss and Brier of Elo (several K), "
+                   "Bradley-Terry, BT with Davidson / Rao-Kupper ties and Glicko-2 on a time-ordered split "
+                   "(-p train_fraction=0.8, -p order=tstamp, -p elo_k=16, -p glicko_periods=20).")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params, system_column, exclude, duplicates,
-            show_methods, coefficients, source_format, source_options, output, fmt) -> None:
+            show_methods, coefficients, predict, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
@@ -87,6 +91,10 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
+    if predict:
+        from ..aggregate.prediction import predict_battles, prediction_options
+
+        return emit(predict_battles(table, **prediction_options(options)), output, fmt)
     if coefficients:
         return emit(_style_coefficients(table, names, options, n_boot, seed, ci), output, fmt)
     records = [get_method(n) for n in names]
