@@ -55,7 +55,8 @@ def test_ties_and_diagnostics_sections(tmp_path):
     assert shares.sum() == pytest.approx(1.0)
     assert (d[d["metric"] == "best_of_n_inflation"]["value"] > 0).all()
     files = board_files(board)
-    assert "Arena: selection-bias diagnostics" in files["README.md"]
+    text = files["README.md"]
+    assert "Arena: selection-bias diagnostics" in (text.decode() if isinstance(text, bytes) else text)
 
 
 def test_bad_arena_options_are_clear(tmp_path):
