@@ -15,7 +15,9 @@ condorcet      ``copeland``, ``minimax``, ``schulze``, ``ranked_pairs``, ``baldw
                ``nanson``, ``black``, ``kemeny``
 pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``, ``difficulty`` (models and
                test items rated jointly; reads a responses table), ``bradley_terry_style``
-               (Chatbot Arena style control; reads a battles table with style columns)
+               (Chatbot Arena style control; reads a battles table with style columns),
+               ``bradley_terry_contextual`` (arena-rank's contextual BT),
+               ``bradley_terry_davidson``, ``bradley_terry_rao_kupper`` (ties modelled)
 latent         ``irt`` (registered by :mod:`scorebench.irt`, imported on first use)
 =============  ==================================================================
 
@@ -24,7 +26,9 @@ module lives elsewhere is listed in ``registry._PROVIDERS`` and imported on firs
 Also here: :func:`possible_winners` (Vote'n'Rank weight search), :func:`select_committee`
 (multiwinner k-Borda / Chamberlin–Courant / PAV with group fairness),
 :func:`intransitivity`, :func:`difficulty_rating`, :func:`method_agreement` and
-:func:`leave_one_task_out`.
+:func:`leave_one_task_out`. Bradley–Terry-family methods register a sandwich covariance
+(:func:`register_intervals`); battle prediction is in :mod:`.prediction` and the Arena
+selection-bias diagnostics in :mod:`.selection_bias`.
 """
 
 from __future__ import annotations
