@@ -95,3 +95,13 @@ def test_tie_models_refuse_tables_without_ties():
         fit_tie_model(b, "davidson")
     with pytest.raises(InputError, match="tie model"):
         fit_tie_model(b, "glenn_david")
+
+
+def test_diverging_estimates_raise_one_clear_error():
+    from scorebench.errors import ConvergenceError
+
+    t = pd.DataFrame({"a": ["x", "x", "y", "z", "x"], "b": ["y", "z", "z", "y", "y"],
+                      "winner": ["a", "a", "tie", "b", "tie"]})
+    for method in ("bradley_terry_davidson", "bradley_terry_rao_kupper"):
+        with pytest.raises(ConvergenceError, match="does not exist"):
+            scorebench.aggregate(t, method, n_boot=0)

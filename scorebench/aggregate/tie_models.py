@@ -83,7 +83,7 @@ def _davidson_scores(d: np.ndarray, tau: float) -> np.ndarray:
 
 def _rk_logp(d: np.ndarray, tau: float) -> np.ndarray:
     eta = np.exp(tau)  # log(vartheta) > 0
-    log_tie = np.log(np.expm1(2.0 * eta)) - np.logaddexp(d / 2.0, eta - d / 2.0) - np.logaddexp(-d / 2.0, eta + d / 2.0)
+    log_tie = 2.0 * eta + np.log(-np.expm1(-2.0 * eta)) - np.logaddexp(d / 2.0, eta - d / 2.0) - np.logaddexp(-d / 2.0, eta + d / 2.0)
     return np.stack([log_expit(d - eta), log_expit(-d - eta), log_tie])
 
 
@@ -155,6 +155,11 @@ def _information(model: TieModel, pc: PairCounts, theta: np.ndarray, tau: float)
     return sum(_products(pc, sc[k, 0], sc[k, 1], pc.weight * probs[k]) for k in range(3))
 
 
+_NO_MLE = ("tie model {model!r}: the maximum-likelihood estimate does not exist on these battles (the strengths "
+           "or the tie parameter diverge: too few battles, or a system that never loses or never wins); use "
+           "bradley_terry (ties as half wins, with prior=<lambda> if needed) or add battles")
+
+
 def fit_tie_model(battles: Battles, model: str = "davidson", *, tol: float = 1e-10, max_iter: int = 500,
                   ci: float = 0.95) -> TieFit:
     """Fit a tie model (``"davidson"`` or ``"rao_kupper"``) to battles by Fisher scoring.
@@ -199,7 +204,10 @@ def fit_tie_model(battles: Battles, model: str = "davidson", *, tol: float = 1e-
         r = pc.weight * sc[:, 0]
         grad = np.concatenate([np.bincount(pc.a, r, n) - np.bincount(pc.b, r, n), [(pc.weight * sc[:, 1]).sum()]])
         info = _information(tm, pc, theta, tau) + lift * max(1.0, total / n)
-        step = np.linalg.solve(info, grad)
+        try:
+            step = np.linalg.solve(info, grad)
+        except np.linalg.LinAlgError:
+            raise ConvergenceError(_NO_MLE.format(model=model)) from None
         scale = 1.0
         while scale > 1e-6:  # step halving keeps every iterate an ascent step
             th_new = theta + scale * step[:n]
@@ -210,6 +218,8 @@ def fit_tie_model(battles: Battles, model: str = "davidson", *, tol: float = 1e-
                 break
             scale /= 2.0
         theta, tau, current = th_new, t_new, new
+        if np.abs(theta).max() > 50.0 or abs(tau) > 50.0 or not np.isfinite(current):
+            raise ConvergenceError(_NO_MLE.format(model=model))
         if np.abs(scale * step).max() < tol:
             break
     else:
