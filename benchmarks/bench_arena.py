@@ -14,6 +14,7 @@ of the scorebench part is measured with ``tracemalloc``. Run::
 
     python benchmarks/bench_arena.py --battles 1000000          # ~1 min on 2 shared cores
     python benchmarks/bench_arena.py --battles 6000000 --models 400
+    python benchmarks/bench_arena.py --battles 100000 --no-arena-rank --dask-battles 100000000
 
 The arena-rank side needs ``/work/venvs/arena`` (``python -m venv /work/venvs/arena &&
 /work/venvs/arena/bin/pip install arena-rank==0.1.1``); ``--arena-python`` points elsewhere,
@@ -100,6 +101,50 @@ def run_scorebench(df: pd.DataFrame) -> dict:
             "cells": len(pc.count)}
 
 
+def run_style(n_battles: int, n_models: int, seed: int, rounds: int) -> None:
+    """Contextual (style) BT with 6 features: fit + sandwich, then ``rounds`` bootstrap rounds."""
+    from scorebench.aggregate.contextual_bt import bradley_terry_contextual_bootstrap, bradley_terry_contextual_sandwich
+
+    df = simulate(n_battles, n_models, seed)
+    rng = np.random.default_rng(seed + 1)
+    features = [f"f{j}" for j in range(6)]
+    for f in features:
+        df[f"style_{f}_a"] = rng.poisson(5.0, n_battles)
+        df[f"style_{f}_b"] = rng.poisson(5.0, n_battles)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    bradley_terry_contextual_sandwich(df, features=features)
+    fit = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    bradley_terry_contextual_bootstrap(df, rounds, np.random.default_rng(0), features=features)
+    boot = time.perf_counter() - t1
+    print(f"style: {n_battles:,} battles x {n_models} models x 6 features: fit + sandwich {fit:.1f} s wall; "
+          f"{rounds} bootstrap rounds {boot:.1f} s wall ({boot / rounds:.2f} s/round); "
+          f"CPU {time.process_time() - c0:.1f} s")
+
+
+def run_dask(n_battles: int, n_models: int, seed: int, part: int = 2_000_000) -> None:
+    """Write ``n_battles`` in Parquet parts, then pair_counts_dask (threaded scheduler) + fit in memory."""
+    import dask
+    import dask.dataframe as dd
+
+    from scorebench.aggregate.pair_counts_dask import bt_from_counts, pair_counts_dask
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, start in enumerate(range(0, n_battles, part)):
+            simulate(min(part, n_battles - start), n_models, seed + k).to_parquet(Path(tmp) / f"part-{k:04d}.parquet")
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        with dask.config.set(scheduler="threads", num_workers=2):
+            pc = pair_counts_dask(dd.read_parquet(str(Path(tmp) / "*.parquet")))
+        t_counts = time.perf_counter() - t0
+        ratings, cov = bt_from_counts(pc)
+        wall = time.perf_counter() - t0
+    print(f"dask: {n_battles:,} battles in {-(-n_battles // part)} Parquet parts -> {len(pc.count):,} cells in "
+          f"{t_counts:.1f} s wall; + BT + sandwich in memory: {wall:.1f} s wall, {time.process_time() - c0:.1f} s "
+          f"CPU (client process only; threaded scheduler, 2 threads)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--battles", type=int, default=1_000_000)
@@ -107,7 +152,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--arena-python", default="/work/venvs/arena/bin/python")
     ap.add_argument("--no-arena-rank", action="store_true")
+    ap.add_argument("--dask-battles", type=int, default=0,
+                    help="also write this many battles as Parquet parts and reduce them to counts on Dask")
+    ap.add_argument("--style-battles", type=int, default=0,
+                    help="also time contextual BT with 6 style features: fit + sandwich + --style-rounds bootstrap")
+    ap.add_argument("--style-rounds", type=int, default=20)
     args = ap.parse_args()
+    if args.style_battles:
+        run_style(args.style_battles, args.models, args.seed, args.style_rounds)
+    if args.dask_battles:
+        run_dask(args.dask_battles, args.models, args.seed)
     df = simulate(args.battles, args.models, args.seed)
     print(f"{args.battles:,} battles x {args.models} models, ties {float((df['winner'] == 'tie').mean()):.1%}, "
           f"load {os.getloadavg()[0]:.1f}")

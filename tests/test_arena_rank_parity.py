@@ -153,3 +153,12 @@ def _population_gap() -> float:
 
 
 TARGET_GAP = _population_gap()
+
+
+def test_contextual_bootstrap_agrees_with_its_sandwich():
+    ref = REF["contextual"]
+    sand = scorebench.aggregate(BATTLES, "bradley_terry_contextual", n_boot=60, features=ref["features"])
+    boot = scorebench.aggregate(BATTLES, "bradley_terry_contextual", n_boot=60, features=ref["features"],
+                                intervals="bootstrap", seed=3)
+    assert sand.resample == "sandwich" and boot.resample == "battles"
+    np.testing.assert_allclose(boot.ci_high - boot.ci_low, sand.ci_high - sand.ci_low, rtol=0.4)

@@ -56,9 +56,9 @@ def _design_products(a: np.ndarray, b: np.ndarray, X: np.ndarray, v: np.ndarray,
     out = np.empty((n + p, n + p))
     out[:n, :n] = laplacian(n, a, b, v)
     vx = v[:, None] * X
-    cross = np.zeros((n, p))
-    np.add.at(cross, a, vx)
-    np.subtract.at(cross, b, vx)
+    cross = np.empty((n, p))
+    for j in range(p):  # bincount per feature: O(N), far faster than np.add.at on rows
+        cross[:, j] = np.bincount(a, vx[:, j], n) - np.bincount(b, vx[:, j], n)
     out[:n, n:] = cross
     out[n:, :n] = cross.T
     out[n:, n:] = X.T @ vx
@@ -66,7 +66,8 @@ def _design_products(a: np.ndarray, b: np.ndarray, X: np.ndarray, v: np.ndarray,
 
 
 def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int, *,
-                   reg: float = 1.0, tol: float = 1e-12, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+                   reg: float = 1.0, tol: float = 1e-12, max_iter: int = 100,
+                   start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Strengths (centred) and coefficients minimising the objective of the module docstring (Newton).
 
     Examples
@@ -77,7 +78,7 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
     True
     """
     N, p = X.shape
-    theta, gamma = np.zeros(n), np.zeros(p)
+    theta, gamma = (np.zeros(n), np.zeros(p)) if start is None else (start[0].copy(), start[1].copy())
     lift = np.zeros((n + p, n + p))
     lift[:n, :n] = 1.0 / n  # the strengths' shift: fixed by centring, made invertible here
     for _ in range(max_iter):
@@ -198,10 +199,12 @@ def bradley_terry_contextual_bootstrap(table: pd.DataFrame, n_boot: int, rng: np
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
     b = d.battles
     N = len(b.a)
+    full = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, b.n_systems, reg=reg)
     out = np.empty((n_boot, b.n_systems))
     for i in range(n_boot):
         counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(np.float64)
-        theta, _ = fit_contextual(b.a, b.b, b.outcome, d.X, d.w * counts, b.n_systems, reg=reg, tol=1e-8)
+        # warm start at the full-data estimate: 2-3 Newton steps instead of 6-8
+        theta, _ = fit_contextual(b.a, b.b, b.outcome, d.X, d.w * counts, b.n_systems, reg=reg, tol=1e-8, start=full)
         out[i] = to_elo_scale(theta, scale=scale, base=base, init=init)
     return out
 
