@@ -17,7 +17,8 @@ pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``, ``difficulty`` (mo
                test items rated jointly; reads a responses table), ``bradley_terry_style``
                (Chatbot Arena style control; reads a battles table with style columns),
                ``bradley_terry_contextual`` (arena-rank's contextual BT),
-               ``bradley_terry_davidson``, ``bradley_terry_rao_kupper`` (ties modelled)
+               ``bradley_terry_davidson``, ``bradley_terry_rao_kupper`` (ties modelled),
+               ``bradley_terry_composite`` (weighted loss components)
 latent         ``irt`` (registered by :mod:`scorebench.irt`, imported on first use)
 =============  ==================================================================
 
@@ -45,6 +46,7 @@ from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (reg
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
 from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
+from . import composite_bt  # noqa: F401  (registers bradley_terry_composite)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
@@ -227,7 +229,8 @@ def _rounds_that_apply(record: Method, data: Any, n_boot: int, resample: str | N
         details["bootstrap"] = text
         warnings_.append(text)
         return 0
-    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
+    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None \
+            and record.intervals is None:
         # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
         # in ``details`` instead; there is nothing to resample at this level.
         details["bootstrap"] = "not available for this method; see its details for model-based uncertainty"
