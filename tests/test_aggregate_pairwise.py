@@ -95,8 +95,8 @@ def test_elo_is_online_and_order_dependent():
 def test_bootstrap_fast_path_matches_resampling_distribution():
     rng = np.random.default_rng(0)
     df = simulate_battles(rng, 5, 3000, tie_rate=0.1)
-    fast = aggregate(df, "bradley_terry", n_boot=300, seed=1)
-    again = aggregate(df, "bradley_terry", n_boot=300, seed=1)
+    fast = aggregate(df, "bradley_terry", n_boot=300, seed=1, intervals="bootstrap")
+    again = aggregate(df, "bradley_terry", n_boot=300, seed=1, intervals="bootstrap")
     np.testing.assert_array_equal(fast.ci_low, again.ci_low)  # seeded
     battles = as_battles(df)
     method = get_method("bradley_terry")

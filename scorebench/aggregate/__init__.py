@@ -15,7 +15,10 @@ condorcet      ``copeland``, ``minimax``, ``schulze``, ``ranked_pairs``, ``baldw
                ``nanson``, ``black``, ``kemeny``
 pairwise       ``bradley_terry``, ``elo``, ``plackett_luce``, ``difficulty`` (models and
                test items rated jointly; reads a responses table), ``bradley_terry_style``
-               (Chatbot Arena style control; reads a battles table with style columns)
+               (Chatbot Arena style control; reads a battles table with style columns),
+               ``bradley_terry_contextual`` (arena-rank's contextual BT),
+               ``bradley_terry_davidson``, ``bradley_terry_rao_kupper`` (ties modelled),
+               ``bradley_terry_composite`` (weighted loss components)
 latent         ``irt`` (registered by :mod:`scorebench.irt`, imported on first use)
 =============  ==================================================================
 
@@ -24,7 +27,9 @@ module lives elsewhere is listed in ``registry._PROVIDERS`` and imported on firs
 Also here: :func:`possible_winners` (Vote'n'Rank weight search), :func:`select_committee`
 (multiwinner k-Borda / Chamberlin–Courant / PAV with group fairness),
 :func:`intransitivity`, :func:`difficulty_rating`, :func:`method_agreement` and
-:func:`leave_one_task_out`.
+:func:`leave_one_task_out`. Bradley–Terry-family methods register a sandwich covariance
+(:func:`register_intervals`); battle prediction is in :mod:`.prediction` and the Arena
+selection-bias diagnostics in :mod:`.selection_bias`.
 """
 
 from __future__ import annotations
@@ -39,6 +44,9 @@ from ..errors import InputError
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
+from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
+from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
+from . import composite_bt  # noqa: F401  (registers bradley_terry_composite)
 from .difficulty import DifficultyRating, difficulty_rating
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
@@ -47,12 +55,16 @@ from .multiwinner import Committee, select_committee
 from .pairwise import Intransitivity, intransitivity
 from .possible_winners import possible_winners
 from .ranking import Ranking, competition_ranks
-from .registry import Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap, register_method
-from .uncertainty import bootstrap_scores, leave_one_task_out, method_agreement, prepare, summarize_bootstrap
+from .registry import (Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap,
+                       register_intervals, register_method)
+from .uncertainty import (INTERVALS, bootstrap_scores, leave_one_task_out, method_agreement, prepare,
+                          sandwich_summary, summarize_bootstrap)
+from ..validation import check_choice
 
 __all__ = [
     "aggregate", "Ranking", "ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input",
-    "battles_from_matrix", "Method", "MethodResult", "register_method", "register_bootstrap", "get_method",
+    "battles_from_matrix", "Method", "MethodResult", "register_method", "register_bootstrap", "register_intervals",
+    "get_method",
     "all_methods", "list_methods", "possible_winners", "select_committee", "Committee", "intransitivity",
     "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
     "competition_ranks", "ItemScores", "item_scores", "MIN_TASKS", "MixedScaleWarning",
@@ -64,7 +76,7 @@ ITEM_RESAMPLE = ("items", "tasks+items")
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
               n_boot: int = 1000, seed: int = 0, ci: float = 0.95, resample: str | None = None,
               duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
-              **params: Any) -> Ranking:
+              intervals: str | None = None, **params: Any) -> Ranking:
     """Rank systems with a registered aggregation method, with bootstrap rank intervals.
 
     Parameters
@@ -97,6 +109,12 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         ``"items"``).
     duplicates, system_column, exclude
         How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`).
+    intervals : {"sandwich", "bootstrap"}, optional
+        How score intervals are computed when ``n_boot > 0``. ``"sandwich"`` (the default for
+        methods with a registered covariance, e.g. ``bradley_terry``, as in arena-rank): Wald
+        intervals from the robust covariance, and rank intervals from ``n_boot`` draws of the
+        normal it defines (``resample="sandwich"`` in the result). ``"bootstrap"`` (the default
+        otherwise): percentile intervals over resamples.
     **params
         Method parameters (e.g. ``ties="min"`` for Borda, ``prior=1.0`` for Bradley–Terry).
 
@@ -143,7 +161,12 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None
-    if n_boot > 0:
+    how = _interval_kind(record, intervals, resample, data)
+    if n_boot > 0 and how == "sandwich":
+        rng = rng_for(seed, "aggregate", method, "sandwich")
+        boot = sandwich_summary(record.intervals(prepare(record, data), **params), n_boot, rng, ci)
+        used = "sandwich"
+    elif n_boot > 0:
         rng = rng_for(seed, "aggregate", method)
         replicates, failed = bootstrap_scores(data, record, params, n_boot, rng, resample)
         boot = summarize_bootstrap(replicates, ci)
@@ -152,6 +175,22 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
                    resample=used, warning="; ".join(warnings_) or None, **boot)
+
+
+def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any) -> str:
+    """``"sandwich"`` or ``"bootstrap"``: the caller's choice or the method's default."""
+    if intervals is None:
+        return "sandwich" if record.intervals is not None and resample in (None, "battles") \
+            and not isinstance(data, ScoreMatrix) else "bootstrap"
+    check_choice(intervals, "intervals", INTERVALS)
+    if intervals == "sandwich":
+        if record.intervals is None:
+            with_cov = sorted(m.name for m in all_methods() if m.intervals is not None)
+            raise InputError(f"intervals='sandwich': method {record.name!r} has no covariance "
+                             f"(methods with one: {', '.join(with_cov)}); use intervals='bootstrap'")
+        if isinstance(data, ScoreMatrix):
+            raise InputError("intervals='sandwich' applies to a battles table (a, b, winner), not a score table")
+    return intervals
 
 
 def _read(record: Method, table: Any, **how: Any) -> tuple[Any, ItemScores | None]:
@@ -190,7 +229,8 @@ def _rounds_that_apply(record: Method, data: Any, n_boot: int, resample: str | N
         details["bootstrap"] = text
         warnings_.append(text)
         return 0
-    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None:
+    if n_boot > 0 and not isinstance(data, (ScoreMatrix, Battles)) and record.bootstrap is None \
+            and record.intervals is None:
         # Methods that read item-level tables (irt, difficulty) carry model-based uncertainty
         # in ``details`` instead; there is nothing to resample at this level.
         details["bootstrap"] = "not available for this method; see its details for model-based uncertainty"

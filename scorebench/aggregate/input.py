@@ -620,19 +620,22 @@ def as_battles(table: pd.DataFrame) -> Battles:
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
     col_a, col_b = _battle_columns(table)
-    a = table[col_a].astype(str).to_numpy()
-    b = table[col_b].astype(str).to_numpy()
-    same = a == b
+    # factorise first and convert only the distinct names to str (O(rows) integer work at Arena scale)
+    code_a, names_a = pd.factorize(table[col_a])
+    code_b, names_b = pd.factorize(table[col_b])
+    str_a = [str(v) for v in names_a]
+    str_b = [str(v) for v in names_b]
+    systems = tuple(sorted(set(str_a) | set(str_b)))
+    index = {s: i for i, s in enumerate(systems)}
+    ia = np.array([index[s] for s in str_a], dtype=np.int64)[code_a]
+    ib = np.array([index[s] for s in str_b], dtype=np.int64)[code_b]
+    same = ia == ib
     if same.any():
         raise InputError(f"battles table: a system plays itself in {describe_rows(same, table.index)}")
-    outcome = _battle_outcomes(table, a, b)
+    outcome = _battle_outcomes(table, np.array(systems, dtype=object), ia, ib)
     weight = _battle_weights(table)
-    systems = tuple(sorted(set(a) | set(b)))
     if len(systems) < 2:
         raise InputError("battles table: fewer than 2 distinct systems")
-    index = {s: i for i, s in enumerate(systems)}
-    ia = np.array([index[s] for s in a], dtype=np.int64)
-    ib = np.array([index[s] for s in b], dtype=np.int64)
     return Battles(systems, ia, ib, outcome, weight)
 
 
@@ -651,20 +654,28 @@ def _battle_columns(table: pd.DataFrame) -> tuple[str, str]:
     return col_a, col_b
 
 
-def _battle_outcomes(table: pd.DataFrame, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Outcome for ``a`` (1, 0, 0.5) from ``winner``: a side label, a tie label or a player's name."""
-    winner = table["winner"].astype(str).str.strip().to_numpy()
-    low = np.char.lower(winner.astype(str))
-    outcome = np.full(len(table), np.nan)
-    outcome[np.isin(low, ("a", "model_a"))] = 1.0
-    outcome[np.isin(low, ("b", "model_b"))] = 0.0
-    outcome[np.isin(low, ("tie", "tie (bothbad)", "both_bad", "bothbad", "draw"))] = 0.5
-    by_name = np.isnan(outcome)
-    outcome[by_name & (winner == a)] = 1.0
-    outcome[by_name & (winner == b)] = 0.0
+def _battle_outcomes(table: pd.DataFrame, systems: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Outcome for ``a`` (1, 0, 0.5) from ``winner``: a side label, a tie label or a player's name.
+
+    The labels are read once per distinct value (factorised), so the cost per battle is an
+    integer lookup; only battles whose winner is a player's name compare strings.
+    """
+    codes, distinct = pd.factorize(table["winner"])
+    labels = np.array([str(v).strip() for v in distinct] + [""], dtype=object)
+    low = np.array([v.lower() for v in labels], dtype=object)
+    value = np.full(len(labels), np.nan)
+    value[np.isin(low, ("a", "model_a"))] = 1.0
+    value[np.isin(low, ("b", "model_b"))] = 0.0
+    value[np.isin(low, ("tie", "tie (bothbad)", "both_bad", "bothbad", "draw"))] = 0.5
+    outcome = value[codes]
+    by_name = np.flatnonzero(np.isnan(outcome))
+    if len(by_name):
+        winner = labels[codes[by_name]]
+        outcome[by_name] = np.where(winner == systems[ia[by_name]], 1.0,
+                                    np.where(winner == systems[ib[by_name]], 0.0, np.nan))
     bad = np.isnan(outcome)
     if bad.any():
-        raise InputError(f"battles table: column 'winner' has {winner[bad][0]!r} in "
+        raise InputError(f"battles table: column 'winner' has {labels[codes[bad]][0]!r} in "
                          f"{describe_rows(bad, table.index)}; expected 'a', 'b', 'tie' or a player's name")
     return outcome
 

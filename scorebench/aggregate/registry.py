@@ -34,8 +34,8 @@ from ..errors import InputError
 from .._records import Registry
 from ..registry import definition_site
 
-__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
-           "ACCEPTS"]
+__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "register_intervals", "get_method",
+           "all_methods", "list_methods", "ACCEPTS"]
 
 ACCEPTS = ("matrix", "battles", "table")
 
@@ -71,6 +71,10 @@ class Method:
     bootstrap : callable or None
         Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
         used when battles are resampled (see :func:`register_bootstrap`).
+    intervals : callable or None
+        Optional model-based intervals ``intervals(battles, **params) -> (n,) scores, (n, n)
+        covariance`` on the score scale (see :func:`register_intervals`); when present they are
+        the method's default intervals (``aggregate(..., intervals="sandwich")``).
     """
 
     name: str
@@ -81,6 +85,7 @@ class Method:
     citation: str = ""
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
+    intervals: Callable[..., tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -127,6 +132,20 @@ def register_bootstrap(name: str) -> Callable:
 
     def decorate(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         _METHODS.add(name, replace(get_method(name), bootstrap=fn), replace=True)
+        return fn
+
+    return decorate
+
+
+def register_intervals(name: str) -> Callable:
+    """Attach a covariance function ``fn(data, **params) -> (scores, cov)`` to method ``name``.
+
+    The covariance (on the score scale) gives Wald intervals and, by drawing from the normal
+    it defines, rank intervals; ``aggregate`` uses it by default for that method.
+    """
+
+    def decorate(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+        _METHODS.add(name, replace(get_method(name), intervals=fn), replace=True)
         return fn
 
     return decorate

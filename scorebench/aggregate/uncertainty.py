@@ -22,10 +22,11 @@ from .input import Battles, ScoreMatrix, read_input
 from .ranking import competition_ranks
 from .registry import Method, get_method
 
-__all__ = ["bootstrap_scores", "summarize_bootstrap", "method_agreement", "leave_one_task_out",
+__all__ = ["bootstrap_scores", "summarize_bootstrap", "sandwich_summary", "INTERVALS", "method_agreement", "leave_one_task_out",
            "RESAMPLE", "prepare", "run_method"]
 
 RESAMPLE = ("tasks", "battles")
+INTERVALS = ("sandwich", "bootstrap")
 
 
 def prepare(method: Method, data: Any) -> Any:
@@ -108,6 +109,33 @@ def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
         "rank_low": np.quantile(ranks, alpha, axis=0, method="lower").astype(np.int64),
         "rank_high": np.quantile(ranks, 1.0 - alpha, axis=0, method="higher").astype(np.int64),
     }
+
+
+def sandwich_summary(fit: tuple[np.ndarray, np.ndarray], n_draws: int, rng: np.random.Generator,
+                     ci: float) -> dict[str, np.ndarray]:
+    r"""Wald score intervals from a covariance and rank intervals from normal draws.
+
+    ``fit`` is ``(scores, cov)``. Scores: :math:`s_i \pm z\sqrt{\Sigma_{ii}}`; ranks: percentile
+    intervals of the competition ranks of ``n_draws`` draws from :math:`N(s, \Sigma)`.
+
+    Examples
+    --------
+    >>> out = sandwich_summary((np.array([0.0, 10.0]), np.eye(2)), 200, np.random.default_rng(0), 0.95)
+    >>> np.round(out["ci_low"], 2).tolist(), out["rank_high"].tolist()
+    ([-1.96, 8.04], [2, 1])
+    """
+    from .pair_counts import normal_bounds
+
+    check_level(ci, "ci")
+    scores, cov = (np.asarray(x, dtype=np.float64) for x in fit)
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    low, high = normal_bounds(scores, se, ci)
+    draws = rng.multivariate_normal(scores, cov, size=int(n_draws), method="eigh")
+    ranks = competition_ranks(draws)
+    alpha = (1.0 - ci) / 2.0
+    return {"ci_low": low, "ci_high": high, "score_median": scores.copy(),
+            "rank_low": np.quantile(ranks, alpha, axis=0, method="lower").astype(np.int64),
+            "rank_high": np.quantile(ranks, 1.0 - alpha, axis=0, method="higher").astype(np.int64)}
 
 
 def _default_methods(data: ScoreMatrix | Battles) -> list[str]:

@@ -50,6 +50,9 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
               help="Bootstrap rounds for score and rank intervals (tasks or battles resampled).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--ci", default=0.95, show_default=True, type=float)
+@click.option("--intervals", type=click.Choice(["sandwich", "bootstrap"]), default=None,
+              help="Score intervals (with --bootstrap N > 0): sandwich (robust covariance; the default of the "
+                   "Bradley-Terry family, as arena-rank) or bootstrap (the default of every other method).")
 @click.option("--param", "-p", "params", multiple=True,
               help="Method parameter as key=value (e.g. ties=min); passed to the methods that accept it.")
 @click.option("--system-column", default=None, help="Wide tables: the column holding system names.")
@@ -60,12 +63,16 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
 @click.option("--coefficients", "coefficients", is_flag=True,
               help="With --method bradley_terry_style: write its style coefficients (log-odds per sd of each "
                    "feature) with --bootstrap percentile intervals (battles resampled) instead of the ratings.")
+@click.option("--predict", "predict", is_flag=True,
+              help="Battles only: instead of ratings, write the held-out log loss and Brier of Elo (several K), "
+                   "Bradley-Terry, BT with Davidson / Rao-Kupper ties and Glicko-2 on a time-ordered split "
+                   "(-p train_fraction=0.8, -p order=tstamp, -p elo_k=16, -p glicko_periods=20).")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
-def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_column, exclude, duplicates,
-            show_methods, coefficients, source_format, source_options, output, fmt) -> None:
+def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params, system_column, exclude, duplicates,
+            show_methods, coefficients, predict, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
@@ -84,6 +91,10 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     table = load_table(scores, source_format, source_options)
     options = parse_options(params)
     names = list(methods) or ["borda"]
+    if predict:
+        from ..aggregate.prediction import predict_battles, prediction_options
+
+        return emit(predict_battles(table, **prediction_options(options)), output, fmt)
     if coefficients:
         return emit(_style_coefficients(table, names, options, n_boot, seed, ci), output, fmt)
     records = [get_method(n) for n in names]
@@ -97,7 +108,10 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     frames = []
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
-        ranking = _rank(record, table, data, how, mine, n_boot=n_boot, seed=seed, ci=ci)
+        resampling = {"n_boot": n_boot, "seed": seed, "ci": ci}
+        if intervals is not None:
+            resampling["intervals"] = intervals
+        ranking = _rank(record, table, data, how, mine, **resampling)
         if ranking.warning:
             click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
         frame = ranking.to_frame()
