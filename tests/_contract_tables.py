@@ -56,6 +56,7 @@ BROKEN = {
     "mdp": Broken("reward", "reward"),
     "weighted_ensemble": Broken("w1", "m1"),
     "weighted_multivariate": Broken("y.1", "w1"),
+    "attempts": Broken("correct", "correct"),
 }
 
 
@@ -284,6 +285,16 @@ def _mdp(rng, perfect):
     return pd.concat(frames, ignore_index=True), {"gamma": 0.9}
 
 
+def _attempts(rng, perfect, items=12, attempts=6):
+    # repeated attempts: one row per (system, item, attempt), with an extracted answer (0 is right)
+    rows = len(SYSTEMS) * items * attempts
+    answer = np.zeros(rows, dtype=int) if perfect else rng.integers(0, 3, rows)
+    return pd.DataFrame({"system": np.repeat(np.array(SYSTEMS, dtype=object), items * attempts),
+                         "item": np.tile(np.repeat(np.arange(items), attempts), len(SYSTEMS)),
+                         "attempt": np.tile(np.arange(attempts), len(SYSTEMS) * items),
+                         "answer": answer, "correct": (answer == 0).astype(int)}), {}
+
+
 def _weighted(maker):
     """A member-weighted variant of a kind's table: weights w<j> in [0.5, 2] per member."""
     def make(rng, perfect):
@@ -302,6 +313,7 @@ MAKERS = {
     "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
     "listwise_logit": _listwise_logit, "diversity": _diversity, "prefs": _prefs, "mdp": _mdp,
     "weighted_ensemble": _weighted(_ensemble), "weighted_multivariate": _weighted(_multivariate),
+    "attempts": _attempts,
 }
 
 #: Metrics that read a variant of their kind's table.

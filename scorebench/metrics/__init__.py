@@ -22,6 +22,7 @@ _FAMILIES = (
     "irt_kind",
     "sample_scores",
     "reward",
+    "sampling",
 )
 
 for _name in _FAMILIES:
