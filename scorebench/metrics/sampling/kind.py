@@ -46,9 +46,12 @@ def extract_attempts(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     missing = df["item"].isna().to_numpy()
     if missing.any():
         raise InputError(f"column 'item': missing item labels in {describe_rows(missing, df.index)}")
-    correct = declared_column(df, KIND, "correct", nan_policy)
     groups = [c for c in GROUP_COLUMNS if c in df.columns]
     keys = [*groups, "item"]
+    # units and attempts in label order, so the bootstrap does not depend on the order of the rows
+    order = pd.DataFrame({c: label_text(df[c]).astype(str) for c in [*keys, "attempt"] if c in df.columns})
+    df = df.iloc[np.lexsort([order[c].to_numpy() for c in reversed(order.columns)])]
+    correct = declared_column(df, KIND, "correct", nan_policy)
     labelled = df[keys].assign(item=label_text(df["item"]).astype(str))
     unit = labelled.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
     slot = labelled.groupby(keys, sort=False, dropna=False).cumcount().to_numpy()
