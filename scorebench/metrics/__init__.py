@@ -23,6 +23,7 @@ _FAMILIES = (
     "sample_scores",
     "reward",
     "sampling",
+    "judged",
 )
 
 for _name in _FAMILIES:
