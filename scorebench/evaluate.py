@@ -26,6 +26,7 @@ from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, g
     resolve_metrics, score_attrs
 from .errors import InputError
 from .registry import Metric
+from .small_sample import clt_flags
 from .stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
                     HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for,
                     two_level_draws)
@@ -259,6 +260,11 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         **out.counts,
         **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int)) and not k.startswith("_")},
     })
+    flags = clt_flags(scores[scores[_unit_key(prep)] == "all"] if per_unit and _unit_key(prep) in scores else scores,
+                      {m.name: m.proportion for m in records},
+                      out.methods, prep.by)
+    if flags:  # CLT-like intervals where n is small or the value near 0/1 (Bowyer et al. 2025)
+        scores.attrs["small_sample"] = flags
     if per_unit:  # the key that pairs units across systems; None when units are named by position
         scores.attrs["unit_key"] = prep.inputs.key
     return scores
