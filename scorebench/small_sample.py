@@ -34,9 +34,10 @@ import pandas as pd
 
 from .errors import InputError
 from .stats import check_resampling, rng_from_seed
+from .validation import show_value
 
 __all__ = ["Posterior", "PairedPosterior", "beta_posterior", "paired_posterior", "rank_intervals", "clt_flags",
-           "SMALL_N"]
+           "posterior_table", "paired_table", "SMALL_N"]
 
 #: Below this many units a CLT/bootstrap interval of a proportion is flagged.
 SMALL_N = 100
@@ -72,7 +73,7 @@ def _binary(values: Any, name: str) -> np.ndarray:
         raise InputError(f"{name}: no outcomes")
     bad = (v != 0) & (v != 1)
     if bad.any():
-        raise InputError(f"{name}: value {v[bad][0]!r} at position {int(np.flatnonzero(bad)[0])}; expected 0 or 1")
+        raise InputError(f"{name}: value {show_value(v[bad][0])} at position {int(np.flatnonzero(bad)[0])}; expected 0 or 1")
     return v
 
 
@@ -176,6 +177,86 @@ def rank_intervals(correct: Mapping[str, Any] | pd.DataFrame, *, ci: float = 0.9
                         "rank_median": mid.astype(np.int64), "rank_low": low.astype(np.int64),
                         "rank_high": high.astype(np.int64), "prob_best": (ranks == 1).mean(axis=0)})
     return out.sort_values(["accuracy_mean", "system"], ascending=[False, True], ignore_index=True)
+
+
+def _outcomes_by_system(table: pd.DataFrame, where: str) -> dict[str, pd.Series]:
+    if not isinstance(table, pd.DataFrame) or not {"system", "correct"} <= set(table.columns):
+        raise InputError(f"{where}: expected a table with columns 'system' and 'correct' (0/1)")
+    if table["system"].isna().any():
+        raise InputError(f"{where}: column 'system' has missing labels")
+    correct = pd.to_numeric(table["correct"], errors="coerce")
+    bad = ~correct.isin([0, 1]).to_numpy()
+    if bad.any():
+        raise InputError(f"{where}: column 'correct' has {show_value(table['correct'].to_numpy()[bad][0])} in row "
+                         f"{int(np.flatnonzero(bad)[0])}; expected 0 or 1")
+    frame = table.assign(correct=correct, system=table["system"].astype(str))
+    index = frame["id"].astype(str) if "id" in frame.columns else None
+    return {s: (g["correct"].set_axis(index[g.index]) if index is not None else g["correct"])
+            for s, g in frame.groupby("system", sort=True)}
+
+
+def posterior_table(table: pd.DataFrame, *, ci: float = 0.95, prior: Sequence[float] = (1.0, 1.0),
+                    n_draws: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    """Per system of a ``correct`` table (``system``, ``correct``): the Beta posterior of its
+    accuracy (mean, credible interval, n) and its credible rank interval, best first.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["a"] * 10 + ["b"] * 10, "correct": [1] * 9 + [0] + [1] * 4 + [0] * 6})
+    >>> posterior_table(t)[["system", "n", "rank_low", "rank_high"]].values.tolist()
+    [['a', 10, 1, 1], ['b', 10, 2, 2]]
+    """
+    by_system = _outcomes_by_system(table, "posterior_table")
+    rows = []
+    for name, v in by_system.items():
+        post = beta_posterior(float(v.sum()), float(v.size), ci=ci, prior=prior)
+        rows.append({"system": name, "accuracy_mean": post.mean, "ci_low": post.low, "ci_high": post.high,
+                     "n": int(v.size)})
+    out = pd.DataFrame(rows)
+    if len(by_system) > 1:
+        ranks = rank_intervals({k: v.to_numpy() for k, v in by_system.items()}, ci=ci, prior=prior,
+                               n_draws=n_draws, seed=seed)
+        out = out.merge(ranks.drop(columns="accuracy_mean"), on="system")
+    out = out.sort_values(["accuracy_mean", "system"], ascending=[False, True], ignore_index=True)
+    out.attrs.update({"method": "Beta-binomial posterior (Bowyer et al. 2025)", "prior": list(prior), "ci": ci,
+                      "seed": seed})
+    return out
+
+
+def paired_table(table: pd.DataFrame, *, ci: float = 0.95, prior: float = 1.0, n_draws: int = 20_000,
+                 seed: int = 0) -> pd.DataFrame:
+    """Every pair of systems of a ``correct`` table paired by ``id``: the posterior of the
+    accuracy difference (discordant pairs) and P(A beats B).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 4, "id": [1, 2, 3, 4] * 2, "correct": [1, 1, 1, 0, 1, 0, 0, 0]})
+    >>> round(float(paired_table(t)["prob_a_better"].iloc[0]), 4)
+    0.875
+    """
+    by_system = _outcomes_by_system(table, "paired_table")
+    if "id" not in table.columns:
+        raise InputError("paired_table: expected an 'id' column pairing the systems' items")
+    names = sorted(by_system)
+    if len(names) < 2:
+        raise InputError("paired_table: expected at least two systems")
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            a, b = by_system[first], by_system[second]
+            for name, v in ((first, a), (second, b)):
+                if v.index.duplicated().any():
+                    raise InputError(f"paired_table: system {name!r} has a duplicate id")
+            common = a.index.intersection(b.index)
+            if len(common) == 0:
+                raise InputError(f"paired_table: systems {first!r} and {second!r} share no id")
+            post = paired_posterior(a[common].to_numpy(), b[common].to_numpy(), ci=ci, prior=prior,
+                                    n_draws=n_draws, seed=seed)
+            rows.append({"system_a": first, "system_b": second, "difference": post.mean, "ci_low": post.low,
+                         "ci_high": post.high, "prob_a_better": post.prob_a_better, "n": int(len(common))})
+    out = pd.DataFrame(rows)
+    out.attrs.update({"method": "Dirichlet posterior of the paired table (discordant pairs)", "ci": ci, "seed": seed})
+    return out
 
 
 def clt_flags(scores: pd.DataFrame, unit_interval: Mapping[str, bool], intervals: Mapping[str, str],

@@ -97,3 +97,22 @@ def test_evaluate_flags_clt_intervals_of_small_or_extreme_proportions():
     assert "small_sample" not in scorebench.evaluate(small, "accuracy", n_boot=100).attrs  # Wilson: not flagged
     big = pd.DataFrame({"system": ["a"] * 400, "correct": np.random.default_rng(0).integers(0, 2, 400)})
     assert "small_sample" not in scorebench.evaluate(big, "accuracy", n_boot=100, proportion_interval="bootstrap").attrs
+
+
+def test_cli_bayes_posteriors_pairs_and_errors(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "correct.csv"
+    pd.DataFrame({"system": np.repeat(["a", "b"], 30), "id": np.tile(range(30), 2),
+                  "correct": (rng.random(60) < np.repeat([0.9, 0.5], 30)).astype(int)}).to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["bayes", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "rank_low" in result.output and "prob_best" in result.output
+    result = CliRunner().invoke(cli, ["bayes", str(path), "--paired"])
+    assert result.exit_code == 0 and "prob_a_better" in result.output
+    pd.DataFrame({"system": ["a"], "correct": [2]}).to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["bayes", str(path)])
+    assert result.exit_code != 0 and "expected 0 or 1" in result.output
