@@ -13,7 +13,7 @@ section modules).
 Examples
 --------
 >>> [k.block for k in section_kinds()]
-['aggregate', 'incomplete', 'items', 'compression', 'irt', 'arena']
+['aggregate', 'incomplete', 'items', 'compression', 'irt', 'arena', 'sampling']
 >>> get_section("arena").sources(type("B", (), {"source": "battles"})())
 ('battles',)
 """
@@ -93,3 +93,5 @@ register_section("irt", parse=f"{_SPEC}:_irt", build="scorebench.leaderboard.irt
                  sources=_one, standalone=False)
 register_section("arena", parse="scorebench.leaderboard.arena:parse_arena",
                  build="scorebench.leaderboard.arena:arena_sections", sources=_one)
+register_section("sampling", parse="scorebench.leaderboard.sampling_board:parse_sampling",
+                 build="scorebench.leaderboard.sampling_board:sampling_sections", sources=_one)
