@@ -197,3 +197,28 @@ def test_cli_evaluates_an_attempts_table(tmp_path):
     pd.read_csv(path).assign(correct=3).to_csv(bad, index=False)
     result = CliRunner().invoke(main, ["evaluate", str(bad), "-m", "pass@2"])
     assert result.exit_code != 0 and "correct" in result.output
+
+
+def test_board_sampling_section_matches_evaluate_and_draws_the_curves(tmp_path):
+    from scorebench.leaderboard.build import build_board
+    from scorebench.leaderboard.spec import load_spec
+
+    table = _run(np.random.default_rng(6), 3, 8, 4)
+    table["system"] = table["system"].replace({"2": "<b>x</b>"})
+    table.to_csv(tmp_path / "attempts.csv", index=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "s"\nn_boot = 40\n[[sources]]\nname = "a"\npath = "attempts.csv"\n'
+                    '[sampling]\nsource = "a"\n', encoding="utf-8")
+    (section,) = build_board(load_spec(spec)).sections
+    assert section.columns == ("system", "items", "pass@1", "pass@2", "pass@4")
+    expected = scorebench.evaluate(table, ["pass@1", "pass@2", "pass@4"], by="system", n_boot=40, seed=0)
+    got = section.data.set_index(["system", "metric"])
+    for row in expected.itertuples(index=False):
+        assert got.loc[(row.system, row.metric), "value"] == pytest.approx(row.value, rel=1e-12)
+        assert got.loc[(row.system, row.metric), "ci_high"] == pytest.approx(row.ci_high, rel=1e-12)
+    (figure,) = section.figures
+    assert figure.svg.startswith("<?xml") and "<script" not in figure.svg
+    spec.write_text('name = "s"\n[[sources]]\nname = "a"\npath = "attempts.csv"\n[sampling]\nsource = "a"\nks = [0]\n',
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="ks"):
+        load_spec(spec)
