@@ -26,8 +26,10 @@ from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, g
     resolve_metrics, score_attrs
 from .errors import InputError
 from .registry import Metric
+from .small_sample import clt_flags
 from .stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
-                    HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for)
+                    HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for,
+                    two_level_draws)
 from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
 from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Inputs, label_text
@@ -134,9 +136,13 @@ def _score_group(record: Metric, prep: _Prepared, contrib: np.ndarray | None, g:
     if contrib is not None:
         weights = None if s.hashes is None else PoissonRounds(s.hashes[idx], s.seed, s.n_boot)
         how = s.proportion_interval if record.proportion and s.clusters is None else None
-        value, low, high, n, method = _per_row_score(contrib[idx], s.n_boot, s.ci, rng, s.nan_policy, weights,
-                                                     how, None if s.clusters is None else s.clusters[idx],
-                                                     record.interval_method)
+        nested = weights is None and how is None and s.clusters is None and "_nested" in prep.inputs.consts
+        value, low, high, n, method = _per_row_score(contrib[idx], 0 if nested else s.n_boot, s.ci, rng,
+                                                     s.nan_policy, weights, how,
+                                                     None if s.clusters is None else s.clusters[idx],
+                                                     record.interval_method, record.bounds)
+        if nested and s.n_boot and np.isfinite(value):
+            low, high, method = _two_level_interval(record, prep.inputs, idx, value, s, rng)
         if s.per_unit:
             out.unit_rows.append(_unit_frame(prep, record, idx, contrib[idx]))
     else:
@@ -252,8 +258,13 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         **score_attrs(prep.kind, seed, ci, n_boot, nan_policy, {m.name: out.intervals[m.name] for m in records},
                       "; ".join(f"{k}: {v}" for k, v in out.methods.items())),
         **out.counts,
-        **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int))},
+        **{f"kind_{k}": v for k, v in prep.inputs.consts.items() if isinstance(v, (str, bool, int)) and not k.startswith("_")},
     })
+    flags = clt_flags(scores[scores[_unit_key(prep)] == "all"] if per_unit and _unit_key(prep) in scores else scores,
+                      {m.name: m.proportion for m in records},
+                      out.methods, prep.by)
+    if flags:  # CLT-like intervals where n is small or the value near 0/1 (Bowyer et al. 2025)
+        scores.attrs["small_sample"] = flags
     if per_unit:  # the key that pairs units across systems; None when units are named by position
         scores.attrs["unit_key"] = prep.inputs.key
     return scores
@@ -295,7 +306,8 @@ def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: d
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,
                    nan_policy: str, weights: PoissonRounds | None, proportion: str | None = None,
                    clusters: np.ndarray | None = None,
-                   rule: str = "percentile") -> tuple[float, float, float, int, str]:
+                   rule: str = "percentile",
+                   bounds: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float, float, int, str]:
     if nan_policy == "omit":
         keep = ~np.isnan(values)
         values = values[keep]
@@ -324,8 +336,31 @@ def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Ge
     else:
         boot = bootstrap_means(values, n_boot, rng)
         means, method = boot.means, boot.method
-    low, high = interval_bounds(value, means, ci, rule)
+    low, high = interval_bounds(value, means, ci, rule, bounds)
     return value, low, high, values.size, method
+
+
+def _two_level_interval(record: Metric, inputs: Inputs, idx: np.ndarray, value: float, s: _Settings,
+                        rng: np.random.Generator) -> tuple[float, float, str]:
+    """The interval of a per-row metric on units that hold repeated attempts (the kind lists
+    them in ``consts["_nested"]``): items resampled, then attempts within each drawn item
+    (:func:`scorebench.stats.two_level_draws`), the contributions recomputed every round."""
+    arrays = inputs.take(idx)
+    nested = [name for name in inputs.consts["_nested"] if name in arrays]
+    sizes = np.asarray(arrays[inputs.consts["_nested_sizes"]], dtype=np.int64)
+    width = arrays[nested[0]].shape[1]
+    means = np.empty(s.n_boot)
+    done = 0
+    for units, attempts in two_level_draws(sizes, s.n_boot, rng, width):
+        r, m = units.shape
+        drawn = {name: arrays[name][units.ravel()] for name in inputs.arrays}
+        for name in nested:
+            drawn[name] = np.take_along_axis(drawn[name], attempts.reshape(r * m, width), axis=1)
+        values = np.asarray(record.compute({**arrays, **drawn}), dtype=np.float64).reshape(r, m)
+        means[done:done + r] = np.nanmean(values, axis=1) if s.nan_policy == "omit" else values.mean(axis=1)
+        done += r
+    low, high = interval_bounds(value, means, s.ci, record.interval_method, record.bounds)
+    return low, high, "two-level bootstrap (items, then attempts within items)"
 
 
 def poisson_means(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:

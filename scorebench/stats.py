@@ -31,6 +31,7 @@ __all__ = ["weighted_sums",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
     "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
+    "two_level_draws",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -214,6 +215,39 @@ def interval_bounds(estimate: float, replicates: np.ndarray, ci: float, method: 
             low, high = -(high - low) / 2.0, (high - low) / 2.0
         low, high = estimate + low, estimate + high
     return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+
+
+def two_level_draws(sizes: np.ndarray, n_boot: int, rng: np.random.Generator, width: int | None = None):
+    r"""Rounds of a two-level bootstrap, a block of rounds at a time: units, then attempts within units.
+
+    Each round draws ``m`` units with replacement and, within each drawn unit of
+    :math:`n_i` attempts, :math:`n_i` of its attempts with replacement (Davison & Hinkley
+    1997, section 3.8: resampling both stages). Yields ``(units, attempts)``: ``units`` of
+    shape ``(r, m)`` and ``attempts`` of shape ``(r, m, width)``, the attempt positions of
+    each drawn unit (positions ``>= n_i`` keep the padding in place). Resampling both levels
+    counts the within-unit variance about twice, so the interval errs wide by that part
+    (small next to the between-item variance with 8+ attempts); resampling the units alone
+    would not reflect a run with few attempts per item.
+
+    Examples
+    --------
+    >>> units, attempts = next(two_level_draws(np.array([2, 3]), 4, np.random.default_rng(0), width=3))
+    >>> units.shape, attempts.shape, bool((attempts[..., 2][units == 0] == 2).all())
+    ((4, 2), (4, 2, 3), True)
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    m = sizes.size
+    width = int(sizes.max(initial=1)) if width is None else int(width)
+    if m == 0:
+        raise InputError("cannot bootstrap an empty group")
+    rounds = max(1, min(n_boot, _CHUNK // max(m * width, 1)))
+    position = np.arange(width)
+    for start in range(0, n_boot, rounds):
+        r = min(n_boot, start + rounds) - start
+        units = rng.integers(0, m, size=(r, m))
+        n_i = sizes[units][..., None]
+        drawn = np.floor(rng.random((r, m, width)) * n_i).astype(np.int64)
+        yield units, np.where(position < n_i, drawn, position)
 
 
 def half_sample(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -56,6 +56,8 @@ BROKEN = {
     "mdp": Broken("reward", "reward"),
     "weighted_ensemble": Broken("w1", "m1"),
     "weighted_multivariate": Broken("y.1", "w1"),
+    "attempts": Broken("correct", "correct"),
+    "judged": Broken("human", "judge"),
 }
 
 
@@ -284,6 +286,26 @@ def _mdp(rng, perfect):
     return pd.concat(frames, ignore_index=True), {"gamma": 0.9}
 
 
+def _attempts(rng, perfect, items=12, attempts=6):
+    # repeated attempts: one row per (system, item, attempt), with an extracted answer (0 is right)
+    rows = len(SYSTEMS) * items * attempts
+    answer = np.zeros(rows, dtype=int) if perfect else rng.integers(0, 3, rows)
+    return pd.DataFrame({"system": np.repeat(np.array(SYSTEMS, dtype=object), items * attempts),
+                         "item": np.tile(np.repeat(np.arange(items), attempts), len(SYSTEMS)),
+                         "attempt": np.tile(np.arange(attempts), len(SYSTEMS) * items),
+                         "answer": answer, "correct": (answer == 0).astype(int)}), {}
+
+
+def _judged(rng, perfect):
+    # a judge on every row, a human label on three in four (two strata, both labelled); a
+    # perfect system is right on 90% of the items, a random one on half
+    human = (rng.random(2 * N) < (0.9 if perfect else 0.5)).astype(float)
+    judge = human.copy() if perfect else np.where(rng.random(2 * N) < 0.9, human, 1 - human)
+    labelled = np.tile(np.arange(N) % 4 != 0, 2)
+    return pd.DataFrame({"system": _systems(), "id": _ids(), "judge": judge, "human": np.where(labelled, human, np.nan),
+                         "stratum": np.where(_ids() < N // 2, "easy", "hard")}), {}
+
+
 def _weighted(maker):
     """A member-weighted variant of a kind's table: weights w<j> in [0.5, 2] per member."""
     def make(rng, perfect):
@@ -302,6 +324,7 @@ MAKERS = {
     "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
     "listwise_logit": _listwise_logit, "diversity": _diversity, "prefs": _prefs, "mdp": _mdp,
     "weighted_ensemble": _weighted(_ensemble), "weighted_multivariate": _weighted(_multivariate),
+    "attempts": _attempts, "judged": _judged,
 }
 
 #: Metrics that read a variant of their kind's table.

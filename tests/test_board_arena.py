@@ -113,7 +113,8 @@ def test_unknown_arena_source_is_refused(tmp_path):
 
 def test_section_kinds_are_declared_once_in_board_order():
     blocks = [k.block for k in section_kinds()]
-    assert blocks == ["aggregate", "incomplete", "items", "compression", "adaptive", "irt", "arena", "health"]
+    assert blocks == ["aggregate", "incomplete", "items", "compression", "adaptive", "irt", "arena", "health",
+                      "sampling"]
     from scorebench.leaderboard.sections import register_section
 
     with pytest.raises(ValueError, match="already registered"):

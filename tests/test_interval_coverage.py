@@ -267,6 +267,15 @@ def _tables(draws: int, n: int, seed: int) -> dict[str, tuple[pd.DataFrame, dict
                                          "model_1": "a", "model_2": "b", "g1_winner": verdicts[rng.integers(0, 3, N)],
                                          "g2_winner": verdicts[rng.integers(0, 3, N)],
                                          "len_1": rng.integers(50, 500, N), "len_2": rng.integers(50, 500, N)}), {})
+    items = np.tile(np.arange(n) // 5, draws)  # attempts: n // 5 items of 5 attempts per system
+    answer = rng.choice(3, N, p=[0.5, 0.3, 0.2])
+    tables["attempts"] = (pd.DataFrame({"system": sys, "item": items, "attempt": np.tile(np.arange(n) % 5, draws),
+                                        "answer": answer, "correct": (answer == 0).astype(int)}), {})
+    truth = (rng.uniform(size=N) < p).astype(float)
+    judge = np.where(rng.uniform(size=N) < 0.95, truth, 1 - truth)
+    tables["judged"] = (pd.DataFrame({"system": sys, "judge": judge,
+                                      "human": np.where(np.tile(np.arange(n) % 5 != 0, draws), truth, np.nan),
+                                      "stratum": np.tile(np.arange(n) % 2, draws)}), {})
     feats = _features(draws, 40, 0.3, seed)
     feats["s0"], feats["s1"] = feats["f0"] * 0.5, feats["f1"] - feats["f0"]
     feats["p_a"] = rng.uniform(0.1, 0.9, len(feats))

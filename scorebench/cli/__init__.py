@@ -36,6 +36,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.gstudy_cmd",
     "scorebench.cli.health_cmd",
     "scorebench.cli.signal_cmd",
+    "scorebench.cli.bayes_cmd",
 )
 
 

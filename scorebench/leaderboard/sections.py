@@ -13,7 +13,7 @@ section modules).
 Examples
 --------
 >>> [k.block for k in section_kinds()]
-['aggregate', 'incomplete', 'items', 'compression', 'adaptive', 'irt', 'arena', 'health']
+['aggregate', 'incomplete', 'items', 'compression', 'adaptive', 'irt', 'arena', 'health', 'sampling']
 >>> get_section("arena").sources(type("B", (), {"source": "battles"})())
 ('battles',)
 """
@@ -97,3 +97,5 @@ register_section("arena", parse="scorebench.leaderboard.arena:parse_arena",
                  build="scorebench.leaderboard.arena:arena_sections", sources=_one)
 register_section("health", parse="scorebench.leaderboard.health_board:parse_health",
                  build="scorebench.leaderboard.health_board:health_sections", sources=lambda b: tuple(b.sources))
+register_section("sampling", parse="scorebench.leaderboard.sampling_board:parse_sampling",
+                 build="scorebench.leaderboard.sampling_board:sampling_sections", sources=_one)

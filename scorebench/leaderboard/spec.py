@@ -57,12 +57,16 @@ A spec declares where a board's numbers come from and how they are shown::
     anony = true                             # optional filters: anony, language, category
     n_boot = 200                             # battle resamples (default: n_boot); also reg, anchor
 
+    [sampling]                               # repeated attempts (system, item, attempt, correct):
+    source = "attempts"                      # pass@k at each k with two-level bootstrap bands
+    ks = [1, 2, 4, 8, 16]                    # optional (default: powers of 2 up to the attempts)
+
     [[plots]]
     type = "reliability"                     # see PLOT_TYPES
     source = "predictions"
 
 The section blocks (``[aggregate]``, ``[incomplete]``, ``[items]``, ``[compression]``,
-``[irt]``, ``[arena]``) are section kinds declared in :mod:`scorebench.leaderboard.sections`:
+``[irt]``, ``[arena]``, ``[sampling]``) are section kinds declared in :mod:`scorebench.leaderboard.sections`:
 each names its parser and its builder, so a new block is one declaration.
 
 Paths are resolved against the spec's folder. ``requires`` lists paths that must exist
@@ -240,6 +244,7 @@ class BoardSpec:
     arena: Any = None  # an ArenaSpec (scorebench.leaderboard.arena)
     health: Any = None  # a HealthSpec (scorebench.leaderboard.health_board)
     adaptive: Any = None  # an AdaptiveSpec (scorebench.leaderboard.adaptive_board)
+    sampling: Any = None  # a SamplingSpec (scorebench.leaderboard.sampling_board)
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
 

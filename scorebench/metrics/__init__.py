@@ -22,6 +22,8 @@ _FAMILIES = (
     "irt_kind",
     "sample_scores",
     "reward",
+    "sampling",
+    "judged",
 )
 
 for _name in _FAMILIES:
