@@ -40,6 +40,7 @@ from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from .difficulty import DifficultyRating, difficulty_rating
+from .conventions import Convention, get_convention, list_conventions, register_convention
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
 from .means import MixedScaleWarning, scale_warning
@@ -56,6 +57,7 @@ __all__ = [
     "all_methods", "list_methods", "possible_winners", "select_committee", "Committee", "intransitivity",
     "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
     "competition_ranks", "ItemScores", "item_scores", "MIN_TASKS", "MixedScaleWarning",
+    "Convention", "get_convention", "list_conventions", "register_convention",
 ]
 
 ITEM_RESAMPLE = ("items", "tasks+items")
@@ -64,7 +66,7 @@ ITEM_RESAMPLE = ("items", "tasks+items")
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
               n_boot: int = 1000, seed: int = 0, ci: float = 0.95, resample: str | None = None,
               duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
-              **params: Any) -> Ranking:
+              convention: str | None = None, **params: Any) -> Ranking:
     """Rank systems with a registered aggregation method, with bootstrap rank intervals.
 
     Parameters
@@ -95,8 +97,10 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         What the bootstrap resamples (default: tasks for score tables, battles for battles;
         for per-item scores ``"tasks+items"`` with at least :data:`MIN_TASKS` tasks, else
         ``"items"``).
-    duplicates, system_column, exclude
-        How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`).
+    duplicates, system_column, exclude, convention
+        How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`);
+        ``convention="glue"`` reads GLUE's nine task units, so ``mean`` is GLUE's published
+        Score (:mod:`scorebench.aggregate.conventions`).
     **params
         Method parameters (e.g. ``ties="min"`` for Borda, ``prior=1.0`` for Bradley–Terry).
 
@@ -125,7 +129,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                        system_column=system_column, exclude=exclude)
+                        system_column=system_column, exclude=exclude, convention=convention)
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
     details = dict(result.details)

@@ -108,7 +108,9 @@ def _weighted_mean(x: np.ndarray, m: ScoreMatrix, missing: str, method: str) -> 
 
 
 @register_method("mean", family="baseline", missing=_MISSING_DOC,
-                 citation="the leaderboard convention; normalisations as in Colombo et al. (2022), NeurIPS")
+                 citation="weighted arithmetic mean of the task columns (a leaderboard's own average only when the "
+                          "columns are its task units: see convention=); normalisations as in Colombo et al. "
+                          "(2022), NeurIPS")
 def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None = None,
          missing: str = "refuse") -> MethodResult:
     r"""Weighted arithmetic mean of the (optionally normalised) oriented scores.

@@ -321,12 +321,18 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
     if agg.source is not None:
         source = ctx.spec.source(agg.source)
         matrix = as_matrix(ctx.table(agg.source), system_column=source.system_column, exclude=source.exclude,
-                           duplicates="suffix", higher_is_better=source.higher_is_better)
+                           duplicates="suffix", higher_is_better=source.higher_is_better,
+                           convention=source.convention)
         note = ""
+        if source.convention is not None:
+            from ..aggregate import get_convention
+
+            conv = get_convention(source.convention)
+            note = f" Task units: the {conv.name!r} convention ({conv.description}; {conv.citation})."
         if source.complete_only and matrix.has_missing:
             complete = matrix.complete_systems()
             dropped = [s for s in matrix.systems if s not in complete.systems]
-            note = f" Left out for missing scores: {', '.join(dropped)}."
+            note += f" Left out for missing scores: {', '.join(dropped)}."
             matrix = complete
         return matrix, note
     names = {m: ctx.evaluated_names.get(m) or {lookup_metric(m).name} for m in agg.metrics}
