@@ -33,6 +33,7 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -130,6 +131,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
                         system_column=system_column, exclude=exclude, convention=convention)
+    data, unscored, params = _blank_incomplete(record, data, items, params)
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
     details = dict(result.details)
@@ -143,7 +145,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
                                              n_boot, rng, used)
         details["n_boot_failed"] = failed
         return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
-                       resample=used, warning="; ".join(warnings_) or None, **summarize_bootstrap(replicates, ci))
+                       resample=used, warning="; ".join(warnings_) or None, unscored=unscored,
+                       **summarize_bootstrap(replicates, ci))
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None
@@ -155,7 +158,27 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         details["n_boot_failed"] = failed
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
-                   resample=used, warning="; ".join(warnings_) or None, **boot)
+                   resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
+
+
+def _blank_incomplete(record: Method, data: Any, items: ItemScores | None,
+                      params: dict[str, Any]) -> tuple[Any, tuple[str, ...], dict[str, Any]]:
+    """``missing="blank"``: rank (and bootstrap) only the systems scored on every column; the
+    others are returned as unscored. Other policies pass through unchanged."""
+    if params.get("missing") != "blank":
+        return data, (), params
+    if not isinstance(data, ScoreMatrix) or items is not None:
+        raise InputError(f"method {record.name!r}: missing='blank' applies to a systems x tasks score table")
+    complete = ~np.isnan(data.values[:, data.weights > 0]).any(axis=1)
+    if complete.all():
+        return data, (), params
+    if complete.sum() < 2:
+        raise InputError(f"method {record.name!r}, missing='blank': only {int(complete.sum())} system(s) are scored "
+                         "on every column; need at least 2 (missing='available' averages what each system has)")
+    unscored = tuple(s for s, c in zip(data.systems, complete) if not c)
+    kept = ScoreMatrix(data.values[complete], tuple(s for s, c in zip(data.systems, complete) if c), data.columns,
+                       data.higher_is_better, data.weights)
+    return kept, unscored, params
 
 
 def _read(record: Method, table: Any, **how: Any) -> tuple[Any, ItemScores | None]:

@@ -74,8 +74,10 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
     the format's leaderboard conventions (attrs['aggregate_defaults'], e.g. MTEB's Borda with
-    missing tasks worth 0 points) apply unless --param overrides them, and a coverage
-    column gives the fraction of columns each system is scored on.
+    missing tasks worth 0 points, and its Mean (Task) blank for a model without every
+    task: listed last with no score or rank and a note) apply unless --param overrides them
+    (--param missing=available: the mean over the tasks a model has), and a coverage column
+    gives the fraction of columns each system is scored on.
     """
     from ..aggregate import get_method, list_methods
 
