@@ -15,11 +15,11 @@ columns (units) jointly for all systems, re-ranking each round. For a set-level 
 (ECE, AUROC) the interval is the conservative CI-overlap range: a system cannot rank above
 ``1 + #{b: lo_b > hi_a}`` (systems clearly better) or below ``k - #{b: hi_b < lo_a}``.
 
-Tie bands: for a per-row metric, the tie classes of :mod:`scorebench.aggregate.ties`
-(walking down the ranking, a system joins the current band unless a Holm-corrected paired
-test over all pairs says it differs from the band's top). For a set-level metric there are
-no paired units to test, and a system joins the current band when its rank interval
-overlaps the interval of the band's top. These statistics live in
+Tie bands are read off the rank intervals printed beside them, one procedure per section
+(:func:`scorebench.aggregate.rank_bands.interval_bands`): walking down the ranking, a system
+joins the current band when its rank interval reaches the rank of the band's top, otherwise it
+opens the next band. (Bands from Holm-corrected paired tests beside bootstrap rank intervals
+told two stories: a system "worse than the top" whose interval reached rank 1.) These statistics live in
 :mod:`scorebench.aggregate.rank_bands`; the other blocks of a spec (``[aggregate]``,
 ``[incomplete]``, ``[arena]``, ...) are section kinds of :mod:`scorebench.leaderboard.sections`.
 """
@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
-from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
+from ..aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_rank_intervals, paired_rank_intervals,
+                                    tie_bands)
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
 from ..registry import metric as lookup_metric
@@ -157,15 +158,13 @@ def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None
                 spec: BoardSpec) -> dict[str, Any]:
     """Rank, rank interval, ranking order and bands of one task's systems (see the module docstring)."""
     from ..aggregate import competition_ranks
-    from ..aggregate.ties import TIE_RULE, tie_classes
 
     hib = record.higher_is_better if record.higher_is_better is not None else True
     systems = main.index.tolist()
     v = main["value"].to_numpy()
     out: dict[str, Any] = {"systems": systems}
-    p_adjusted = None
     if units is not None:
-        paired, p_adjusted = paired_rank_intervals(units, unit, name=record.name, n_boot=spec.n_boot,
+        paired, _ = paired_rank_intervals(units, unit, name=record.name, n_boot=spec.n_boot,
                                                    higher_is_better=record.higher_is_better, seed=spec.seed,
                                                    ci=spec.ci)
         ranks = paired.reindex(systems)
@@ -179,12 +178,9 @@ def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None
         out.update(rank=rank, low=rank, high=rank, how="none (n_boot = 0)")
     order = np.lexsort((np.array(systems, dtype=object).astype(str), out["rank"]))
     out["order"] = order
-    if p_adjusted is not None:
-        out["bands"] = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
-        out["band_rule"] = TIE_RULE.format(alpha=1.0 - spec.ci)
-    else:
-        out["bands"] = tie_bands(np.asarray(out["low"])[order], np.asarray(out["high"])[order])
-        out["band_rule"] = OVERLAP_BAND_RULE
+    # One procedure per section: the bands are read off the rank intervals printed beside them.
+    out["bands"] = interval_bands(np.asarray(out["rank"])[order], np.asarray(out["low"])[order])
+    out["band_rule"] = INTERVAL_BAND_RULE
     return out
 
 
