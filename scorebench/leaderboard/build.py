@@ -235,7 +235,8 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     hib = record.higher_is_better if record.higher_is_better is not None else True
     cells = (f"value [{spec.ci:.0%} interval: {_interval_text(scores.attrs.get('interval_methods', {}))}; "
              f"{spec.n_boot} rounds]" if spec.n_boot else "value (no bootstrap interval: n_boot = 0)")
-    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
+    covers = f" {_covers_text(records)}" if spec.n_boot else ""
+    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}.{covers} "
             + (f"Rank: competition rank (rank interval: {ranks['how']}). The {ranks['band_rule']}." if intervals
                else "Rank: competition rank of the point values; without intervals no difference is shown to be "
                "significant."))
@@ -251,6 +252,17 @@ _RULE_TEXT = {
     "half_sampling_symmetric": "half-sampling spread (no point repeated), symmetric about the estimate",
     "half_sampling_normal": "half-sampling standard deviation (no point repeated), normal interval",
 }
+
+
+def _covers_text(records: Sequence[Any]) -> str:
+    """What the section's value intervals cover, metric by metric (the registry's ``interval_covers``)."""
+    from ..registry import COVERS_TEXT
+
+    by: dict[str, list[str]] = {}
+    for r in records:
+        by.setdefault(r.interval_covers, []).append(r.name)
+    parts = [f"{COVERS_TEXT[c]} for {', '.join(names)}" for c, names in by.items()]
+    return "What the intervals cover: " + "; ".join(parts) + "."
 
 
 def _interval_text(rules: dict[str, str]) -> str:
@@ -430,8 +442,13 @@ def aggregate_sections(ctx: _Context, agg: Any) -> list[Section]:
     intervals = (f"{spec.ci:.0%} bootstrap intervals and rank intervals from {n_boot} "
                  f"{resampled.get(first.resample, 'resamples')}" if first.rank_low is not None else "no intervals")
     warned = "".join(f" Warning: {w}." for w in dict.fromkeys(r.warning for r in rankings.values() if r.warning))
+    covers = (" What the intervals cover: how each method's score and rank vary when the benchmark's tasks are "
+              "redrawn (a population of similar tasks), not the measurement error of each cell."
+              if first.rank_low is not None and first.resample == "tasks" else
+              " What the intervals cover: how each score and rank vary when the items behind each task are "
+              "redrawn (a population of similar items)." if first.rank_low is not None else "")
     note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
-            f"(higher is better) with {intervals}. Methods: {cites}.{dropped}{warned}")
+            f"(higher is better) with {intervals}.{covers} Methods: {cites}.{dropped}{warned}")
     figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
                            _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),

@@ -111,7 +111,10 @@ def compression_sections(ctx: Any, block: Any) -> list:
             f"score reconstructed from the subset (EAP ability, expected score, linear calibration on the training "
             f"systems); interval: {spec.ci:.0%} percentile over {max(spec.n_boot, 1)} resamples of the held-out "
             f"systems. Random: plain accuracy on a random subset of the same size, median and {spec.ci:.0%} range "
-            f"over {block.random} draws. Ratio < 1: the IRT subset predicts better.")
+            f"over {block.random} draws. Ratio < 1: the IRT subset predicts better. What the intervals cover: the "
+            "IRT interval, the RMSE over a population of held-out systems like these for this one train/test split "
+            "(not the variation over splits); the random range, how the RMSE varies from one random subset to "
+            "another (a range of draws, not an interval for a population value).")
     figure = Figure("compression-curve", "RMSE of the predicted full score against subset size: IRT-selected items "
                     "(line, band = interval over held-out systems) and random items (dashed, band = range over "
                     "draws)", _curve_plot(data))

@@ -322,7 +322,9 @@ def _main_section(b: _Board, ci: float) -> Any:
     note = (f"{len(b.systems)} models on {b.n_tasks} tasks ({len(b.type_names)} task types); {complete} ran every "
             f"task. Sorted by {PRIMARY}: {METHODS[1].note}. Rank cells: rank (interval), {_how(b, ci)}. Band: walking "
             "down the ranking, a model joins the current band when its rank interval reaches the rank of the band's "
-            "top, otherwise it opens the next band (read off the rank intervals shown). The MTEB leaderboard's "
+            "top, otherwise it opens the next band (read off the rank intervals shown). What the rank intervals "
+            "cover: how each ranking varies when the tasks are redrawn within their types (a population of similar "
+            "tasks), not the measurement error of each score. The MTEB leaderboard's "
             "own columns follow its code: Mean (Task), the task-type means and Mean (TaskType) are blank (—) when a "
             "task is missing; Rank (Borda) gives a missing task 0 points. "
             + " ".join(f"{m.label}: {m.note}." for m in METHODS[2:])
