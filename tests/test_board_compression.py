@@ -101,3 +101,14 @@ def test_pirt_scores_both_selections_the_same_way():
     # fitted items; the constant one is scored at its training proportion, clipped to 0.999: 0.001 / 60)
     assert out.loc[out["size"] == 60, "irt_pirt_rmse"].item() == pytest.approx(0.001 / 60, abs=1e-9)
     assert out.loc[out["size"] == 60, "random_pirt_rmse"].item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_identical_held_out_systems_are_counted():
+    import numpy as np
+
+    from scorebench.leaderboard.compression import identical_to_training
+
+    train = np.array([[1, 0, 1, 1], [0, 0, 1, 0]], dtype=float)
+    test = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], dtype=float)
+    assert identical_to_training(train, test) == 2
+    assert identical_to_training(train, test[2:]) == 0

@@ -66,6 +66,7 @@ def compression_curve(values: np.ndarray, sizes: list[int], *, model: str = "2pl
     boot = rng.integers(n_test, size=(n_boot, n_test))
     alpha = (1 - ci) / 2
     full = _complete_params(fit.params, values[train])
+    n_identical = identical_to_training(values[train], values[test])
     rows = []
     for k in sizes:
         cols = informative_items(fit.params, t_train, k)
@@ -89,8 +90,21 @@ def compression_curve(values: np.ndarray, sizes: list[int], *, model: str = "2pl
                      "random_low": float(np.quantile(random_rmse, alpha)),
                      "random_high": float(np.quantile(random_rmse, 1 - alpha)),
                      "irt_pirt_rmse": float(np.sqrt(np.mean((pirt - actual) ** 2))),
-                     "random_pirt_rmse": float(np.median(random_pirt))})
+                     "random_pirt_rmse": float(np.median(random_pirt)), "n_identical": n_identical})
     return pd.DataFrame(rows)
+
+
+def identical_to_training(train: np.ndarray, test: np.ndarray) -> int:
+    """How many held-out systems answer every item exactly as some training system does (their
+    full score is then known from training data: a leak that flatters any predictor).
+
+    Examples
+    --------
+    >>> identical_to_training(np.array([[1, 0, 1], [0, 0, 1]]), np.array([[1, 0, 1], [1, 1, 1]]))
+    1
+    """
+    seen = {row.tobytes() for row in np.ascontiguousarray(train, dtype=np.float64)}
+    return int(sum(row.tobytes() in seen for row in np.ascontiguousarray(test, dtype=np.float64)))
 
 
 def _complete_params(params: np.ndarray, train: np.ndarray) -> np.ndarray:
@@ -119,7 +133,7 @@ def compression_sections(ctx: Any, block: Any) -> list:
                                         ci=spec.ci, label=name))
     data = pd.concat(frames, ignore_index=True)
     f = lambda v: f"{100 * v:.2f}"  # noqa: E731  (percentage points)
-    rows = tuple((r.benchmark, str(r.size), f"{r.n_items}", f"{r.n_test}",
+    rows = tuple((r.benchmark, str(r.size), f"{r.n_items}", f"{r.n_test} ({r.n_identical} identical)",
                   f"{f(r.irt_rmse)} [{f(r.irt_low)}, {f(r.irt_high)}]",
                   f"{f(r.random_rmse)} [{f(r.random_low)}, {f(r.random_high)}]",
                   f"{r.irt_rmse / r.random_rmse:.2f}", f(r.irt_pirt_rmse), f(r.random_pirt_rmse),
@@ -141,13 +155,14 @@ def compression_sections(ctx: Any, block: Any) -> list:
             "is the score on the ~100 items of each tinyBenchmarks set, not the full benchmark. Published "
             "tinyBenchmarks errors for comparison (100 anchor items, gp-IRT, mean absolute error on the full "
             "benchmark): ARC 0.017, GSM8K 0.020, WinoGrande 0.015, HellaSwag 0.015, TruthfulQA 0.011. Not yet "
-            "here: several train/test splits, anchor-point selection, gp-IRT scoring and a check for held-out "
-            "models answering identically to a training model.")
+            "here: several train/test splits, anchor-point selection and gp-IRT scoring. Held-out systems that answer "
+            "every item exactly as some training system does are counted beside the held-out count (kept in the "
+            "RMSE; their scores are effectively seen in training).")
     figure = Figure("compression-curve", "RMSE of the predicted full score against subset size: IRT-selected items "
                     "(line, band = interval over held-out systems) and random items (dashed, band = range over "
                     "draws)", _curve_plot(data))
     return [Section("compression", "Benchmark compression: IRT-selected vs random items", note,
-                    ("benchmark", "items kept", "items", "held-out systems", "RMSE, IRT items [95%]",
+                    ("benchmark", "items kept", "items", "held-out systems (answering identically to a training one)", "RMSE, IRT items [95%]",
                      "RMSE, random items [95% range]", "ratio", "RMSE, IRT items, p-IRT",
                      "RMSE, random items, p-IRT (median)", "ratio (p-IRT)"), rows, _long(data),
                     (figure,), filters=(("benchmark", "cat"),))]
