@@ -26,10 +26,14 @@ from ._builtins import load_builtins
 from ._records import Registry
 from .errors import InputError, UnknownMetricError
 
-__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP"]
+__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT"]
 
 ENTRY_POINT_GROUP = "scorebench.metrics"
 _PROPER = (None, "proper", "strict")
+#: What a metric's interval covers (``Metric.covers``); None = derived from ``per_row``.
+COVERS = (None, "population", "estimator_mean")
+COVERS_TEXT = {"population": "the population value (unbiased or bias-corrected estimator)",
+               "estimator_mean": "the estimator's mean at this n (biased plug-in; not the population value)"}
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,13 @@ class Metric:
     note : callable or None
         Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
         attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
+    covers : {"population", "estimator_mean"} or None
+        What the metric's interval covers (:attr:`interval_covers`): ``"population"`` when the
+        estimator is unbiased (or bias-corrected) for the population value, so its interval
+        is an interval for that value; ``"estimator_mean"`` when it is a plug-in estimator
+        biased at finite n, so its interval covers the estimator's expectation at this
+        sample size, not the population value. ``None``: ``"population"`` for means of
+        per-row contributions, ``"estimator_mean"`` for set-level metrics.
     distribution : mapping or None
         For rules of a parametric forecast distribution: ``{"parameters": {name: (support,
         default)}, "support": <support of the outcome>}`` (default ``None`` = required), the
@@ -122,6 +133,15 @@ class Metric:
     bootstrap_stats: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     distribution: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    covers: str | None = None
+
+    @property
+    def interval_covers(self) -> str:
+        """What the interval covers: ``"population"`` (the population value) or
+        ``"estimator_mean"`` (the estimator's mean at this n; see :attr:`covers`)."""
+        if self.covers is not None:
+            return self.covers
+        return "population" if self.per_row else "estimator_mean"
 
     @property
     def interval_method(self) -> str:
@@ -263,7 +283,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              proportion: bool = False, interval: str | None = None,
              bootstrap_stats: Callable[..., Any] | None = None,
              note: Callable[..., Any] | None = None,
-             distribution: Mapping[str, Any] | None = None) -> Callable[[Callable], Callable]:
+             distribution: Mapping[str, Any] | None = None,
+             covers: str | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
 
     ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
@@ -275,6 +296,8 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
 
     if interval is not None and interval not in INTERVAL_METHODS:
         raise ValueError(f"interval must be one of {sorted(INTERVAL_METHODS)}, got {interval!r}")
+    if covers not in COVERS:
+        raise ValueError(f"covers must be one of {COVERS}, got {covers!r}")
     base, _, at_param = name.partition("@")
     at_param = at_param or None
     params = dict(params or {})
@@ -290,7 +313,7 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
             proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
-            bootstrap_stats=bootstrap_stats, note=note, distribution=distribution,
+            bootstrap_stats=bootstrap_stats, note=note, distribution=distribution, covers=covers,
         ))
         return fn
 
@@ -399,7 +422,7 @@ def list_metrics(family: str | None = None):
             "name": m.name, "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
-            "interval": m.interval_method,
+            "interval": m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,
@@ -411,5 +434,5 @@ def list_metrics(family: str | None = None):
         families = sorted({m.family for m in all_metrics()})
         raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
     columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
-               "per_row", "params", "needs_torch", "differentiable", "description", "citation"]
+               "per_row", "interval", "interval_covers", "params", "needs_torch", "differentiable", "description", "citation"]
     return pd.DataFrame(rows, columns=columns)

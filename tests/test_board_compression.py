@@ -81,3 +81,34 @@ def _bad(tmp_path, line: str):
     text = "\n".join(ln for ln in text.splitlines() if not ln.startswith(key + " ")) + f"\n{line}\n"
     p.write_text(text)
     return load_spec(p)
+
+
+def test_pirt_scores_both_selections_the_same_way():
+    """Issue 29 item 2 (part): p-IRT scoring on the same fit for IRT-selected and random items."""
+    import numpy as np
+
+    from scorebench.leaderboard.compression import compression_curve
+
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=300)
+    a, b = rng.uniform(0.8, 2.5, 60), rng.normal(size=60)
+    y = (rng.random((300, 60)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    y[:, 0] = 1.0  # an item every system gets right: the fit leaves it out, p-IRT still scores it
+    out = compression_curve(y, [10, 30, 60], n_random=20, n_boot=20)
+    assert {"irt_pirt_rmse", "random_pirt_rmse"} <= set(out.columns)
+    assert np.isfinite(out[["irt_pirt_rmse", "random_pirt_rmse"]].to_numpy()).all()
+    # with every item kept p-IRT is the observed accuracy: no error at all (the IRT selection keeps the 59
+    # fitted items; the constant one is scored at its training proportion, clipped to 0.999: 0.001 / 60)
+    assert out.loc[out["size"] == 60, "irt_pirt_rmse"].item() == pytest.approx(0.001 / 60, abs=1e-9)
+    assert out.loc[out["size"] == 60, "random_pirt_rmse"].item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_identical_held_out_systems_are_counted():
+    import numpy as np
+
+    from scorebench.leaderboard.compression import identical_to_training
+
+    train = np.array([[1, 0, 1, 1], [0, 0, 1, 0]], dtype=float)
+    test = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], dtype=float)
+    assert identical_to_training(train, test) == 2
+    assert identical_to_training(train, test[2:]) == 0

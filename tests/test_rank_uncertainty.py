@@ -129,7 +129,8 @@ def test_cli_aggregate_item_table_and_warning(tmp_path, rng):
     assert "warning: borda: only 2 task columns" in res.stderr
 
 
-def test_board_bands_follow_the_holm_rule(tmp_path, rng):
+def test_board_bands_follow_the_rank_intervals(tmp_path, rng):
+    """Bands are read off the rank intervals shown beside them (issue 29: one story per section)."""
     from scorebench.leaderboard.build import build_board
     from scorebench.leaderboard.spec import load_spec
 
@@ -142,4 +143,8 @@ def test_board_bands_follow_the_holm_rule(tmp_path, rng):
     section = next(s for s in board.sections if s.key.startswith("eval"))
     bands = {row[2]: row[0] for row in section.rows}
     assert bands["a"] == bands["b"] == "1" and bands["c"] == "2"
-    assert "Holm-adjusted over all pairs" in section.note
+    assert "reaches the rank of the band's top" in section.note
+    from scorebench.aggregate.rank_bands import check_interval_bands
+
+    d = section.data.dropna(subset=["band"])
+    assert not check_interval_bands(d["rank"], d["rank_low"], d["rank_high"], d["band"])

@@ -107,6 +107,54 @@ def test_cli_aggregate_prints_ranking_with_coverage(tmp_path):
     assert set(table.loc[table["method"] == "borda", "params"]) == {"missing=zero"}
 
 
+@needs_data
+def test_cli_mean_is_mteb_mean_task_blank_when_incomplete(tmp_path, theirs):
+    """Issue 29 item 4: under the format's conventions ``-m mean`` is MTEB's Mean (Task): blank for a
+    model without every task (the mteb package's own board leaves it NaN), the mean over the
+    available tasks only with ``--param missing=available``."""
+    _, board = theirs
+    board = board.set_index("Model")
+    out = tmp_path / "mean.csv"
+    result = CliRunner().invoke(cli, ["aggregate", str(MTEB_RESULTS), "--from", "mteb", "-m", "mean", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    table = scorebench.read_table(out).set_index("system")
+    assert len(table) == 270 and set(table["params"]) == {"missing=blank"}
+    blank = table["score"].isna()
+    # blank exactly where MTEB leaves Mean (Task) blank, and marked so
+    shared = board.index.intersection(table.index)
+    assert (blank[shared] == board.loc[shared, "Mean (Task)"].isna()).all()
+    assert (table.loc[blank, "coverage"] < 1).all() and (table.loc[~blank, "coverage"] == 1).all()
+    assert table.loc[blank, "note"].str.startswith("blank").all() and table.loc[blank, "rank"].isna().all()
+    expected = board["Mean (Task)"].dropna()
+    np.testing.assert_allclose(table.loc[expected.index, "score"], expected, rtol=0, atol=1e-9)
+    # the top rows are complete models (the issue: incomplete models topped the table at 66% coverage)
+    assert (table["coverage"].iloc[:5] == 1).all()
+    ranked = table.loc[~blank, "rank"].astype(int)
+    assert ranked.min() == 1 and ranked.max() <= (~blank).sum()
+    # one explicit option away: the mean over the tasks each model has
+    out2 = tmp_path / "available.csv"
+    result = CliRunner().invoke(cli, ["aggregate", str(MTEB_RESULTS), "--from", "mteb", "-m", "mean",
+                                      "--param", "missing=available", "-o", str(out2)])
+    assert result.exit_code == 0, result.output
+    avail = scorebench.read_table(out2).set_index("system")
+    assert avail["score"].notna().all() and set(avail["params"]) == {"missing=available"}
+    np.testing.assert_allclose(avail.loc[expected.index, "score"], expected, rtol=0, atol=1e-9)
+
+
+def test_mean_blank_policy_api():
+    t = pd.DataFrame({"t1": [1.0, 3.0, 2.0], "t2": [5.0, np.nan, 1.0], "t3": [2.0, 2.0, 2.0]}, index=list("abc"))
+    r = scorebench.aggregate(t, "mean", n_boot=0, missing="blank")
+    assert r.systems == ("a", "c") and r.unscored == ("b",)
+    frame = r.to_frame()
+    assert frame["system"].tolist() == ["a", "c", "b"] and pd.isna(frame["score"].iloc[-1])
+    assert pd.isna(frame["rank"].iloc[-1]) and frame["note"].iloc[-1].startswith("blank")
+    with pytest.raises(InputError, match="missing='blank'"):
+        scorebench.aggregate(t, "mean", n_boot=0)
+    one = pd.DataFrame({"t1": [1.0, 3.0, 2.0], "t2": [5.0, np.nan, np.nan]}, index=list("abc"))
+    with pytest.raises(InputError, match="only 1 system"):
+        scorebench.aggregate(one, "mean", n_boot=0, missing="blank")
+
+
 # --- small files: both layouts, the subset rule and the errors ------------------------------------------------
 
 

@@ -38,6 +38,7 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -48,6 +49,7 @@ from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
 from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
 from . import composite_bt  # noqa: F401  (registers bradley_terry_composite)
 from .difficulty import DifficultyRating, difficulty_rating
+from .conventions import Convention, get_convention, list_conventions, register_convention
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
 from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
 from .means import MixedScaleWarning, scale_warning
@@ -68,6 +70,7 @@ __all__ = [
     "all_methods", "list_methods", "possible_winners", "select_committee", "Committee", "intransitivity",
     "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
     "competition_ranks", "ItemScores", "item_scores", "MIN_TASKS", "MixedScaleWarning",
+    "Convention", "get_convention", "list_conventions", "register_convention",
 ]
 
 ITEM_RESAMPLE = ("items", "tasks+items")
@@ -76,7 +79,7 @@ ITEM_RESAMPLE = ("items", "tasks+items")
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
               n_boot: int = 1000, seed: int = 0, ci: float = 0.95, resample: str | None = None,
               duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
-              intervals: str | None = None, **params: Any) -> Ranking:
+              intervals: str | None = None, convention: str | None = None, **params: Any) -> Ranking:
     """Rank systems with a registered aggregation method, with bootstrap rank intervals.
 
     Parameters
@@ -107,8 +110,10 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         What the bootstrap resamples (default: tasks for score tables, battles for battles;
         for per-item scores ``"tasks+items"`` with at least :data:`MIN_TASKS` tasks, else
         ``"items"``).
-    duplicates, system_column, exclude
-        How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`).
+    duplicates, system_column, exclude, convention
+        How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`);
+        ``convention="glue"`` reads GLUE's nine task units, so ``mean`` is GLUE's published
+        Score (:mod:`scorebench.aggregate.conventions`).
     intervals : {"sandwich", "bootstrap"}, optional
         How score intervals are computed when ``n_boot > 0``. ``"sandwich"`` (the default for
         methods with a registered covariance, e.g. ``bradley_terry``, as in arena-rank): Wald
@@ -143,7 +148,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                        system_column=system_column, exclude=exclude)
+                        system_column=system_column, exclude=exclude, convention=convention)
+    data, unscored, params = _blank_incomplete(record, data, items, params)
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
     details = dict(result.details)
@@ -157,7 +163,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
                                              n_boot, rng, used)
         details["n_boot_failed"] = failed
         return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
-                       resample=used, warning="; ".join(warnings_) or None, **summarize_bootstrap(replicates, ci))
+                       resample=used, warning="; ".join(warnings_) or None, unscored=unscored,
+                       **summarize_bootstrap(replicates, ci))
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None
@@ -174,7 +181,27 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         details["n_boot_failed"] = failed
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
-                   resample=used, warning="; ".join(warnings_) or None, **boot)
+                   resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
+
+
+def _blank_incomplete(record: Method, data: Any, items: ItemScores | None,
+                      params: dict[str, Any]) -> tuple[Any, tuple[str, ...], dict[str, Any]]:
+    """``missing="blank"``: rank (and bootstrap) only the systems scored on every column; the
+    others are returned as unscored. Other policies pass through unchanged."""
+    if params.get("missing") != "blank":
+        return data, (), params
+    if not isinstance(data, ScoreMatrix) or items is not None:
+        raise InputError(f"method {record.name!r}: missing='blank' applies to a systems x tasks score table")
+    complete = ~np.isnan(data.values[:, data.weights > 0]).any(axis=1)
+    if complete.all():
+        return data, (), params
+    if complete.sum() < 2:
+        raise InputError(f"method {record.name!r}, missing='blank': only {int(complete.sum())} system(s) are scored "
+                         "on every column; need at least 2 (missing='available' averages what each system has)")
+    unscored = tuple(s for s, c in zip(data.systems, complete) if not c)
+    kept = ScoreMatrix(data.values[complete], tuple(s for s, c in zip(data.systems, complete) if c), data.columns,
+                       data.higher_is_better, data.weights)
+    return kept, unscored, params
 
 
 def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any) -> str:

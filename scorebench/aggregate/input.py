@@ -38,6 +38,7 @@ from ..errors import InputError, UnknownMetricError
 from ..table_schema import check_unique_columns
 from ..tables import Column, Option, detect_kind, get_kind, register_kind
 from ..validation import check_choice, describe_rows
+from .conventions import Convention, get_convention
 
 __all__ = ["ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input", "MISSING_MARKERS",
            "DUPLICATE_POLICIES"]
@@ -180,7 +181,7 @@ class Battles:
 
 def read_input(table: Any, *, weights: Any = None, higher_is_better: Any = None,
                duplicates: str = "raise", system_column: str | None = None,
-               exclude: Sequence[str] = ()) -> ScoreMatrix | Battles:
+               exclude: Sequence[str] = (), convention: str | None = None) -> ScoreMatrix | Battles:
     """Turn any accepted table into a :class:`ScoreMatrix` or :class:`Battles`.
 
     ``ScoreMatrix`` and ``Battles`` pass through (weights/directions then may not be given).
@@ -189,17 +190,18 @@ def read_input(table: Any, *, weights: Any = None, higher_is_better: Any = None,
     a wide systems x tasks table.
     """
     if isinstance(table, (ScoreMatrix, Battles)):
-        if weights is not None or higher_is_better is not None:
+        if weights is not None or higher_is_better is not None or convention is not None:
             raise InputError("weights / higher_is_better cannot be applied to an already-built "
                              f"{type(table).__name__}; pass them when building it")
         return table
     data = read_table_kind(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                           system_column=system_column, exclude=exclude)
+                           system_column=system_column, exclude=exclude, convention=convention)
     return data if isinstance(data, (ScoreMatrix, Battles)) else data.matrix  # per-item scores: their means
 
 
 # what read_input passes when the caller left an option alone: not given to the kind
-_UNSET = {"weights": None, "higher_is_better": None, "duplicates": "raise", "system_column": None, "exclude": ()}
+_UNSET = {"weights": None, "higher_is_better": None, "duplicates": "raise", "system_column": None, "exclude": (),
+          "convention": None}
 
 
 def read_table_kind(table: Any, **options: Any) -> Any:
@@ -240,18 +242,23 @@ def read_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
                options=(_WEIGHTS, _DIRECTION,
                         Option("duplicates", str, "raise", "repeated system names", choices=DUPLICATE_POLICIES),
                         Option("system_column", str, None, "the column of system names"),
-                        Option("exclude", "any", (), "columns that are not scores (ranks, URLs, averages)")),
+                        Option("exclude", "any", (), "columns that are not scores (ranks, URLs, averages)"),
+                        Option("convention", str, None, "a leaderboard's task units (scorebench.aggregate."
+                               "conventions): 'glue' (GLUE's Score), 'superglue', 'votenrank'; default: "
+                               "'x/y' cells split, every column a task")),
                stage="aggregate")
 def read_wide(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None, duplicates: str = "raise",
-              system_column: str | None = None, exclude: Sequence[str] = ()) -> ScoreMatrix:
+              system_column: str | None = None, exclude: Sequence[str] = (),
+              convention: str | None = None) -> ScoreMatrix:
     """A wide systems x tasks table (a leaderboard export)."""
     return as_matrix(table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                     system_column=system_column, exclude=exclude, shape="wide")
+                     system_column=system_column, exclude=exclude, shape="wide", convention=convention)
 
 
 def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None,
               duplicates: str = "raise", system_column: str | None = None,
-              exclude: Sequence[str] = (), shape: str | None = None) -> ScoreMatrix:
+              exclude: Sequence[str] = (), shape: str | None = None,
+              convention: str | None = None) -> ScoreMatrix:
     """Validate a long scores table or a wide systems x tasks table into a :class:`ScoreMatrix`.
 
     Parameters
@@ -276,6 +283,12 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
     shape : {"scores", "wide"}, optional
         Read the table as this kind; default: ``scores`` when it has the declared columns of
         a long scores table (``system``, ``task`` or ``metric``, ``value``), else ``wide``.
+    convention : str, optional
+        Wide tables: a leaderboard's task units (:mod:`scorebench.aggregate.conventions`).
+        ``"glue"``: nine tasks, each ``"x/y"`` pair averaged and MNLI-m/MNLI-mm averaged into
+        ``MNLI``, so the mean reproduces GLUE's published ``Score``; ``"votenrank"``: Vote'n'Rank's
+        ten units (pairs split into half-weight columns, MNLI-m and MNLI-mm two tasks), the
+        same as the default.
 
     Examples
     --------
@@ -295,8 +308,12 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
         raise InputError("the scores table has no rows")
     check_choice(shape, "shape", (None, "scores", "wide"))
     if shape == "scores" or (shape is None and get_kind("scores", "aggregate").fits(table)):
+        if convention is not None:
+            raise InputError(f"convention={convention!r} applies to wide leaderboard tables, not to a long "
+                             "scores table")
         return _from_long(table, weights, higher_is_better)
-    return _from_wide(table, weights, higher_is_better, duplicates, system_column, tuple(exclude))
+    return _from_wide(table, weights, higher_is_better, duplicates, system_column, tuple(exclude),
+                      None if convention is None else get_convention(convention))
 
 
 def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMatrix:
@@ -336,7 +353,8 @@ def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMa
 
 
 def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates: str,
-               system_column: str | None, exclude: tuple[str, ...]) -> ScoreMatrix:
+               system_column: str | None, exclude: tuple[str, ...],
+               convention: Convention | None = None) -> ScoreMatrix:
     df = _strip_headers(df)
     missing = [c for c in exclude if c not in df.columns]
     if missing:
@@ -348,7 +366,9 @@ def _from_wide(df: pd.DataFrame, weights: Any, higher_is_better: Any, duplicates
     keep = np.array([s is not None for s in systems])
     body = body.loc[keep]
     systems = [s for s in systems if s is not None]
-    columns, values, base, groups = _score_columns(body)
+    columns, values, base, groups = _score_columns(body, "split" if convention is None else convention.pairs)
+    if convention is not None and convention.merge:
+        columns, values, base, groups = _merge_columns(columns, values, base, groups, convention)
     w = _resolve_weights(weights, columns, base, groups)
     hib = _resolve_direction(higher_is_better, columns, groups, {})
     return _finish(values, systems, columns, hib, w)
@@ -391,8 +411,11 @@ def _clean_names(names: pd.Series, labels: pd.Index) -> list[str]:
     return names.tolist()
 
 
-def _score_columns(body: pd.DataFrame) -> tuple[list[str], np.ndarray, dict[str, float], dict[str, str]]:
-    """Column names, values, base weights and weight groups; an 'x/y' column becomes two half-weight columns."""
+def _score_columns(body: pd.DataFrame, pairs: str = "split"
+                   ) -> tuple[list[str], np.ndarray, dict[str, float], dict[str, str]]:
+    """Column names, values, base weights and weight groups; an 'x/y' column becomes two half-weight
+    columns (``pairs="split"``) or one column holding the mean of the pair (``pairs="average"``;
+    missing when either half is)."""
     columns: list[str] = []
     parts: list[np.ndarray] = []
     base: dict[str, float] = {}
@@ -400,8 +423,13 @@ def _score_columns(body: pd.DataFrame) -> tuple[list[str], np.ndarray, dict[str,
     for col in body.columns:
         name = str(col)
         pair = _pair_cells(body[col], name, body.index)
-        split = ((name, _numeric_cells(body[col], name, body.index), 1.0),) if pair is None else \
-            ((name + "-a", pair[0], 0.5), (name + "-b", pair[1], 0.5))
+        if pair is None:
+            split: tuple[tuple[str, np.ndarray, float], ...] = ((name, _numeric_cells(body[col], name, body.index),
+                                                                 1.0),)
+        elif pairs == "average":
+            split = ((name, (pair[0] + pair[1]) / 2.0, 1.0),)
+        else:
+            split = ((name + "-a", pair[0], 0.5), (name + "-b", pair[1], 0.5))
         for label, arr, weight in split:
             columns.append(label)
             parts.append(arr)
@@ -410,6 +438,31 @@ def _score_columns(body: pd.DataFrame) -> tuple[list[str], np.ndarray, dict[str,
     if len(set(columns)) != len(columns):
         raise InputError(f"column names collide after splitting pair columns: {columns}")
     return columns, np.column_stack(parts), base, groups
+
+
+def _merge_columns(columns: list[str], values: np.ndarray, base: dict[str, float], groups: dict[str, str],
+                   convention: Convention) -> tuple[list[str], np.ndarray, dict[str, float], dict[str, str]]:
+    """Replace each merged group of columns by one task column (their mean, at the first one's place)."""
+    cols = list(columns)
+    data = {c: values[:, j] for j, c in enumerate(columns)}
+    for task, parts in convention.merge:
+        absent = [p for p in parts if p not in data]
+        if absent:
+            raise InputError(f"convention {convention.name!r}: column(s) {absent} are not in the table (columns: "
+                             f"{cols}); it merges {list(parts)} into {task!r}")
+        if task in data and task not in parts:
+            raise InputError(f"convention {convention.name!r}: merged task {task!r} collides with a column")
+        merged = np.mean(np.column_stack([data[p] for p in parts]), axis=1)  # NaN when any part is missing
+        at = cols.index(parts[0])
+        cols = [c for c in cols[:at] if c not in parts] + [task] + [c for c in cols[at:] if c not in parts]
+        for p in parts:
+            del data[p]
+            base.pop(p)
+            groups.pop(p)
+        data[task] = merged
+        base[task] = 1.0
+        groups[task] = task
+    return cols, np.column_stack([data[c] for c in cols]), base, groups
 
 
 def _looks_numeric(series: pd.Series) -> bool:

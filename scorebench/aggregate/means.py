@@ -19,9 +19,11 @@ __all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "me
 SCALE_FACTOR = 100.0  # column ranges differing by more than this make an unnormalised mean meaningless
 
 NORMALIZATIONS = (None, "minmax", "zscore", "reference")
-MISSING = ("refuse", "available")
-_MISSING_DOC = ("missing='refuse' (default) raises on a missing score; missing='available' averages "
-                "each system over the columns it has (weights renormalised)")
+MISSING = ("refuse", "available", "blank")
+_MISSING_DOC = ("missing='refuse' (default) raises on a missing score; missing='blank' leaves a system without "
+                "every column unscored (blank, as leaderboards such as MTEB's Mean (Task) do) and ranks the "
+                "complete ones; missing='available' averages each system over the columns it has (weights "
+                "renormalised)")
 
 
 def normalize_columns(m: ScoreMatrix, how: str | None, reference: str | None = None) -> np.ndarray:
@@ -99,16 +101,24 @@ def _weighted_mean(x: np.ndarray, m: ScoreMatrix, missing: str, method: str) -> 
     if missing == "refuse" and not present.all():
         r, c = np.argwhere(~present)[0]
         raise InputError(f"method {method!r}: missing score for system {systems[r]!r} on column {columns[c]!r}; "
-                         "pass missing='available' to average over the columns each system has")
+                         "pass missing='blank' to leave incomplete systems unscored or missing='available' to "
+                         "average over the columns each system has")
     ww = np.where(present, w[None, :], 0.0)
     total = ww.sum(axis=1)
+    if missing == "blank":  # NaN for a system lacking a positively weighted column
+        complete = (present | (w[None, :] <= 0)).all(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (np.where(present, x, 0.0) * ww).sum(axis=1) / total
+        return np.where(complete & (total > 0), out, np.nan)
     if (total <= 0).any():
         raise InputError(f"method {method!r}: a system has no score on any positively weighted column")
     return (np.where(present, x, 0.0) * ww).sum(axis=1) / total
 
 
 @register_method("mean", family="baseline", missing=_MISSING_DOC,
-                 citation="the leaderboard convention; normalisations as in Colombo et al. (2022), NeurIPS")
+                 citation="weighted arithmetic mean of the task columns (a leaderboard's own average only when the "
+                          "columns are its task units: see convention=); normalisations as in Colombo et al. "
+                          "(2022), NeurIPS")
 def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None = None,
          missing: str = "refuse") -> MethodResult:
     r"""Weighted arithmetic mean of the (optionally normalised) oriented scores.
@@ -122,6 +132,13 @@ def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None 
     >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, 1.0]}, index=["a", "b"]))
     >>> mean(m).scores.tolist()
     [3.0, 2.0]
+
+    ``missing="blank"`` leaves a system without every column unscored (MTEB's Mean (Task));
+    ``missing="available"`` averages the columns it has:
+
+    >>> g = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, None]}, index=["a", "b"]))
+    >>> mean(g, missing="blank").scores.tolist(), mean(g, missing="available").scores.tolist()
+    ([3.0, nan], [3.0, 3.0])
     """
     x = normalize_columns(m, normalize, reference)
     return MethodResult(_weighted_mean(x, m, missing, "mean"))

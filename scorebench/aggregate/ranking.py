@@ -77,6 +77,10 @@ class Ranking:
         What a reader must know before trusting the ranking or its intervals (too few tasks
         for a column bootstrap, columns on different scales averaged without normalising);
         boards print it above the table.
+    unscored : tuple of str
+        Systems the method leaves blank (``missing="blank"``: not scored on every column, as
+        MTEB's *Mean (Task)* is blank for a model that lacks a task). They are not ranked;
+        :meth:`to_frame` lists them last with empty score and rank and a ``note``.
     """
 
     systems: tuple[str, ...]
@@ -93,6 +97,7 @@ class Ranking:
     rank_low: np.ndarray | None = field(default=None, repr=False)
     rank_high: np.ndarray | None = field(default=None, repr=False)
     warning: str | None = None
+    unscored: tuple[str, ...] = ()
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -105,6 +110,10 @@ class Ranking:
         object.__setattr__(self, "ranks", competition_ranks(scores))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "unscored", tuple(self.unscored))
+        clash = set(self.unscored) & set(self.systems)
+        if clash:
+            raise ValueError(f"systems both ranked and unscored: {sorted(clash)[:5]}")
 
     @property
     def tie_groups(self) -> tuple[tuple[str, ...], ...]:
@@ -147,6 +156,16 @@ class Ranking:
         frame = pd.DataFrame(data)
         order = np.lexsort((np.arange(len(self.systems)), self.ranks))
         frame = frame.iloc[order].reset_index(drop=True)
+        if self.unscored:
+            frame["rank"] = frame["rank"].astype("Int64")
+            for col in ("rank_low", "rank_high", "rank_ub"):
+                if col in frame:
+                    frame[col] = frame[col].astype("Int64")
+            frame["note"] = ""
+            blank = pd.DataFrame({"system": list(self.unscored),
+                                  "note": "blank: not scored on every column (missing='blank')"})
+            frame = pd.concat([frame, blank], ignore_index=True)
+            frame.attrs["unscored"] = list(self.unscored)
         frame.attrs.update(method=self.method, params=_plain(self.params), n_boot=self.n_boot,
                            seed=self.seed, resample=self.resample)
         if self.warning:

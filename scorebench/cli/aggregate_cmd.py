@@ -59,6 +59,10 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
 @click.option("--exclude", multiple=True, help="Wide tables: a column that is not a score (repeatable).")
 @click.option("--duplicates", type=click.Choice(["raise", "suffix", "first"]), default="raise", show_default=True,
               help="Repeated system names in a wide table.")
+@click.option("--convention", default=None,
+              help="Wide tables: a leaderboard's task units, e.g. 'glue' (GLUE's published Score: 9 tasks, pairs "
+                   "and MNLI m/mm averaged) or 'votenrank' (pairs split, 10 GLUE units). See "
+                   "scorebench.aggregate.list_conventions().")
 @click.option("--list-methods", "show_methods", is_flag=True, help="List the registered methods and exit.")
 @click.option("--coefficients", "coefficients", is_flag=True,
               help="With --method bradley_terry_style: write its style coefficients (log-odds per sd of each "
@@ -72,13 +76,15 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params, system_column, exclude, duplicates,
-            show_methods, coefficients, predict, source_format, source_options, output, fmt) -> None:
+            convention, show_methods, coefficients, predict, source_format, source_options, output, fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
     the format's leaderboard conventions (attrs['aggregate_defaults'], e.g. MTEB's Borda with
-    missing tasks worth 0 points) apply unless --param overrides them, and a coverage
-    column gives the fraction of columns each system is scored on.
+    missing tasks worth 0 points, and its Mean (Task) blank for a model without every
+    task: listed last with no score or rank and a note) apply unless --param overrides them
+    (--param missing=available: the mean over the tasks a model has), and a coverage column
+    gives the fraction of columns each system is scored on.
     """
     from ..aggregate import get_method, list_methods
 
@@ -102,7 +108,8 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     if unused:
         raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
     how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or None,
-           "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates}
+           "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates,
+           "convention": convention}
     data = _shared_input(table, records, how)
     conventions = table.attrs.get("aggregate_defaults", {})
     frames = []

@@ -13,6 +13,8 @@
   :func:`marginal_reliability`, :func:`eap_sum_table` (EAP by summed score).
 * :func:`select` — benchmark compression: a small informative item subset that reconstructs
   full-benchmark scores, with cross-validated size and held-out RMSE.
+* :func:`irt_estimate`, :func:`pirt_estimate`, :func:`gpirt_estimate` (:func:`gp_weight`) —
+  tinyBenchmarks' estimators of a full score from a few answered items (Maia Polo et al., 2024).
 
 NumPy is the default path; ``device="cpu"|"cuda"`` runs the E-step products in torch.
 The submodules load on first use, so ``import scorebench.irt`` is cheap.
@@ -33,6 +35,8 @@ _EXPORTS = {
     "fit_mirt": "mirt", "MIRTFit": "mirt", "lz": "personfit", "empirical_reliability": "reliability",
     "PolyIRTFit": "polyfit", "s_x2": "sumscore", "eap_sum_table": "sumscore", "lord_wingersky": "sumscore",
     "m2": "limited", "marginal_reliability": "limited", "lz_poly": "polypersonfit",
+    "irt_estimate": "tiny", "pirt_estimate": "tiny", "gpirt_estimate": "tiny", "gp_weight": "tiny",
+    "ability_from_seen": "tiny",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -196,7 +196,9 @@ def _coefficient_section(result: Any, key: str, ci: float, n_boot: int, digits: 
     note = ("Coefficients of the style covariates, fitted jointly with the strengths: the change in the log-odds "
             "of winning per standard deviation of the feature's normalised difference (f_a − f_b)/(f_a + f_b + 1) "
             f"between the two answers; positive: the judges prefer more of it. Cells: coefficient [{how}]. An "
-            "interval that excludes 0 says the feature moves votes beyond what the models' strengths explain.")
+            "interval that excludes 0 says the feature moves votes beyond what the models' strengths explain."
+            + (" The intervals cover the coefficient under the population of battles these were drawn from."
+               if intervals else ""))
     return Section(f"{key}-style", "Arena: style coefficients", note, ("feature", "coefficient"), tuple(rows),
                    pd.DataFrame.from_records(records))
 
@@ -226,7 +228,10 @@ def arena_sections(ctx: Any, block: ArenaSpec) -> list[Section]:
             "bound" + ("" if intervals else " (without intervals: competition rank of the point ratings)")
             + ". Rank Δ (style) = plain Arena rank − style-controlled Arena rank: positive when a model rises "
             "once style is controlled, negative when its plain rating owed to answer length and markdown. "
-            "Sorted by the style-controlled Arena rank, then rating.")
+            "Sorted by the style-controlled Arena rank, then rating."
+            + (" What the intervals cover: each model's rating under the population of battles these were drawn "
+               "from (the same prompts, voters and filters), not its rating under other prompts or voters."
+               if intervals else ""))
     columns = ("rank (style control)", "system", "rating (style control)", "rank (plain BT)", "rating (plain BT)",
                "rank Δ (style)", "battles")
     key = "arena"

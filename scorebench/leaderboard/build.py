@@ -15,11 +15,11 @@ columns (units) jointly for all systems, re-ranking each round. For a set-level 
 (ECE, AUROC) the interval is the conservative CI-overlap range: a system cannot rank above
 ``1 + #{b: lo_b > hi_a}`` (systems clearly better) or below ``k - #{b: hi_b < lo_a}``.
 
-Tie bands: for a per-row metric, the tie classes of :mod:`scorebench.aggregate.ties`
-(walking down the ranking, a system joins the current band unless a Holm-corrected paired
-test over all pairs says it differs from the band's top). For a set-level metric there are
-no paired units to test, and a system joins the current band when its rank interval
-overlaps the interval of the band's top. These statistics live in
+Tie bands are read off the rank intervals printed beside them, one procedure per section
+(:func:`scorebench.aggregate.rank_bands.interval_bands`): walking down the ranking, a system
+joins the current band when its rank interval reaches the rank of the band's top, otherwise it
+opens the next band. (Bands from Holm-corrected paired tests beside bootstrap rank intervals
+told two stories: a system "worse than the top" whose interval reached rank 1.) These statistics live in
 :mod:`scorebench.aggregate.rank_bands`; the other blocks of a spec (``[aggregate]``,
 ``[incomplete]``, ``[arena]``, ...) are section kinds of :mod:`scorebench.leaderboard.sections`.
 """
@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
-from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
+from ..aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_rank_intervals, paired_rank_intervals,
+                                    tie_bands)
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
 from ..registry import metric as lookup_metric
@@ -157,15 +158,13 @@ def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None
                 spec: BoardSpec) -> dict[str, Any]:
     """Rank, rank interval, ranking order and bands of one task's systems (see the module docstring)."""
     from ..aggregate import competition_ranks
-    from ..aggregate.ties import TIE_RULE, tie_classes
 
     hib = record.higher_is_better if record.higher_is_better is not None else True
     systems = main.index.tolist()
     v = main["value"].to_numpy()
     out: dict[str, Any] = {"systems": systems}
-    p_adjusted = None
     if units is not None:
-        paired, p_adjusted = paired_rank_intervals(units, unit, name=record.name, n_boot=spec.n_boot,
+        paired, _ = paired_rank_intervals(units, unit, name=record.name, n_boot=spec.n_boot,
                                                    higher_is_better=record.higher_is_better, seed=spec.seed,
                                                    ci=spec.ci)
         ranks = paired.reindex(systems)
@@ -179,12 +178,9 @@ def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None
         out.update(rank=rank, low=rank, high=rank, how="none (n_boot = 0)")
     order = np.lexsort((np.array(systems, dtype=object).astype(str), out["rank"]))
     out["order"] = order
-    if p_adjusted is not None:
-        out["bands"] = tie_classes(order, p_adjusted.reindex(index=systems, columns=systems).to_numpy(), 1.0 - spec.ci)
-        out["band_rule"] = TIE_RULE.format(alpha=1.0 - spec.ci)
-    else:
-        out["bands"] = tie_bands(np.asarray(out["low"])[order], np.asarray(out["high"])[order])
-        out["band_rule"] = OVERLAP_BAND_RULE
+    # One procedure per section: the bands are read off the rank intervals printed beside them.
+    out["bands"] = interval_bands(np.asarray(out["rank"])[order], np.asarray(out["low"])[order])
+    out["band_rule"] = INTERVAL_BAND_RULE
     return out
 
 
@@ -239,7 +235,8 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     hib = record.higher_is_better if record.higher_is_better is not None else True
     cells = (f"value [{spec.ci:.0%} interval: {_interval_text(scores.attrs.get('interval_methods', {}))}; "
              f"{spec.n_boot} rounds]" if spec.n_boot else "value (no bootstrap interval: n_boot = 0)")
-    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}. "
+    covers = f" {_covers_text(records)}" if spec.n_boot else ""
+    note = (f"Ranked by {record.name} ({'higher' if hib else 'lower'} is better). Cells: {cells}.{covers} "
             + (f"Rank: competition rank (rank interval: {ranks['how']}). The {ranks['band_rule']}." if intervals
                else "Rank: competition rank of the point values; without intervals no difference is shown to be "
                "significant."))
@@ -255,6 +252,17 @@ _RULE_TEXT = {
     "half_sampling_symmetric": "half-sampling spread (no point repeated), symmetric about the estimate",
     "half_sampling_normal": "half-sampling standard deviation (no point repeated), normal interval",
 }
+
+
+def _covers_text(records: Sequence[Any]) -> str:
+    """What the section's value intervals cover, metric by metric (the registry's ``interval_covers``)."""
+    from ..registry import COVERS_TEXT
+
+    by: dict[str, list[str]] = {}
+    for r in records:
+        by.setdefault(r.interval_covers, []).append(r.name)
+    parts = [f"{COVERS_TEXT[c]} for {', '.join(names)}" for c, names in by.items()]
+    return "What the intervals cover: " + "; ".join(parts) + "."
 
 
 def _interval_text(rules: dict[str, str]) -> str:
@@ -321,12 +329,18 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
     if agg.source is not None:
         source = ctx.spec.source(agg.source)
         matrix = as_matrix(ctx.table(agg.source), system_column=source.system_column, exclude=source.exclude,
-                           duplicates="suffix", higher_is_better=source.higher_is_better)
+                           duplicates="suffix", higher_is_better=source.higher_is_better,
+                           convention=source.convention)
         note = ""
+        if source.convention is not None:
+            from ..aggregate import get_convention
+
+            conv = get_convention(source.convention)
+            note = f" Task units: the {conv.name!r} convention ({conv.description}; {conv.citation})."
         if source.complete_only and matrix.has_missing:
             complete = matrix.complete_systems()
             dropped = [s for s in matrix.systems if s not in complete.systems]
-            note = f" Left out for missing scores: {', '.join(dropped)}."
+            note += f" Left out for missing scores: {', '.join(dropped)}."
             matrix = complete
         return matrix, note
     names = {m: ctx.evaluated_names.get(m) or {lookup_metric(m).name} for m in agg.metrics}
@@ -428,8 +442,13 @@ def aggregate_sections(ctx: _Context, agg: Any) -> list[Section]:
     intervals = (f"{spec.ci:.0%} bootstrap intervals and rank intervals from {n_boot} "
                  f"{resampled.get(first.resample, 'resamples')}" if first.rank_low is not None else "no intervals")
     warned = "".join(f" Warning: {w}." for w in dict.fromkeys(r.warning for r in rankings.values() if r.warning))
+    covers = (" What the intervals cover: how each method's score and rank vary when the benchmark's tasks are "
+              "redrawn (a population of similar tasks), not the measurement error of each cell."
+              if first.rank_low is not None and first.resample == "tasks" else
+              " What the intervals cover: how each score and rank vary when the items behind each task are "
+              "redrawn (a population of similar items)." if first.rank_low is not None else "")
     note = (f"Aggregated over tasks ({what}), sorted by {agg.methods[0]}. Scores are each method's own "
-            f"(higher is better) with {intervals}. Methods: {cites}.{dropped}{warned}")
+            f"(higher is better) with {intervals}.{covers} Methods: {cites}.{dropped}{warned}")
     figures = [f for f in (_plot_for(ctx, "rank_intervals", rankings=rankings),
                            _plot_for(ctx, "critical_difference", matrix=matrix)) if f is not None]
     sections = [Section("aggregate", "Aggregated ranking across tasks", note, tuple(columns), tuple(rows),

@@ -239,7 +239,7 @@ def _method_results(matrix: Any, types: list[str], n_boot: int, seed: int, ci: f
 
 def _prepare(ctx: Any, block: Any) -> _Board:
     from ..aggregate import as_matrix
-    from ..aggregate.rank_bands import tie_bands
+    from ..aggregate.rank_bands import interval_bands
 
     spec = ctx.spec
     wide, types = _wide(ctx.table(block.source))
@@ -250,7 +250,7 @@ def _prepare(ctx: Any, block: Any) -> _Board:
     results = _method_results(matrix, types, n_boot, spec.seed, spec.ci)
     primary = results[PRIMARY]
     order = np.lexsort((np.array(systems, dtype=object).astype(str), primary["rank"]))
-    bands = (tie_bands(primary["rank_low"][order], primary["rank_high"][order]) if n_boot
+    bands = (interval_bands(primary["rank"][order], primary["rank_low"][order]) if n_boot
              else np.arange(1, len(order) + 1))
     sizes = model_sizes(spec.source(block.source).path).set_index("system")
     return _Board(wide, types, systems, values, np.isfinite(values).sum(axis=1), n_boot, results, order, bands,
@@ -320,8 +320,11 @@ def _main_section(b: _Board, ci: float) -> Any:
     rows, records = _main_rows(b)
     complete = int((b.coverage == b.n_tasks).sum())
     note = (f"{len(b.systems)} models on {b.n_tasks} tasks ({len(b.type_names)} task types); {complete} ran every "
-            f"task. Sorted by {PRIMARY}: {METHODS[1].note}. Rank cells: rank (interval), {_how(b, ci)}. Band: a model "
-            "joins the current band when its rank interval overlaps that of the band's top. The MTEB leaderboard's "
+            f"task. Sorted by {PRIMARY}: {METHODS[1].note}. Rank cells: rank (interval), {_how(b, ci)}. Band: walking "
+            "down the ranking, a model joins the current band when its rank interval reaches the rank of the band's "
+            "top, otherwise it opens the next band (read off the rank intervals shown). What the rank intervals "
+            "cover: how each ranking varies when the tasks are redrawn within their types (a population of similar "
+            "tasks), not the measurement error of each score. The MTEB leaderboard's "
             "own columns follow its code: Mean (Task), the task-type means and Mean (TaskType) are blank (—) when a "
             "task is missing; Rank (Borda) gives a missing task 0 points. "
             + " ".join(f"{m.label}: {m.note}." for m in METHODS[2:])

@@ -56,7 +56,9 @@ def irt_section(ctx: Any) -> Section:
     note = (f"{result.model.upper()} model fitted by {result.method.upper()} to {info['items']} items "
             f"({informative} answered differently by at least two systems; the rest carry no information "
             f"about ability) and {info['systems']} systems; abilities are EAP estimates with a "
-            f"±1.96 posterior-sd band; converged: {result.converged}. Log-likelihood "
+            f"±1.96 posterior-sd band; converged: {result.converged}. What the band covers: the ability "
+            "given the fitted item parameters (treated as known, so it is narrower than an interval that also "
+            "carries their estimation error). Log-likelihood "
             f"{result.loglik:.2f}, AIC {result.aic:.1f}.")
     data = pd.DataFrame({"section": "irt", "system": systems, "metric": "irt_ability", "value": theta,
                          "se": se, "accuracy": acc})

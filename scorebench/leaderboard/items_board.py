@@ -100,13 +100,19 @@ def items_sections(ctx: Any, block: Any) -> list:
                         "n": n_items})
     flags = fit.items["flag"].fillna("").astype(str)
     informative = int((flags != "constant").sum())
-    note = (f"{len(systems)} systems on {n_items} items. Accuracy with {spec.ci:.0%} Wilson score intervals; "
-            f"rank by accuracy. The {TIE_RULE.format(alpha=alpha)}. Ability: {block.model.upper()} model fitted "
-            f"by marginal maximum likelihood ({informative} items answered differently by at least two systems), "
-            f"EAP estimate with a ±1.96 posterior-sd band; converged: {fit.converged}"
-            + (f"; slope prior N{tuple(block.a_prior)}" if block.a_prior else "")
-            + ". With few systems the item parameters are weakly identified: read abilities as a re-scaling of "
-              "accuracy that weights items by their estimated slope, not as calibrated measurements.")
+    how = (f"by MAP: the marginal likelihood times a normal prior N{tuple(block.a_prior)} on the slopes "
+           "(marginal posterior modes, not maximum likelihood)" if block.a_prior else "by marginal maximum likelihood")
+    note = (f"{len(systems)} systems on {n_items} items. Accuracy with {spec.ci:.0%} Wilson score intervals "
+            "(they cover the accuracy over a population of similar questions); rank by accuracy. The "
+            f"{TIE_RULE.format(alpha=alpha)}. Ability: {block.model.upper()} model fitted {how} "
+            f"({informative} items answered differently by at least two systems), EAP estimate with a ±1.96 "
+            f"posterior-sd band; converged: {fit.converged} after {fit.n_iter} iterations (max_iter "
+            f"{block.max_iter}). What the ability band covers: θ given the fitted item parameters, treated as known; "
+            f"they are estimated from these same {len(systems)} systems, so the band is too narrow (refits on "
+            "resampled items spread θ about twice as wide) and non-overlapping bands are no evidence of a "
+            "difference: use the McNemar matrix for that. With few systems the item parameters are weakly "
+            "identified: read abilities as a re-scaling of accuracy that weights items by their estimated slope, "
+            "not as calibrated measurements." + _disagreements(systems, acc, theta, se, p, alpha))
     main = Section("items", "Accuracy, significance bands and IRT ability", note,
                    ("band", "rank", "system", "accuracy [95% Wilson]", "right", f"ability θ ({block.model}) [95%]",
                     "sd"), tuple(rows), pd.DataFrame.from_records(records),
@@ -134,7 +140,10 @@ def items_sections(ctx: Any, block: Any) -> list:
                               ("system", *names), tuple(m_rows), m_data,
                               groups=tuple((n, "columns: systems") for n in names))]
     # test information
-    grid = np.linspace(-4, 4, 161)
+    finite = theta[np.isfinite(theta)]
+    lo = min(-4.0, float(np.floor(finite.min() - 0.5))) if finite.size else -4.0
+    hi = max(4.0, float(np.ceil(finite.max() + 0.5))) if finite.size else 4.0
+    grid = np.linspace(lo, hi, int(round((hi - lo) * 20)) + 1)  # reaches every plotted ability
     usable = np.isfinite(fit.params).all(axis=1)
     info = irt.item_information(fit.params[usable], grid).sum(axis=0)
     fig = Figure("test-information", f"Test information I(θ) of the {int(usable.sum())} fitted items "
@@ -142,6 +151,34 @@ def items_sections(ctx: Any, block: Any) -> list:
     i_data = pd.DataFrame({"section": "items-information", "theta": grid, "information": info})
     sections.append(Section("items-information", "Item information", "", (), (), i_data, (fig,)))
     return sections
+
+
+def _disagreements(systems: list[str], acc: np.ndarray, theta: np.ndarray, se: np.ndarray, p: np.ndarray,
+                   alpha: float) -> str:
+    """Sentences on where the IRT order contradicts the paired tests beside it (empty when it does not)."""
+    k = len(systems)
+    reversed_pairs, not_diff, separated = [], 0, 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            apart = abs(theta[i] - theta[j]) > Z95 * (se[i] + se[j])
+            if p[i, j] >= alpha:
+                not_diff += 1
+                separated += bool(apart)
+            elif (acc[i] - acc[j]) * (theta[i] - theta[j]) < 0:
+                hi, lo = (i, j) if acc[i] > acc[j] else (j, i)
+                reversed_pairs.append(f"{systems[hi]} is significantly more accurate than {systems[lo]} "
+                                      f"({acc[hi]:.4f} vs {acc[lo]:.4f}, Holm p = {p[i, j]:.2g}) yet has the lower "
+                                      f"ability ({theta[hi]:.2f} vs {theta[lo]:.2f})")
+    out = ""
+    if reversed_pairs:
+        out += (f" The IRT order contradicts a significant McNemar test in {len(reversed_pairs)} pair(s): "
+                + "; ".join(reversed_pairs) + ". Why: the 2PL weights each item by its estimated slope, so a "
+                "system that gets many low-slope items right and misses high-slope ones ranks lower on θ than on "
+                "accuracy; the McNemar test counts every question once.")
+    if separated:
+        out += (f" {separated} of the {not_diff} pairs McNemar finds not different have non-overlapping ability "
+                "bands (the bands leave out the item parameters' uncertainty).")
+    return out
 
 
 def _information_plot(grid: np.ndarray, info: np.ndarray, theta: np.ndarray, systems: list[str]) -> str:

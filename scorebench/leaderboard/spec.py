@@ -15,7 +15,8 @@ A spec declares where a board's numbers come from and how they are shown::
     name = "predictions"
     path = "../data/boards/classification.parquet"
     # wide systems x tasks tables (external boards) also take: system_column, exclude,
-    # complete_only (drop systems with a missing score), higher_is_better
+    # complete_only (drop systems with a missing score), higher_is_better,
+    # convention (a leaderboard's task units, e.g. "glue": scorebench.aggregate.conventions)
     # a harness's result files: from = "mteb" (see scorebench.readers) and the reader's
     # options, e.g. path = "results", from = "mteb", benchmark = "MTEB(eng, v2)"
 
@@ -119,6 +120,7 @@ class SourceSpec:
     exclude: tuple[str, ...] = ()
     complete_only: bool = False
     higher_is_better: bool | None = None
+    convention: str | None = None  # wide tables: a leaderboard's task units (scorebench.aggregate.conventions)
     source_format: str | None = None  # ``from``: a harness's result files (scorebench.io.read_results)
     read_options: tuple[tuple[str, Any], ...] = ()  # the reader's options (e.g. benchmark)
     model: str | None = None  # run this model over ``path`` (a TorchScript file or module:callable)
@@ -453,7 +455,15 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
                       format=r.get("format", str, None), system_column=r.get("system_column", str, None),
                       exclude=r.strings("exclude"), complete_only=r.get("complete_only", bool, False),
                       higher_is_better=r.get("higher_is_better", bool, None),
+                      convention=r.get("convention", str, None),
                       source_format=r.get("from", str, None))
+    if spec.convention is not None:
+        from ..aggregate.conventions import get_convention
+
+        try:
+            get_convention(spec.convention)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
     model = r.get("model", str, None)
     if model is not None:
         if spec.source_format is not None:

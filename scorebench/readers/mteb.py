@@ -23,9 +23,11 @@ benchmark are ignored (counted in ``attrs["ignored_files"]``).
 Aggregation conventions of the leaderboard, recorded in ``attrs["aggregate_defaults"]``
 and applied by ``scorebench aggregate`` unless overridden: Borda with ``missing="zero"``
 (a model earns :math:`n - \bar r` points per task it ran, :math:`\bar r` its average rank
-among the models that ran it, and 0 for a task it did not run) and the mean over the tasks
-a model has (``missing="available"``; the leaderboard's *Mean (Task)* is that mean for
-models with every task and blank otherwise; the coverage column tells them apart).
+among the models that ran it, and 0 for a task it did not run) and the leaderboard's
+*Mean (Task)*: the mean over the tasks for models with every task, blank for the others
+(``missing="blank"``: they are listed last with no score and rank and a ``note``). The mean over
+the tasks a model has is one option away (``--param missing=available``); it is not MTEB's
+number, and the coverage column says how many tasks it averages.
 
 Reference: Muennighoff et al. (2023), MTEB: Massive Text Embedding Benchmark, EACL;
 Enevoldsen et al. (2025), MMTEB, ICLR.
@@ -61,7 +63,7 @@ _META_KEYS = {"dataset_revision", "mteb_dataset_name", "mteb_version", "task_nam
 _LEGACY_GROUPS = {"cos_sim": "cosine", "manhattan": "manhattan", "euclidean": "euclidean", "dot": "dot",
                   "max": "max", "similarity": "similarity"}
 _NOT_SUBSETS = {"v_measures", *_LEGACY_GROUPS}
-_AGGREGATE_DEFAULTS = {"borda": {"missing": "zero"}, "mean": {"missing": "available"}}
+_AGGREGATE_DEFAULTS = {"borda": {"missing": "zero"}, "mean": {"missing": "blank"}}
 
 
 @lru_cache(maxsize=None)

@@ -5,6 +5,8 @@ metric                    what it measures
 ========================  =====================================================================
 ``fid``, ``sfid``         Fréchet distance of Gaussian fits (pooled / spatial features)
 ``mifid``                 FID divided by a memorisation penalty (Kaggle MiFID)
+``fid_infinity``          FID extrapolated to infinite samples (Chong & Forsyth, 2020): its
+                          interval covers the population distance, the plug-in FID's does not
 ``kid``                   unbiased MMD² with a cubic polynomial kernel over seeded subsets
 ``inception_score``       exp of the mean KL between p(y|x) and p(y), over seeded splits
 ``precision``/``recall``  k-NN manifold fidelity / diversity (Kynkäänniemi et al., k = 3)
@@ -22,6 +24,7 @@ Importing this package registers the metrics and the ``features`` table kind
 from __future__ import annotations
 
 from .frechet import FIDResult, fid, fid_details, frechet_distance, memorization_distance, mifid, sfid
+from .fid_infinity import FIDInfinityResult, fid_infinity, fid_infinity_details
 from .great import great_score
 from .inception import ISResult, inception_score, inception_score_details
 from .kid import KIDResult, kid, kid_details, mmd2_unbiased
@@ -31,7 +34,7 @@ from .vendi import vendi_from_eigenvalues, vendi_score
 
 __all__ = [
     "FeatureStats", "FIDResult", "KIDResult", "ISResult", "PRDC",
-    "frechet_distance", "fid", "fid_details", "sfid", "mifid", "memorization_distance",
+    "frechet_distance", "fid", "fid_details", "fid_infinity", "fid_infinity_details", "FIDInfinityResult", "sfid", "mifid", "memorization_distance",
     "kid", "kid_details", "mmd2_unbiased", "inception_score", "inception_score_details",
     "manifold_metrics", "knn_radii", "precision", "recall", "density", "coverage",
     "vendi_score", "vendi_from_eigenvalues", "great_score",

@@ -104,7 +104,7 @@ def kid_details(real_features: Any, fake_features: Any, *, n_subsets: int = 100,
 
 @register("kid", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=False, bounds=(-math.inf, math.inf), per_row=False, interval="half_sampling",
-          params={"n_subsets": 100, "subset_size": 1000, "seed": 0},
+          params={"n_subsets": 100, "subset_size": 1000, "seed": 0}, covers="population",
           citation="Binkowski, Sutherland, Arbel & Gretton (2018), Demystifying MMD GANs, ICLR",
           table_fn=two_sample(lambda real, fake, **p: kid(real, fake, **p)))
 def kid(real_features: Any, fake_features: Any, *, n_subsets: int = 100, subset_size: int = 1000,
