@@ -10,6 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference"
 
+# Scripts that regenerate committed reference outputs in their own virtual environments
+# (e.g. arena-rank with its pinned numpy and jax); they are run by hand, never collected.
+collect_ignore_glob = ["reference/*.py"]
+
 
 @pytest.fixture
 def reference_dir() -> Path:
