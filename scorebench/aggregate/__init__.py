@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
@@ -173,9 +173,7 @@ def _scale_warnings(record: Method, params: dict[str, Any], data: Any) -> list[s
     text = scale_warning(data)
     if not text:
         return []
-    import warnings
-
-    warnings.warn(text, MixedScaleWarning, stacklevel=3)
+    warn_user(text, MixedScaleWarning)
     return [text]
 
 
