@@ -6,9 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+import numpy as np
 import pandas as pd
 
-from ..io import WRITE_FORMATS, check_writable, detect_format, format_value, write_table
+from ..io import WRITE_FORMATS, check_writable, detect_format, format_column, write_table
 from ..registry import parse_value
 
 
@@ -55,8 +56,14 @@ def output_option(*, required: bool = False, help: str = "Write the result here 
 OUTPUT_OPTION = output_option()
 
 
-def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
-    """Print ``table`` readably, or write it to ``output`` in ``fmt``."""
+def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str | None = None) -> None:
+    """Print ``table`` readably, or write it to ``output`` in ``fmt``.
+
+    Printed numbers go through :func:`~scorebench.io.format_column`: counts (a Borda score,
+    a rank) print as integers. With ``group`` (e.g. ``"method"``) that is decided per group
+    of rows, so Borda counts and mean scores in one column each print as they should; files
+    written with ``-o`` keep the full values.
+    """
     if output is not None:
         detect_format(output, fmt, allowed=WRITE_FORMATS)
         ctx = click.get_current_context(silent=True)
@@ -72,9 +79,16 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
         click.echo(render_markdown(table, meta=_plain(table.attrs)))
         return
     shown = table.copy()
+    keys = (table[group].astype(str).to_numpy() if group is not None and group in table.columns
+            else np.zeros(len(table), dtype=object))
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):
-            shown[col] = [format_value(v) for v in shown[col]]
+            text = np.empty(len(table), dtype=object)
+            values = table[col].to_numpy(dtype=np.float64)
+            for key in pd.unique(keys):
+                rows = keys == key
+                text[rows] = format_column(values[rows])
+            shown[col] = list(text)
     click.echo(shown.to_string(index=False))
     meta = _plain(table.attrs)
     if meta:

@@ -95,11 +95,17 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     data = _shared_input(table, records, how)
     conventions = table.attrs.get("aggregate_defaults", {})
     frames = []
+    said: set[str] = set()
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
         ranking = _rank(record, table, data, how, mine, n_boot=n_boot, seed=seed, ci=ci)
-        if ranking.warning:
-            click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
+        coverage = ranking.details.get("coverage_warning")
+        if coverage and coverage not in said:  # once for all methods that rank the same systems
+            said.add(coverage)
+            click.echo(f"warning: {coverage}", err=True)
+        rest = (ranking.warning or "").replace(coverage or "\0", "").replace("; ; ", "; ").strip("; ")
+        if rest:
+            click.echo(f"warning: {record.name}: {rest}", err=True)
         frame = ranking.to_frame()
         frame.insert(0, "method", record.name)
         if conventions:  # say which parameters the format's conventions set
@@ -109,7 +115,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
-    emit(out, output, fmt)
+    emit(out, output, fmt, group="method")
 
 
 def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> Any:
@@ -126,10 +132,11 @@ def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> An
 def _rank(record: Any, table: pd.DataFrame, data: Any, how: dict[str, Any], params: dict[str, Any],
           **resampling: Any) -> Any:
     """One method's ranking (a mixed-scale warning is said once, as one line, by the caller)."""
-    from ..aggregate import MixedScaleWarning, aggregate
+    from ..aggregate import MixedCoverageWarning, MixedScaleWarning, aggregate
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # the caller says them, once, as one line
         warnings.simplefilter("ignore", MixedScaleWarning)
+        warnings.simplefilter("ignore", MixedCoverageWarning)
         if record.accepts == ("table",):
             return aggregate(table, record.name, **how, **resampling, **params)
         if data is not None:
