@@ -399,7 +399,7 @@ def list_metrics(family: str | None = None):
             "name": m.name, "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
-            "interval": m.interval_method,
+            "interval": "wilson" if m.proportion else m.interval_method,
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,
@@ -411,5 +411,9 @@ def list_metrics(family: str | None = None):
         families = sorted({m.family for m in all_metrics()})
         raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
     columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
-               "per_row", "params", "needs_torch", "differentiable", "description", "citation"]
-    return pd.DataFrame(rows, columns=columns)
+               "per_row", "interval", "params", "needs_torch", "differentiable", "description", "citation"]
+    table = pd.DataFrame(rows, columns=columns)
+    from .stats import INTERVAL_COVERS
+
+    table.insert(columns.index("interval") + 1, "interval_covers", table["interval"].map(INTERVAL_COVERS))
+    return table

@@ -30,7 +30,7 @@ __all__ = ["weighted_sums",
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
     "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
-    "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
+    "MIN_BOOT", "INTERVAL_METHODS", "INTERVAL_COVERS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -62,6 +62,21 @@ INTERVAL_METHODS = {
                             "metric's bounds; for the Vendi score",
     "none": "no interval, whatever n_boot is: the rows are not a sample (an MDP table's rows are the cells of one "
             "reward function; resampling them changes the MDP)",
+}
+
+#: What each interval rule's interval covers (shown by ``scorebench metrics``). Proportions
+#: (``Metric.proportion``) get a Wilson score interval instead, which covers the population
+#: proportion.
+INTERVAL_COVERS = {
+    "percentile": "the population value (a mean of per-row contributions, or an unbiased U-statistic)",
+    "centered_percentile": "the estimator's expectation at this n: the population value plus the plug-in "
+                           "bias (ECE, MCE; l2_calibration_error is debiased, so its population value)",
+    "half_sampling": "the estimator's expectation at this n: the population value plus its O(1/n) bias "
+                     "(FID, KID, IS)",
+    "half_sampling_symmetric": "the estimator's expectation at this n (k-NN precision, recall, coverage)",
+    "half_sampling_normal": "the estimator's expectation at this n (Vendi score)",
+    "none": "no interval: the rows are not a sample",
+    "wilson": "the population proportion (Wilson score interval; Jeffreys or bootstrap on request)",
 }
 
 #: Interval rules whose replicates are half-samples (rows drawn without replacement).

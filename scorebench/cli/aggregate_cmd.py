@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -69,15 +70,20 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
-    the format's leaderboard conventions (attrs['aggregate_defaults'], e.g. MTEB's Borda with
-    missing tasks worth 0 points) apply unless --param overrides them, and a coverage
-    column gives the fraction of columns each system is scored on.
+    the format's leaderboard conventions (e.g. MTEB's Borda with missing tasks worth 0
+    points; the params column shows them) apply unless --param overrides them, and a coverage
+    column gives the fraction of columns each system is scored on. A ranking whose systems
+    ran different tasks gets a warning (how many, coverage range); --list-methods describes
+    each method.
     """
     from ..aggregate import get_method, list_methods
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
-        emit(table, output, fmt)
+        if output is not None or fmt is not None:
+            emit(table, output, fmt)
+        else:
+            click.echo(method_listing(table))
         return
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
@@ -116,6 +122,28 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
     emit(out, output, fmt, group="method")
+
+
+def method_listing(table: pd.DataFrame, width: int = 100) -> str:
+    """``--list-methods`` as text: one block per method, lines wrapped at ``width``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"name": ["borda"], "family": ["positional"], "accepts": ["matrix"],
+    ...                   "params": ["ties='average'"], "missing": ["raises " * 30]})
+    >>> text = method_listing(t, width=60)
+    >>> text.splitlines()[0], max(map(len, text.splitlines())) <= 60
+    ('borda (positional; reads: matrix)', True)
+    """
+    blocks = []
+    for row in table.itertuples(index=False):
+        lines = [f"{row.name} ({row.family}; reads: {row.accepts})"]
+        for label, text in (("params", row.params), ("missing", row.missing)):
+            if isinstance(text, str) and text.strip():
+                lines.append(textwrap.fill(" ".join(text.split()), width=width, initial_indent=f"    {label}: ",
+                                           subsequent_indent=" " * (6 + len(label))))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> Any:
