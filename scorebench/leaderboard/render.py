@@ -42,6 +42,10 @@ footer code{word-break:break-all}
 
 _NAME_COLUMNS = ("system", "method", "band")
 
+#: A table with more columns than this scrolls sideways inside the page with its first
+#: column (the system) frozen, and its column groups start collapsed (the MTEB board has 60).
+WIDE_COLUMNS = 20
+
 
 def _md_table(section: Section) -> list[str]:
     if not section.columns:
@@ -91,7 +95,10 @@ def _html_table(section: Section) -> list[str]:
     head = "".join(f'<th scope="col"{name_cls if i in names else ""}{interactive.header_attrs(section, i, c)}>'
                    f'{_e(c)}</th>' for i, c in enumerate(section.columns))
     band_col = section.columns.index("band") if "band" in section.columns else None
-    out = [f'<table id="{_e(section.key)}"><thead><tr>{head}</tr></thead><tbody>']
+    wide = len(section.columns) > WIDE_COLUMNS
+    collapsed = ' data-collapsed="1"' if wide else ""  # column groups start hidden (toggles above)
+    out = ['<div class="sb-wide">'] if wide else []
+    out.append(f'<table id="{_e(section.key)}"{collapsed}><thead><tr>{head}</tr></thead><tbody>')
     for row in section.rows:
         cls = ""
         if band_col is not None and row[band_col].isdigit():
@@ -100,6 +107,8 @@ def _html_table(section: Section) -> list[str]:
                         for i, v in enumerate(row))
         out.append(f"<tr{cls}>{cells}</tr>")
     out.append("</tbody></table>")
+    if wide:
+        out.append("</div>")
     return out
 
 
