@@ -43,6 +43,7 @@ class Section:
     figures: tuple[Figure, ...] = ()
     groups: tuple[tuple[str, str], ...] = ()  # column -> group shown/hidden together on the page
     filters: tuple[tuple[str, str], ...] = ()  # column -> "cat" | "num": a filter on the page
+    collapsed: tuple[str, ...] = ()  # column groups hidden until their toggle is ticked
 
 
 @dataclass(frozen=True)

@@ -337,7 +337,8 @@ def _main_section(b: _Board, ci: float) -> Any:
     return Section("incomplete", "Leaderboard: MTEB's columns next to missing-aware rankings", note,
                    tuple(columns), tuple(rows), pd.DataFrame.from_records(records),
                    groups=tuple(groups.items()),
-                   filters=(("parameters (M)", "num"), ("open weights", "cat"), ("coverage", "num")))
+                   filters=(("parameters (M)", "num"), ("open weights", "cat"), ("coverage", "num")),
+                   collapsed=tuple(sorted({g for g in groups.values() if g.startswith("tasks: ")})))
 
 
 def _agreement_section(b: _Board) -> Any:

@@ -209,6 +209,8 @@ def header_attrs(section: Section, index: int, column: str) -> str:
     group = _group(section, column)
     if group:
         out += f' data-group="{html.escape(group, quote=True)}"'
+        if group in (getattr(section, "collapsed", ()) or ()):
+            out += ' data-collapsed="1"'
     kind = _filter_kind(section, index, column)
     if kind:
         out += f' data-filter="{kind}"'

@@ -108,18 +108,21 @@
     if (groups.length) {
       var box = el("span", {"class": "sb-groups"});
       box.appendChild(el("span", null, "columns: "));
-      var collapsed = self.table.getAttribute("data-collapsed") === "1";
+      var collapsed = {}, anyCollapsed = false;
+      this.heads.forEach(function (th) {
+        if (th.getAttribute("data-collapsed") === "1") { collapsed[th.getAttribute("data-group")] = true; anyCollapsed = true; }
+      });
       groups.forEach(function (g) {
         var lab = el("label"), cb = el("input", {type: "checkbox", "data-group": g});
-        cb.checked = !collapsed;
-        if (collapsed) self.hiddenGroups[g] = true;
+        cb.checked = !collapsed[g];
+        if (collapsed[g]) self.hiddenGroups[g] = true;
         cb.addEventListener("change", function () { self.hiddenGroups[g] = !cb.checked; self.columns(); });
         lab.appendChild(cb);
         lab.appendChild(document.createTextNode(" " + g));
         box.appendChild(lab);
       });
       bar.appendChild(box);
-      if (collapsed) self.columns();
+      if (anyCollapsed) self.columns();
     }
     var csv = el("button", {type: "button", "class": "sb-csv"}, "CSV"), json = el("button", {type: "button", "class": "sb-json"}, "JSON");
     csv.addEventListener("click", function () { download(self.table.id + ".csv", "text/csv", self.csv()); });
