@@ -58,6 +58,7 @@
       th.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); self.sort(i); } });
     });
     this.toolbar();
+    this.freeze();
     if (this.nameCol >= 0) {
       this.rows.forEach(function (r) {
         var td = r.cells[self.nameCol];
@@ -136,6 +137,19 @@
     this.more.addEventListener("click", function () { self.limit = Infinity; self.apply(); });
     this.table.parentNode.insertBefore(this.more, this.table.nextSibling);
     this.apply();
+  };
+
+  // A wide table (in a scrolling .sb-wide box) keeps its columns up to the system name in view.
+  Board.prototype.freeze = function () {
+    var box = this.table.parentNode;
+    if (!box || !box.classList || !box.classList.contains("sb-wide") || this.nameCol < 0) return;
+    var left = 0, self = this;
+    for (var i = 0; i <= this.nameCol; i++) {
+      var cells = [this.heads[i]];
+      this.rows.forEach(function (r) { if (r.cells[i]) cells.push(r.cells[i]); });
+      cells.forEach(function (c) { c.classList.add("sb-frozen"); c.style.left = left + "px"; });
+      left += this.heads[i].getBoundingClientRect().width;
+    }
   };
 
   Board.prototype.updateCount = function (n, shown) {
