@@ -96,8 +96,10 @@ def _html_table(section: Section) -> list[str]:
     head = "".join(f'<th scope="col"{name_cls if i in names else ""}{interactive.header_attrs(section, i, c)}>'
                    f'{_e(c)}</th>' for i, c in enumerate(section.columns))
     band_col = section.columns.index("band") if "band" in section.columns else None
+    # every table scrolls sideways inside the page rather than widening it; a wide one keeps
+    # its columns up to the system name in view while it scrolls (board.js freeze())
     wide = len(section.columns) > WIDE_COLUMNS
-    out = ['<div class="sb-wide">'] if wide else []
+    out = [f'<div class="{"sb-scroll sb-wide" if wide else "sb-scroll"}">']
     out.append(f'<table id="{_e(section.key)}"><thead><tr>{head}</tr></thead><tbody>')
     for row in section.rows:
         cls = ""
@@ -107,8 +109,7 @@ def _html_table(section: Section) -> list[str]:
                         for i, v in enumerate(row))
         out.append(f"<tr{cls}>{cells}</tr>")
     out.append("</tbody></table>")
-    if wide:
-        out.append("</div>")
+    out.append("</div>")
     return out
 
 
