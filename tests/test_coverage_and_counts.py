@@ -77,3 +77,10 @@ def test_caption_p_value():
     from scorebench.leaderboard.build import _p_equals
 
     assert _p_equals(1e-6) == "p < 1e-4" and _p_equals(0.0123) == "p = 0.0123"
+
+
+def test_statistics_with_few_values_are_discrete_too():
+    rng = np.random.default_rng(4)
+    boot = rng.choice([-1.25, -2.5, -10 / 3, -4.75, -5.2], size=(200, 1))  # a Kemeny score's few averages
+    out = summarize_bootstrap(boot, 0.95)
+    assert out["ci_low"][0] in boot and out["ci_high"][0] in boot and out["score_median"][0] in boot

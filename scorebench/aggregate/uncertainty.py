@@ -99,11 +99,13 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
 def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
     """Percentile intervals of scores and ranks from bootstrap replicates.
 
-    A system whose replicates all lie on the half-integer lattice (Borda points, Copeland
-    counts, win counts: a discrete statistic) gets the lower / higher order statistic as its
-    interval ends and the lower median, so every printed end is a value the statistic can
-    take (interpolation would print ``5.9875`` for a count); other systems get the usual
-    linearly interpolated percentiles. Ranks always use the lower / higher order statistics.
+    A system whose replicates are discrete — all on the half-integer lattice (Borda points,
+    Copeland counts) or taking at most a fifth as many distinct values as there are
+    replicates (a Kemeny score's few possible averages) — gets the lower / higher order
+    statistic as its interval ends and the lower median, so every printed end is a value the
+    statistic can take (interpolation printed ``5.9875`` for a count, ``-4.7512`` for a Kemeny
+    score); other systems get the usual linearly interpolated percentiles. Ranks always use
+    the lower / higher order statistics.
     """
     check_level(ci, "ci")
     alpha = (1.0 - ci) / 2.0
@@ -112,7 +114,11 @@ def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
     low = np.quantile(boot, alpha, axis=0)
     high = np.quantile(boot, 1.0 - alpha, axis=0)
     median = np.median(boot, axis=0)
-    discrete = np.all(np.isfinite(boot) & (2 * boot == np.round(2 * boot)), axis=0)
+    finite = np.all(np.isfinite(boot), axis=0)
+    lattice = np.all(2 * boot == np.round(2 * boot), axis=0)
+    few = np.array([np.unique(col).size * 5 <= col.size for col in boot.T], dtype=bool) if boot.ndim == 2 \
+        else np.zeros(0, bool)
+    discrete = finite & (lattice | few)
     if discrete.any():
         sub = boot[:, discrete]
         low[discrete] = np.quantile(sub, alpha, axis=0, method="lower")
