@@ -50,7 +50,8 @@ border:1px solid #888;box-shadow:0 4px 16px rgba(0,0,0,.25);padding:.5em 1em;z-i
 td.sb-up{background:#d4edda;color:#14532d}td.sb-down{background:#f8d7da;color:#7f1d1d}td.sb-same{color:#666}
 .sb-scroll{overflow-x:auto;max-width:100%}.sb-wide th:first-child,.sb-wide td:first-child,.sb-frozen{position:sticky;
 left:0;z-index:1;background:#fff;box-shadow:1px 0 0 #d0d7de}.sb-wide th:first-child,.sb-wide th.sb-frozen{background:#f6f8fa}
-""".strip() + f"\n.sb-js section>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}){{display:none}}"
+""".strip() + (f"\n.sb-js section>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}),"
+               f".sb-js section>.sb-scroll>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}){{display:none}}")
 
 _NUMBER = re.compile(r"^\s*(<\s*)?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf)")
 

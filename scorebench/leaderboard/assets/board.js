@@ -275,7 +275,7 @@
   document.addEventListener("keydown", function (ev) { if (ev.key === "Escape" && panel) panel.hidden = true; });
 
   var boards = {};
-  Array.prototype.forEach.call(document.querySelectorAll("section > table"), function (table) {
+  Array.prototype.forEach.call(document.querySelectorAll("section > table, section > .sb-scroll > table"), function (table) {
     if (table.tHead && table.tBodies.length) boards[table.id] = new Board(table);
   });
   window.scorebenchBoards = boards;
