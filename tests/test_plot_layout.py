@@ -76,10 +76,11 @@ def test_size_plot_labels_the_frontier_without_collisions(problems):
     assert problems == []
 
 
-def test_critical_difference_diagram(problems):
+@pytest.mark.parametrize("k", [12, 90])  # GLUE: 90 systems
+def test_critical_difference_diagram(problems, k):
     rng = np.random.default_rng(3)
-    oriented = rng.normal(size=(12, 20)) + np.arange(12)[:, None] * 0.2
-    plots.critical_difference_diagram(friedman_nemenyi(oriented, tuple(f"sys{i}" for i in range(12))))
+    oriented = rng.normal(size=(k, 20)) + np.arange(k)[:, None] * 0.2
+    plots.critical_difference_diagram(friedman_nemenyi(oriented, tuple(f"sys{i}" for i in range(k))))
     assert problems == []
 
 

@@ -270,6 +270,23 @@ def rank_interval_chart(rankings: Mapping[str, Any]) -> str:
     return figure_svg(draw, figsize=(7.5, 0.32 * len(order) + 1.2))
 
 
+def _tick_step(n: int, *, width_pt: float, label_pt: float) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... such that labels of ``label_pt`` points every
+    that many of ``n`` evenly spaced ticks over ``width_pt`` points do not touch.
+
+    Examples
+    --------
+    >>> _tick_step(10, width_pt=460, label_pt=18), _tick_step(90, width_pt=460, label_pt=18)
+    (1, 5)
+    """
+    spacing = width_pt / max(n, 1)
+    for magnitude in (1, 10, 100, 1000, 10000):
+        for base in (1, 2, 5):
+            if spacing * base * magnitude >= label_pt:
+                return base * magnitude
+    return max(n, 1)
+
+
 def critical_difference_diagram(result: Any) -> str:
     """Demšar's critical-difference diagram from a :class:`~scorebench.leaderboard.friedman.FriedmanResult`."""
     k = len(result.systems)
@@ -283,9 +300,11 @@ def critical_difference_diagram(result: Any) -> str:
         ax = fig.subplots()
         ax.set_xlim(0.5, k + 0.5)
         ax.hlines(0, 1, k, color="black", lw=1)
+        step = _tick_step(k, width_pt=8.0 * 72 * 0.8, label_pt=6.0 * len(str(k)) + 6.0)
         for t in range(1, k + 1):
             ax.vlines(t, -0.05, 0.05, color="black", lw=0.8)
-            ax.text(t, 0.12, str(t), ha="center", va="bottom", fontsize=8)
+            if t == 1 or t % step == 0:  # every rank numbered only where the numbers fit
+                ax.text(t, 0.12, str(t), ha="center", va="bottom", fontsize=8)
         ax.hlines(0.45, 1, 1 + result.critical_difference, color="#d62728", lw=2)
         ax.text(1 + result.critical_difference / 2, 0.5, f"CD = {result.critical_difference:.2f}",
                 ha="center", va="bottom", fontsize=8, color="#d62728")
