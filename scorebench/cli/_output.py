@@ -9,7 +9,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from ..io import WRITE_FORMATS, check_writable, detect_format, format_column, write_table
+from ..io import WRITE_FORMATS, check_writable, detect_format, format_column, format_value, write_table
 from ..registry import parse_value
 
 
@@ -59,10 +59,10 @@ OUTPUT_OPTION = output_option()
 def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str | None = None) -> None:
     """Print ``table`` readably, or write it to ``output`` in ``fmt``.
 
-    Printed numbers go through :func:`~scorebench.io.format_column`: counts (a Borda score,
-    a rank) print as integers. With ``group`` (e.g. ``"method"``) that is decided per group
-    of rows, so Borda counts and mean scores in one column each print as they should; files
-    written with ``-o`` keep the full values.
+    Printed numbers have 4 decimals; with ``group`` (e.g. ``"method"`` in ``aggregate``) they
+    go through :func:`~scorebench.io.format_column` per group of rows instead, so counts (a
+    Borda score, a Copeland count) print as integers next to mean scores with decimals in the
+    same column. Files written with ``-o`` keep the full values.
     """
     if output is not None:
         detect_format(output, fmt, allowed=WRITE_FORMATS)
@@ -80,9 +80,11 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str |
         return
     shown = table.copy()
     keys = (table[group].astype(str).to_numpy() if group is not None and group in table.columns
-            else np.zeros(len(table), dtype=object))
+            else None)
     for col in shown.columns:
-        if pd.api.types.is_float_dtype(shown[col]):
+        if pd.api.types.is_float_dtype(shown[col]) and keys is None:
+            shown[col] = [format_value(v) for v in shown[col]]
+        elif pd.api.types.is_float_dtype(shown[col]):
             text = np.empty(len(table), dtype=object)
             values = table[col].to_numpy(dtype=np.float64)
             for key in pd.unique(keys):
