@@ -24,7 +24,7 @@ import pandas as pd
 from .core.engines import engine_for
 from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
     resolve_metrics, score_attrs
-from .errors import InputError
+from .errors import InputError, warn_user
 from .registry import Metric
 from .small_sample import clt_flags
 from .stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
@@ -291,8 +291,6 @@ def _interval_rule(method: str, rule: str) -> str:
 
 def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: dict[str, dict[str, float]]) -> None:
     """Add a metric's counts (e.g. clipped rows) to the attrs and warn with its message."""
-    import warnings
-
     note = dict(record.note(arrays, **record._call_params()) or {})
     message = note.pop("message", None)
     for key, count in note.items():
@@ -300,7 +298,7 @@ def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: d
         per_metric[record.name] = per_metric.get(record.name, 0) + count
     if message:
         where = f" ({', '.join(map(str, label))})" if label else ""
-        warnings.warn(f"{record.name}{where}: {message}", UserWarning, stacklevel=3)
+        warn_user(f"{record.name}{where}: {message}", UserWarning)
 
 
 def _per_row_score(values: np.ndarray, n_boot: int, ci: float, rng: np.random.Generator,

@@ -28,7 +28,7 @@ from .table_schema import check_unique_columns
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
-           "READ_FORMATS", "WRITE_FORMATS", "format_value"]
+           "READ_FORMATS", "WRITE_FORMATS", "format_value", "format_column"]
 
 _SUFFIXES = {
     ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
@@ -225,10 +225,36 @@ def format_value(value: Any, digits: int = 4) -> str:
             return ""
         if np.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return f"{value:.{digits}f}"
+        text = f"{value:.{digits}f}"
+        return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.0000"
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     return str(value)
+
+
+def format_column(values: Any, digits: int = 4) -> list[str]:
+    """Text for a column of numbers, keeping counts as counts.
+
+    A column whose finite values are all whole numbers (Borda points, Copeland counts, ranks,
+    sample sizes) prints as integers; one whose values are all multiples of 1/2, some beyond
+    1 in size (Borda points with averaged ties), with one decimal; any other column with
+    ``digits`` fixed decimals (:func:`format_value`). NaN prints as an empty cell.
+
+    Examples
+    --------
+    >>> format_column([1381.0, 1203.0, float("nan")]), format_column([28.5, 24.0])
+    (['1381', '1203', ''], ['28.5', '24.0'])
+    >>> format_column([0.5, 1.0]), format_column([0.8129, -0.00001])
+    (['0.5000', '1.0000'], ['0.8129', '0.0000'])
+    """
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    finite = arr[np.isfinite(arr)]
+    if finite.size and np.abs(finite).max() < 2.0**53:
+        if np.array_equal(finite, np.round(finite)):
+            return [format_value(v, 0) if np.isfinite(v) else format_value(v) for v in arr]
+        if np.array_equal(2 * finite, np.round(2 * finite)) and np.abs(finite).max() > 1:
+            return [format_value(v, 1) if np.isfinite(v) else format_value(v) for v in arr]
+    return [format_value(v, digits) for v in arr]
 
 
 #: Unicode bidirectional controls: they can make a name display as a different one

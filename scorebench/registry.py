@@ -422,7 +422,7 @@ def list_metrics(family: str | None = None):
             "name": m.name, "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
-            "interval": m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
+            "interval": "wilson" if m.proportion else m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,

@@ -5,7 +5,7 @@ the options it accepts. From that one declaration come
 
 * validation at the boundary: :meth:`Column.find` / :func:`check_declared_columns` (unique
   column names, every required column present, value types and constraints with one message
-  template: ``column 'p': value 1.5 outside [0, 1] in row 3; expected probabilities in [0, 1]``) and
+  template: ``column 'p': value 1.5 outside [0, 1] in data row 3; expected probabilities in [0, 1]``) and
   :meth:`Option.coerce` (an option's type and choices);
 * the command line: ``scorebench evaluate`` grows one flag per option declared with
   ``flag=True`` and parses ``-O key=value`` with the option's declared type;

@@ -57,27 +57,42 @@ def _first(arr: np.ndarray, mask: np.ndarray) -> str:
 
 
 def describe_rows(bad: np.ndarray, labels: Sequence[Any] | None = None) -> str:
-    """Return ``"rows 3, 7 (and 12 more)"`` for a boolean mask or an index array.
+    """Return ``"data rows 4, 8 (and 12 more)"`` for a boolean mask or an index array.
 
-    A boolean mask of any shape names the positions along axis 0 where any entry is
-    true (a 0-d mask is row 0). ``labels`` maps positions to what the user sees (e.g. a
-    DataFrame index).
+    Data rows are counted from 1, as a reader counts them: data row 1 is the first row under
+    a file's header (its line 2) and element 0 of an array. A boolean mask of any shape
+    names the positions along axis 0 where any entry is true (a 0-d mask is data row 1).
+    ``labels`` maps positions to what the user sees: a DataFrame index of integers (the
+    default ``RangeIndex``, or what is left of it after filtering) is a 0-based position in
+    the table as read, so label ``i`` is data row ``i + 1``; other labels (system names, a
+    text index) are quoted as they are (``row 'bert'``).
 
     Examples
     --------
     >>> describe_rows(np.array([[False, True], [False, False], [True, True]]))
-    'rows 0, 2'
+    'data rows 1, 3'
+    >>> describe_rows(np.array([True, False]), labels=["bert", "roberta"])
+    "row 'bert'"
     """
     bad = np.asarray(bad)
     if bad.dtype == bool:
         bad = np.atleast_1d(bad)
         bad = np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1) if bad.ndim > 1 else bad)
-    shown = bad[:_SHOW_ROWS]
+    bad = np.atleast_1d(bad)
+    shown = list(bad[:_SHOW_ROWS])
+    numbered = True
     if labels is not None:
         shown = [labels[i] for i in shown]
-    text = ", ".join(str(r) for r in shown)
+        numbered = all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+                       for x in shown)
+    if numbered:
+        text = ", ".join(str(int(r) + 1) for r in shown)
+    else:
+        text = ", ".join(show_value(r) for r in shown)
     more = len(bad) - len(shown)
     noun = "row" if len(bad) == 1 else "rows"
+    if numbered:
+        noun = "data " + noun
     return f"{noun} {text}" + (f" (and {more} more)" if more > 0 else "")
 
 

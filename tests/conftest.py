@@ -26,3 +26,22 @@ def reference_dir() -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+
+# --- skip summary (tests/_skip_summary.py) ----------------------------------------------------
+# pytest prints skips as a bare count and ``-rs`` prints hundreds of lines (the registry contract
+# tests skip by design where a property does not apply); this prints one line per skip place.
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _skip_summary import summary_lines  # noqa: E402
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    reports = terminalreporter.stats.get("skipped", [])
+    chars = config.option.reportchars or ""
+    if not reports or "s" in chars or "a" in chars or "A" in chars:
+        return  # nothing skipped, or -rs / -ra already lists them
+    for line in summary_lines(reports):
+        terminalreporter.write_line(line)

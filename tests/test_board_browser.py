@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -238,7 +239,7 @@ def test_committed_mteb_board(browser):
     pg = context.new_page()
     pg.goto(MTEB.as_uri())
     pg.wait_for_selector("html[data-sb-ready]")
-    table = "section > table"
+    table = "section table"  # a wide table sits in a scrolling div
     first = pg.eval_on_selector(table, "t => t.id")
     names = f"table#{first} tbody tr:not([hidden]) td.sb-drill"  # the system column
     pg.click(f"table#{first} + button.sb-more")  # past the first page
@@ -261,4 +262,86 @@ def test_committed_mteb_board(browser):
     assert pg.locator("#sb-drill").is_visible()
     assert pg.eval_on_selector_all("#sb-drill tbody tr", "e => e.length") >= 20  # its per-task values
     assert outside == []
+    context.close()
+
+
+# --- every committed board: a screenshot, the page width, figure texts that do not overlap ----
+BOARDS = sorted((Path(__file__).resolve().parents[1] / "leaderboards").glob("*/index.html"))
+#: Set SCOREBENCH_SCREENSHOTS=DIR to keep the screenshots (one PNG per board) for a person to look at.
+SCREENSHOTS = os.environ.get("SCOREBENCH_SCREENSHOTS")
+VIEWPORT = {"width": 1280, "height": 900}
+
+_SVG_OVERLAPS = """() => {
+  const boxes = [...document.querySelectorAll('text')].filter(e => e.textContent.trim())
+    .map(e => { const r = e.getBoundingClientRect(); return [e.textContent.trim(), r.left, r.top, r.right, r.bottom]; })
+    .filter(b => b[3] > b[1] && b[4] > b[2]);
+  const out = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    const w = Math.min(a[3], b[3]) - Math.max(a[1], b[1]), h = Math.min(a[4], b[4]) - Math.max(a[2], b[2]);
+    if (w > 1 && h > 1) out.push(a[0] + ' / ' + b[0]);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("index", BOARDS, ids=[p.parent.name for p in BOARDS])
+def test_every_board_screenshot_width_and_figure_texts(browser, index, tmp_path):
+    """Each committed board: a full-page screenshot, no sideways overflow of the page (wide tables
+    scroll inside it), and no two texts of any of its SVG figures overlapping as Chromium lays them out."""
+    folder = index.parent
+    context = browser.new_context(viewport=VIEWPORT)
+    outside = []
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(folder.as_uri())
+                  else (outside.append(r.request.url), r.abort()))
+    pg = context.new_page()
+    pg.goto(index.as_uri())
+    pg.wait_for_selector("html[data-sb-ready]")
+    shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(shots / f"{folder.name}.png"), full_page=True)
+    width = pg.evaluate("document.documentElement.scrollWidth")
+    assert width <= VIEWPORT["width"], f"{folder.name}: the page is {width} px wide"
+    toggles = pg.eval_on_selector_all(".sb-groups", "e => e.map(x => x.textContent)")
+    assert not any(t.count("columns:") > 1 for t in toggles), toggles
+    overlaps = {}
+    for svg in sorted((folder / "plots").glob("*.svg")):
+        pg.goto(svg.as_uri())
+        found = pg.evaluate(_SVG_OVERLAPS)
+        if found:
+            overlaps[svg.name] = found[:5]
+    assert overlaps == {}, f"{folder.name}: overlapping figure texts {overlaps}"
+    assert outside == []
+    context.close()
+
+
+CHEMBENCH = Path(__file__).resolve().parents[1] / "leaderboards" / "chembench" / "index.html"
+
+
+@pytest.mark.skipif(not CHEMBENCH.is_file(), reason="the ChemBench board is not built in this checkout")
+def test_significance_matrix_is_coloured_without_a_dropdown_per_column(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.goto(CHEMBENCH.as_uri())
+    pg.wait_for_selector("html[data-sb-ready]")
+    assert pg.eval_on_selector_all("table#items-mcnemar td.sb-up", "e => e.length") > 0
+    colour = pg.eval_on_selector("table#items-mcnemar td.sb-up", "e => getComputedStyle(e).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)")
+    assert pg.eval_on_selector_all(".sb-toolbar[data-for='items-mcnemar'] select", "e => e.length") == 0
+    context.close()
+
+
+@pytest.mark.skipif(not MTEB.is_file(), reason="the MTEB board is not built in this checkout")
+def test_mteb_page_fits_with_task_columns_collapsed(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.goto(MTEB.as_uri())
+    pg.wait_for_selector("html[data-sb-ready]")
+    first = pg.eval_on_selector("section table", "t => t.id")
+    hidden = pg.eval_on_selector_all(f"table#{first} thead th[data-group^='tasks: ']", "e => e.every(x => x.hidden)")
+    shown = pg.eval_on_selector_all(f"table#{first} thead th:not([hidden])", "e => e.map(x => x.textContent)")
+    assert hidden and "Mean (Task)" in shown and "system" in shown
+    assert pg.evaluate("document.documentElement.scrollWidth") <= VIEWPORT["width"]
+    sticky = pg.eval_on_selector(f"table#{first} tbody td.sb-drill", "e => getComputedStyle(e).position")
+    assert sticky == "sticky"  # the system column stays in view while the table scrolls
     context.close()

@@ -45,7 +45,7 @@ def test_numbers_within_the_tolerance_pass_and_a_real_change_fails():
     changed = CSV.replace("0.2918001234", f"{0.2918001234 * (1 + 1e-4):.10g}")
     result = _diff({"board.csv": CSV.encode()}, {"board.csv": changed.encode()})
     assert not result.ok
-    assert "row 1, column 'value': committed '0.2918001234', rebuilt '0.2918293034" in result.summary()
+    assert "data row 1, column 'value': committed '0.2918001234', rebuilt '0.2918293034" in result.summary()
 
 
 def test_ranks_text_and_order_must_match_exactly():

@@ -339,7 +339,7 @@ def test_skill_score():
 
 @pytest.mark.parametrize("args, kwargs, match", [
     ((0.1, 0.0), {}, "perfect"),
-    ((0.1, [0.2, 0.0]), {}, "row 1"),
+    ((0.1, [0.2, 0.0]), {}, "data row 2"),
     ((np.nan, 0.2), {}, "NaN"),
     ((0.1, np.inf), {}, "infinite"),
     (([0.1, 0.2, 0.3], [0.1, 0.2]), {}, "broadcast"),

@@ -90,7 +90,7 @@ def test_n_boot_zero_gives_no_interval(rng):
 def test_nan_policy(rng):
     t = _binary(rng, n=20)
     t.loc[3, "p"] = np.nan
-    with pytest.raises(InputError, match=r"column 'p': NaN .* row 3"):
+    with pytest.raises(InputError, match=r"column 'p': NaN .* data row 4"):
         scorebench.evaluate(t, "brier_score")
     omit = scorebench.evaluate(t, "brier_score", nan_policy="omit", n_boot=0)
     assert omit.set_index("system").n["a"] == 19
@@ -148,13 +148,13 @@ def test_integer_inputs_are_not_truncated():
 
 def test_multiclass_validation_and_renormalize():
     t = pd.DataFrame({"y": ["cat", "dog", "cat"], "p_cat": [0.7, 0.2, 0.5], "p_dog": [0.3, 0.8, 0.4]})
-    with pytest.raises(InputError, match="sum to 0.9 in row 2"):
+    with pytest.raises(InputError, match="sum to 0.9 in data row 3"):
         scorebench.evaluate(t, "brier_score_multiclass")
     ok = scorebench.evaluate(t, "brier_score_multiclass", renormalize=True, n_boot=0)
     assert np.isfinite(ok.value).all()
     loose = scorebench.evaluate(t, "brier_score_multiclass", atol=0.2, n_boot=0)
     assert np.isfinite(loose.value).all()
-    with pytest.raises(InputError, match="label 'bird' in row 1 is not among the classes"):
+    with pytest.raises(InputError, match="label 'bird' in data row 2 is not among the classes"):
         scorebench.evaluate(t.assign(y=["cat", "bird", "cat"]), "brier_score_multiclass", renormalize=True)
 
 
@@ -176,7 +176,7 @@ def test_quantile_columns_in_any_order_and_interval_errors(rng):
     s2 = scorebench.evaluate(t[["y", "q0.1", "q0.5", "q0.9"]], "quantile_score", n_boot=0).value.iloc[0]
     assert s1 == pytest.approx(s2, rel=1e-14)
     bad = pd.DataFrame({"y": [0.0, 1.0], "lower": [-1.0, 2.0], "upper": [1.0, 1.5]})
-    with pytest.raises(InputError, match="lower > upper in row 1"):
+    with pytest.raises(InputError, match="lower > upper in data row 2"):
         scorebench.evaluate(bad, "interval_score")
 
 

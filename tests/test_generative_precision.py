@@ -81,9 +81,9 @@ def test_bad_precision_and_non_finite_rows():
     with pytest.raises(InputError, match="precision"):
         FeatureStats.from_features(a, precision="float16")
     a[123, 4] = np.nan
-    with pytest.raises(InputError, match="123"):
+    with pytest.raises(InputError, match="data row 124"):
         fid_details(a, b, precision="mixed")
-    with pytest.raises(InputError, match="123"):
+    with pytest.raises(InputError, match="data row 124"):
         fid_details(a, b, precision="float64")
 
 

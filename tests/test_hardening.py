@@ -493,7 +493,7 @@ def test_full_disk_during_board_build_keeps_the_old_board(tmp_path, monkeypatch)
 def test_crps_overflow_is_an_error_without_numpy_warnings(tmp_path):
     path = tmp_path / "t.csv"
     pd.DataFrame({"system": "a", "y": [1e308, 1.0, 2.0], "mu": [-1e308, 0.0, 0.5], "sigma": 1.0}).to_csv(path, index=False)
-    one_line_error(sb("evaluate", path, "-m", "crps_normal", "--bootstrap", "100"), "overflows float64", "row 0")
+    one_line_error(sb("evaluate", path, "-m", "crps_normal", "--bootstrap", "100"), "overflows float64", "data row 1")
     import scorebench
 
     with pytest.raises(InputError, match="overflows"):

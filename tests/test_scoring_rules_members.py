@@ -131,7 +131,7 @@ def test_nan_members_are_omitted_per_row(score):
 def test_all_nan_ensemble_is_a_clear_error(score):
     ens = np.ones((3, 4, 2))
     ens[2] = np.nan
-    with pytest.raises(InputError, match=r"every ensemble member is NaN.*row 2"):
+    with pytest.raises(InputError, match=r"every ensemble member is NaN.*data row 3"):
         score(np.zeros((3, 2)), ens, nan_policy="omit")
 
 

@@ -87,7 +87,7 @@ def test_weight_column_errors_are_one_line_and_name_the_column(wide, tmp_path):
         scorebench.evaluate(wide.drop(columns="w4"), scorebench.metric("crps_ensemble_w"), n_boot=0)
     bad = wide.copy()
     bad.loc[3, "w1"] = -1.0
-    with pytest.raises(InputError, match="negative weights or a zero total weight in row 3"):
+    with pytest.raises(InputError, match="negative weights or a zero total weight in data row 4"):
         scorebench.evaluate(bad, scorebench.metric("crps_ensemble_w"), n_boot=0)
     zero = wide.copy()
     zero.loc[7, [f"w{j}" for j in range(M)]] = 0.0
@@ -95,7 +95,7 @@ def test_weight_column_errors_are_one_line_and_name_the_column(wide, tmp_path):
     zero.to_csv(path, index=False)
     res = CliRunner().invoke(cli, ["evaluate", str(path), "-m", "crps_ensemble_w", "--bootstrap", "0"])
     assert res.exit_code != 0
-    assert "zero total weight in row 7" in res.output and "Traceback" not in res.output
+    assert "zero total weight in data row 8" in res.output and "Traceback" not in res.output
 
 
 def test_listed_in_the_registry():

@@ -13,7 +13,7 @@ from scorebench.tables import get_kind
 
 
 @pytest.mark.parametrize(("call", "match"), [
-    (lambda: S.crps_normal([0.0, 1.0], 0.0, [1.0, 0.0]), r"sigma: expected values > 0, got 0.0 in row 1"),
+    (lambda: S.crps_normal([0.0, 1.0], 0.0, [1.0, 0.0]), r"sigma: expected values > 0, got 0.0 in data row 2"),
     (lambda: S.crps_normal(0.0, 0.0, -1.0), "sigma"),
     (lambda: S.crps_logistic(0.0, 0.0, 0.0), "s: expected values > 0"),
     (lambda: S.crps_laplace(0.0, 0.0, -2.0), "b: expected"),
@@ -34,7 +34,7 @@ def test_invalid_distribution_parameters(call, match):
 
 
 @pytest.mark.parametrize(("call", "match"), [
-    (lambda: S.brier_score([1, 0], [1.2, 0.5]), r"p: value 1.2 outside \[0, 1\] in row 0"),
+    (lambda: S.brier_score([1, 0], [1.2, 0.5]), r"p: value 1.2 outside \[0, 1\] in data row 1"),
     (lambda: S.log_score([1, 0], [0.5, -0.1]), "p: value -0.1"),
     (lambda: S.ipw_score([1], [2.0]), "p: value 2.0"),
     (lambda: S.brier_score([2, 0], [0.2, 0.5]), "expected binary outcomes 0 or 1"),

@@ -86,7 +86,7 @@ def test_whole_space_box_gives_the_unweighted_scores():
 def test_outcome_weighted_rows_without_members_in_the_box():
     obs = np.array([[0.0, 0.0], [5.0, 5.0]])
     ens = np.full((2, 3, 2), 3.0)
-    with pytest.raises(InputError, match=r"row 0 .*no ensemble member there"):
+    with pytest.raises(InputError, match=r"data row 1 .*no ensemble member there"):
         owenergy_score(obs, ens, a=-1.0, b=1.0)
     with pytest.raises(InputError, match="no ensemble member there"):
         owvariogram_score(obs, ens, a=-1.0, b=1.0)
@@ -167,7 +167,7 @@ def test_dss_mv_is_proper(seed, shift, scale):
 def test_dss_mv_refuses_singular_covariances_naming_rows():
     ens = np.random.default_rng(7).normal(size=(4, 5, 3))
     ens[2, :, 2] = ens[2, :, 0]  # two identical variables in row 2
-    with pytest.raises(InputError, match=r"not positive definite in row 2"):
+    with pytest.raises(InputError, match=r"not positive definite in data row 3"):
         dssmv_ensemble(np.zeros((4, 3)), ens)
     with pytest.raises(InputError, match="not positive definite"):
         dssmv_ensemble(np.zeros((1, 3)), np.ones((1, 3, 3)) * [[1.0], [2.0], [3.0]])  # M <= d

@@ -99,10 +99,10 @@ def test_a_missing_declared_column_is_named(name):
 
 
 def test_declared_value_types_share_one_message():
-    with pytest.raises(InputError, match=r"column 'correct': value 2\.0 in row 1; expected binary outcomes 0 or 1 "
+    with pytest.raises(InputError, match=r"column 'correct': value 2\.0 in data row 2; expected binary outcomes 0 or 1 "
                                          r"\(1 = right, 0 = wrong\)"):
         scorebench.evaluate(pd.DataFrame({"correct": [1, 2]}), "accuracy", n_boot=0)
-    with pytest.raises(InputError, match=r"column 'is_ood': value 3\.0 in row 0; expected binary outcomes 0 or 1"):
+    with pytest.raises(InputError, match=r"column 'is_ood': value 3\.0 in data row 1; expected binary outcomes 0 or 1"):
         scorebench.evaluate(pd.DataFrame({"score": [0.1, 0.2], "is_ood": [3, 0]}), "auroc", n_boot=0)
 
 

@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
 from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
 from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
 from . import composite_bt  # noqa: F401  (registers bradley_terry_composite)
+from .coverage import MixedCoverageWarning, coverage_warning
 from .difficulty import DifficultyRating, difficulty_rating
 from .conventions import Convention, get_convention, list_conventions, register_convention
 from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
@@ -71,6 +72,7 @@ __all__ = [
     "Intransitivity", "difficulty_rating", "DifficultyRating", "method_agreement", "leave_one_task_out",
     "competition_ranks", "ItemScores", "item_scores", "MIN_TASKS", "MixedScaleWarning",
     "Convention", "get_convention", "list_conventions", "register_convention",
+    "MixedCoverageWarning", "coverage_warning",
 ]
 
 ITEM_RESAMPLE = ("items", "tasks+items")
@@ -153,7 +155,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
     details = dict(result.details)
-    warnings_ = _scale_warnings(record, params, data)
+    warnings_ = _scale_warnings(record, params, data) + _coverage_warnings(data, systems, result, details)
     if items is not None and n_boot > 0:
         used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
         if used not in ITEM_RESAMPLE:
@@ -239,9 +241,22 @@ def _scale_warnings(record: Method, params: dict[str, Any], data: Any) -> list[s
     text = scale_warning(data)
     if not text:
         return []
-    import warnings
+    warn_user(text, MixedScaleWarning)
+    return [text]
 
-    warnings.warn(text, MixedScaleWarning, stacklevel=3)
+
+def _coverage_warnings(data: Any, systems: tuple[str, ...], result: MethodResult,
+                       details: dict[str, Any]) -> list[str]:
+    """Warn (and return the text) when the systems ranked (a finite score) ran different tasks."""
+    if not isinstance(data, ScoreMatrix):
+        return []
+    scores = np.asarray(result.scores, dtype=np.float64)
+    ranked = [s for s, v in zip(systems, scores) if np.isfinite(v)]
+    text = coverage_warning(data, ranked)
+    if not text:
+        return []
+    details["coverage_warning"] = text
+    warn_user(text, MixedCoverageWarning)
     return [text]
 
 

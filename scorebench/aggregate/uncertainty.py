@@ -98,14 +98,37 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
 
 
 def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:
-    """Percentile intervals of scores and ranks from bootstrap replicates."""
+    """Percentile intervals of scores and ranks from bootstrap replicates.
+
+    A system whose replicates are discrete — all on the half-integer lattice (Borda points,
+    Copeland counts) or taking at most a fifth as many distinct values as there are
+    replicates (a Kemeny score's few possible averages) — gets the lower / higher order
+    statistic as its interval ends and the lower median, so every printed end is a value the
+    statistic can take (interpolation printed ``5.9875`` for a count, ``-4.7512`` for a Kemeny
+    score); other systems get the usual linearly interpolated percentiles. Ranks always use
+    the lower / higher order statistics.
+    """
     check_level(ci, "ci")
     alpha = (1.0 - ci) / 2.0
     ranks = competition_ranks(boot)
+    boot = np.asarray(boot, dtype=np.float64)
+    low = np.quantile(boot, alpha, axis=0)
+    high = np.quantile(boot, 1.0 - alpha, axis=0)
+    median = np.median(boot, axis=0)
+    finite = np.all(np.isfinite(boot), axis=0)
+    lattice = np.all(2 * boot == np.round(2 * boot), axis=0)
+    few = np.array([np.unique(col).size * 5 <= col.size for col in boot.T], dtype=bool) if boot.ndim == 2 \
+        else np.zeros(0, bool)
+    discrete = finite & (lattice | few)
+    if discrete.any():
+        sub = boot[:, discrete]
+        low[discrete] = np.quantile(sub, alpha, axis=0, method="lower")
+        high[discrete] = np.quantile(sub, 1.0 - alpha, axis=0, method="higher")
+        median[discrete] = np.quantile(sub, 0.5, axis=0, method="lower")
     return {
-        "ci_low": np.quantile(boot, alpha, axis=0),
-        "ci_high": np.quantile(boot, 1.0 - alpha, axis=0),
-        "score_median": np.median(boot, axis=0),
+        "ci_low": low,
+        "ci_high": high,
+        "score_median": median,
         "rank_low": np.quantile(ranks, alpha, axis=0, method="lower").astype(np.int64),
         "rank_high": np.quantile(ranks, 1.0 - alpha, axis=0, method="higher").astype(np.int64),
     }

@@ -19,8 +19,24 @@ from ._output import parse_options
 
 FROM_OPTION = click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
                            help="Read TABLE as a harness's result file or folder (default: detected).")
-FROM_OPTIONS_OPTION = click.option("--from-option", "source_options", multiple=True,
-                                   help="Reader option as KEY=VALUE (e.g. benchmark='MTEB(eng, v2)').")
+_FROM_OPTIONS = click.option("--from-option", "source_options", multiple=True,
+                             help="Reader option as KEY=VALUE (e.g. benchmark='MTEB(eng, v2)').")
+
+
+def _skipped_path(ctx: click.Context, param: click.Parameter, value):
+    ctx.meta["scorebench.skipped"] = value
+    return value
+
+
+_SKIPPED = click.option("--skipped", "skipped", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        expose_value=False, callback=_skipped_path,
+                        help="With result files: write the cells the reader skipped (file, reason) to this "
+                             "CSV file.")
+
+
+def FROM_OPTIONS_OPTION(f):  # noqa: N802 (used like the other option constants)
+    """``--from-option KEY=VALUE`` together with ``--skipped FILE``."""
+    return _FROM_OPTIONS(_SKIPPED(f))
 
 
 def load_table(path: Path, source_format: str | None, source_options: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -37,7 +53,22 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
         warnings.simplefilter("ignore", UserWarning)
         table = read_results(path, format=source_format, **options)
     skipped = table.attrs.get("n_skipped", 0)
-    note = f"; {skipped} cell(s) skipped (see the reader's attrs['skipped'])" if skipped else ""
+    ctx = click.get_current_context(silent=True)
+    target = ctx.meta.get("scorebench.skipped") if ctx is not None else None
+    if target is not None:
+        write_skipped(table.attrs.get("skipped", []), target)
+        note = f"; {skipped} cell(s) skipped, listed in {target}"
+    else:
+        note = f"; {skipped} cell(s) skipped (list them with --skipped FILE)" if skipped else ""
     click.echo(f"read {table.attrs['source_format']} results: {table.attrs['files_read']} files, "
                f"{len(table)} rows{note}", err=True)
     return table
+
+
+def write_skipped(skipped: list, path: Path) -> None:
+    """The reader's skipped cells (``"file: reason"`` texts) as a CSV of ``file, reason``."""
+    from ..io import write_table
+
+    rows = [str(s).partition(": ") for s in skipped]
+    frame = pd.DataFrame({"file": [r[0] for r in rows], "reason": [r[2] for r in rows]})
+    write_table(frame, path, format="csv")

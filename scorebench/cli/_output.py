@@ -6,9 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+import numpy as np
 import pandas as pd
 
-from ..io import WRITE_FORMATS, check_writable, detect_format, format_value, write_table
+from ..io import WRITE_FORMATS, check_writable, detect_format, format_column, format_value, write_table
 from ..registry import parse_value
 
 
@@ -55,8 +56,14 @@ def output_option(*, required: bool = False, help: str = "Write the result here 
 OUTPUT_OPTION = output_option()
 
 
-def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
-    """Print ``table`` readably, or write it to ``output`` in ``fmt``."""
+def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str | None = None) -> None:
+    """Print ``table`` readably, or write it to ``output`` in ``fmt``.
+
+    Printed numbers have 4 decimals; with ``group`` (e.g. ``"method"`` in ``aggregate``) they
+    go through :func:`~scorebench.io.format_column` per group of rows instead, so counts (a
+    Borda score, a Copeland count) print as integers next to mean scores with decimals in the
+    same column. Files written with ``-o`` keep the full values.
+    """
     if output is not None:
         detect_format(output, fmt, allowed=WRITE_FORMATS)
         ctx = click.get_current_context(silent=True)
@@ -72,9 +79,18 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None) -> None:
         click.echo(render_markdown(table, meta=_plain(table.attrs)))
         return
     shown = table.copy()
+    keys = (table[group].astype(str).to_numpy() if group is not None and group in table.columns
+            else None)
     for col in shown.columns:
-        if pd.api.types.is_float_dtype(shown[col]):
+        if pd.api.types.is_float_dtype(shown[col]) and keys is None:
             shown[col] = [format_value(v) for v in shown[col]]
+        elif pd.api.types.is_float_dtype(shown[col]):
+            text = np.empty(len(table), dtype=object)
+            values = table[col].to_numpy(dtype=np.float64)
+            for key in pd.unique(keys):
+                rows = keys == key
+                text[rows] = format_column(values[rows])
+            shown[col] = list(text)
     click.echo(shown.to_string(index=False))
     meta = _plain(table.attrs)
     if meta:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -80,17 +81,22 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
-    the format's leaderboard conventions (attrs['aggregate_defaults'], e.g. MTEB's Borda with
-    missing tasks worth 0 points, and its Mean (Task) blank for a model without every
-    task: listed last with no score or rank and a note) apply unless --param overrides them
-    (--param missing=available: the mean over the tasks a model has), and a coverage column
-    gives the fraction of columns each system is scored on.
+    the format's leaderboard conventions (e.g. MTEB's Borda with missing tasks worth 0
+    points, and its Mean (Task) blank for a model without every task: listed last with no
+    score or rank and a note; the params column shows them) apply unless --param overrides
+    them (--param missing=available: the mean over the tasks a model has), and a coverage
+    column gives the fraction of columns each system is scored on. A ranking whose systems
+    ran different tasks gets a warning (how many, coverage range); --list-methods describes
+    each method.
     """
     from ..aggregate import get_method, list_methods
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
-        emit(table, output, fmt)
+        if output is not None or fmt is not None:
+            emit(table, output, fmt)
+        else:
+            click.echo(method_listing(table))
         return
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
@@ -113,14 +119,20 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     data = _shared_input(table, records, how)
     conventions = table.attrs.get("aggregate_defaults", {})
     frames = []
+    said: set[str] = set()
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
         resampling = {"n_boot": n_boot, "seed": seed, "ci": ci}
         if intervals is not None:
             resampling["intervals"] = intervals
         ranking = _rank(record, table, data, how, mine, **resampling)
-        if ranking.warning:
-            click.echo(f"warning: {record.name}: {ranking.warning}", err=True)
+        coverage = ranking.details.get("coverage_warning")
+        if coverage and coverage not in said:  # once for all methods that rank the same systems
+            said.add(coverage)
+            click.echo(f"warning: {coverage}", err=True)
+        rest = (ranking.warning or "").replace(coverage or "\0", "").replace("; ; ", "; ").strip("; ")
+        if rest:
+            click.echo(f"warning: {record.name}: {rest}", err=True)
         frame = ranking.to_frame()
         frame.insert(0, "method", record.name)
         if conventions:  # say which parameters the format's conventions set
@@ -130,7 +142,29 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
-    emit(out, output, fmt)
+    emit(out, output, fmt, group="method")
+
+
+def method_listing(table: pd.DataFrame, width: int = 100) -> str:
+    """``--list-methods`` as text: one block per method, lines wrapped at ``width``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"name": ["borda"], "family": ["positional"], "accepts": ["matrix"],
+    ...                   "params": ["ties='average'"], "missing": ["raises " * 30]})
+    >>> text = method_listing(t, width=60)
+    >>> text.splitlines()[0], max(map(len, text.splitlines())) <= 60
+    ('borda (positional; reads: matrix)', True)
+    """
+    blocks = []
+    for row in table.itertuples(index=False):
+        lines = [f"{row.name} ({row.family}; reads: {row.accepts})"]
+        for label, text in (("params", row.params), ("missing", row.missing)):
+            if isinstance(text, str) and text.strip():
+                lines.append(textwrap.fill(" ".join(text.split()), width=width, initial_indent=f"    {label}: ",
+                                           subsequent_indent=" " * (6 + len(label))))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> Any:
@@ -147,10 +181,11 @@ def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> An
 def _rank(record: Any, table: pd.DataFrame, data: Any, how: dict[str, Any], params: dict[str, Any],
           **resampling: Any) -> Any:
     """One method's ranking (a mixed-scale warning is said once, as one line, by the caller)."""
-    from ..aggregate import MixedScaleWarning, aggregate
+    from ..aggregate import MixedCoverageWarning, MixedScaleWarning, aggregate
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # the caller says them, once, as one line
         warnings.simplefilter("ignore", MixedScaleWarning)
+        warnings.simplefilter("ignore", MixedCoverageWarning)
         if record.accepts == ("table",):
             return aggregate(table, record.name, **how, **resampling, **params)
         if data is not None:

@@ -19,9 +19,12 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(path, source_format, source_options, output, fmt) -> None:
-    """Read PATH (a result file or folder of MTEB, ...) into a table; -o table.parquet writes it.
+    """Read PATH into a table; -o table.parquet writes it.
 
-    Provenance (format, tool version, number of files, SHA-256 of the input) goes with the
-    table: Parquet schema metadata, '# key: value' lines in CSV.
+    PATH is a result file or folder written by MTEB, lm-evaluation-harness (lm_eval), HELM,
+    Chatbot Arena (arena), RewardBench or OpenOOD. Provenance (format, tool version, number
+    of files, SHA-256 of the input) goes with the table: in Parquet's schema metadata, in the
+    'meta' object of JSON, and beside a CSV in a TABLE.csv.meta.json sidecar (read back with
+    scorebench.io.read_meta). --skipped FILE lists the cells the reader skipped.
     """
     emit(load_table(path, source_format, source_options), output, fmt)

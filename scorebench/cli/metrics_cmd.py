@@ -7,15 +7,43 @@ import click
 from ..registry import list_metrics
 from ._output import echo_listing
 
+#: Citations are shortened to about this many characters in the plain-text listing (at a
+#: word boundary, marked with "..."); ``--format csv`` / ``json`` give them whole.
+CITATION_CHARS = 60
+
 
 @click.command("metrics")
 @click.option("--family", default=None, help="Only this family (e.g. scoring_rules, ranking).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True)
+              show_default=True, help="table: a summary (citations shortened, what each interval covers "
+                                      "in short); csv / json: every field in full.")
 def command(family: str | None, fmt: str) -> None:
     """List registered metrics with direction, bounds, kind, interval rule, what the interval covers
-    (the population value, or a biased plug-in estimator's mean at this n) and citation."""
+    and citation.
+
+    The interval column names the rule that puts the bootstrap interval on the metric (the
+    same in every engine and on the boards); interval_covers says whether that interval covers
+    the population value or only a biased plug-in estimator's mean at this sample size (csv /
+    json give the full sentence).
+    """
     echo_listing(list_metrics(family), fmt, _shown)
+
+
+def shorten(text: str, limit: int = CITATION_CHARS) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, marked with "...".
+
+    Examples
+    --------
+    >>> shorten("Savage (1971), JASA 66(336):783-801; Gneiting & Raftery (2007), JASA", 40)
+    'Savage (1971), JASA 66(336):783-801; ...'
+    >>> shorten("Brier (1950)", 40)
+    'Brier (1950)'
+    """
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3].rsplit(" ", 1)[0]
+    return cut + " ..."
 
 
 def _short_covers() -> dict[str, str]:
@@ -32,5 +60,5 @@ def _shown(table):
                    "proper", "interval", "interval_covers", "citation"]].copy()
     shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
     shown["interval_covers"] = shown["interval_covers"].map(_COVERS_SHORT)
-    shown["citation"] = shown["citation"].str.slice(0, 60)
+    shown["citation"] = [shorten(c) if isinstance(c, str) else "" for c in shown["citation"]]
     return shown

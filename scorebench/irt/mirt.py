@@ -22,7 +22,6 @@ analysis. *Applied Psychological Measurement* 12, 261-280.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from ..metrics.irt_kind import response_matrix
 from .quadrature import ResponseOps
 from .result import InformationCriteria, IRTWarning
@@ -196,5 +195,5 @@ def _fit(values, rm, n_factors, grid, logw, max_iter, tol, warn) -> MIRTFit:
     n_params = int(free.sum()) + J
     result = MIRTFit(items, ab, ll, n_params, N, converged, it, message, tuple(history))
     if warn and not converged:
-        warnings.warn(f"multidimensional IRT fit did not converge: {message}", IRTWarning, stacklevel=2)
+        warn_user(f"multidimensional IRT fit did not converge: {message}", IRTWarning)
     return result

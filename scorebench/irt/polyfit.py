@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from ..metrics.irt_kind import ResponseMatrix
 from .polyem import ItemLayout, PolyEMResult, fit_poly_em, free_parameter_basis, poly_estep, onehot
 from .polymodels import thresholds
@@ -110,11 +110,9 @@ class PolyIRTFit(InformationCriteria):
     def warn_if_needed(self) -> None:
         """Emit an :class:`~scorebench.irt.IRTWarning` when EM did not converge."""
         if not self.converged:
-            import warnings
-
             from .result import IRTWarning
 
-            warnings.warn(f"IRT fit did not converge: {self.message}", IRTWarning, stacklevel=3)
+            warn_user(f"IRT fit did not converge: {self.message}", IRTWarning)
 
     def score(self, new_responses: Any) -> pd.DataFrame:
         """EAP abilities (``theta``, ``se``, ``n``) of new systems against the fitted items.

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from .models import PARAMS, item_information
 from .scoring import SCORING_METHODS, score_abilities
 
@@ -176,14 +175,14 @@ class IRTFit(InformationCriteria):
     def warn_if_needed(self) -> None:
         """Emit an :class:`IRTWarning` for non-convergence or suspicious items."""
         if not self.converged:
-            warnings.warn(f"IRT fit did not converge: {self.message}; the estimates are not final "
-                          "(raise max_iter, loosen tol, or add item priors)", IRTWarning, stacklevel=3)
+            warn_user(f"IRT fit did not converge: {self.message}; the estimates are not final "
+                          "(raise max_iter, loosen tol, or add item priors)", IRTWarning)
         flagged = self.items["flag"].value_counts()
         flagged = flagged[flagged.index != ""]
         if len(flagged):
             text = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in flagged.items())
-            warnings.warn(f"IRT fit: suspicious items ({text}); see fit.suspicious_items()",
-                          IRTWarning, stacklevel=3)
+            warn_user(f"IRT fit: suspicious items ({text}); see fit.suspicious_items()",
+                          IRTWarning)
 
 
 PARAM_COLUMNS = PARAMS

@@ -43,6 +43,7 @@ class Section:
     figures: tuple[Figure, ...] = ()
     groups: tuple[tuple[str, str], ...] = ()  # column -> group shown/hidden together on the page
     filters: tuple[tuple[str, str], ...] = ()  # column -> "cat" | "num": a filter on the page
+    collapsed: tuple[str, ...] = ()  # column groups hidden until their toggle is ticked
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,30 @@ def cell(value: float, low: float, high: float, digits: int) -> str:
     if np.isfinite(low) and np.isfinite(high):
         text += f" [{format_value(float(low), digits)}, {format_value(float(high), digits)}]"
     return text
+
+
+def digits_for(values: Any, digits: int) -> int:
+    """Decimals for a column of numbers: 0 for counts, 1 for half-counts, else ``digits``.
+
+    A statistic whose every value (estimates and interval ends) is a whole number (Copeland
+    counts, Borda points) prints without decimals, one whose values are multiples of 1/2 and
+    exceed 1 (Borda points with averaged ties) with one, so a reader never sees
+    ``28.5000 [24.0000, 31.0000]``.
+
+    Examples
+    --------
+    >>> digits_for([28.5, 24.0, 31.0], 4), digits_for([3.0, 1.0, float("nan")], 4), digits_for([0.5, 0.25], 4)
+    (1, 0, 4)
+    """
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    arr = arr[np.isfinite(arr)]
+    if not arr.size or np.abs(arr).max() >= 2.0**53:
+        return digits
+    if np.array_equal(arr, np.round(arr)):
+        return 0
+    if np.array_equal(2 * arr, np.round(2 * arr)) and np.abs(arr).max() > 1:
+        return min(1, digits)
+    return digits
 
 
 def slug(text: str) -> str:

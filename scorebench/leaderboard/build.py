@@ -40,7 +40,7 @@ from ..aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
 from ..registry import metric as lookup_metric
-from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, pin
+from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, digits_for, pin
 from .board import cell as _cell
 from .board import slug as _slug
 from .board import split_tasks as _tasks
@@ -322,6 +322,12 @@ def _p(p: float) -> str:
     return "< 1e-4" if p < 1e-4 else f"{p:.4f}"
 
 
+def _p_equals(p: float) -> str:
+    """``p = 0.0123`` or ``p < 1e-4`` (never ``p = < 1e-4``) for captions."""
+    text = _p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any, str]:
     """The table handed to aggregate (long scores or a wide external table) and a note."""
     from ..aggregate import as_matrix
@@ -387,13 +393,15 @@ def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
 def _aggregate_rows(rankings: dict[str, Any], digits: int) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
     """One row per system (in the first method's order): each method's score [interval] and rank (interval)."""
     rows, records = [], []
+    shown = {m: digits_for([r.scores, *(x for x in (r.ci_low, r.ci_high) if x is not None)], digits)
+             for m, r in rankings.items()}  # counts (Borda, Copeland) without decimals
     for system in next(iter(rankings.values())).order:
         cells = [str(system)]
         for m, r in rankings.items():
             i = r.systems.index(system)
             lo = r.ci_low[i] if r.ci_low is not None else np.nan
             hi = r.ci_high[i] if r.ci_high is not None else np.nan
-            cells.append(_cell(r.scores[i], lo, hi, digits))
+            cells.append(_cell(r.scores[i], lo, hi, shown[m]))
             rank_text = str(int(r.ranks[i]))
             if r.rank_low is not None:
                 rank_text += f" ({int(r.rank_low[i])}–{int(r.rank_high[i])})"
@@ -478,7 +486,7 @@ def _plot_for(ctx: _Context, kind: str, **data: Any) -> Figure | None:
         svg = plots.critical_difference_diagram(res)
         return Figure("critical-difference", p.title or (
             f"Critical-difference diagram: average rank over {res.n_tasks} tasks; Friedman chi2 = "
-            f"{res.statistic:.2f}, p = {_p(res.p_value)}; systems joined by a bar are not significantly "
+            f"{res.statistic:.2f}, {_p_equals(res.p_value)}; systems joined by a bar are not significantly "
             f"different (Nemenyi, alpha = {res.alpha}, CD = {res.critical_difference:.3f})"), svg)
     raise InputError(f"unknown plot type {kind!r}")
 

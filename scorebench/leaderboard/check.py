@@ -143,7 +143,7 @@ def _csv_differences(a: str, b: str) -> Iterator[str]:
     for row, (x, y) in enumerate(zip(old[1:], new[1:]), start=1):
         for col, u, v in zip(header, x, y):
             if u != v and not _cells_close(u, v):
-                yield f"row {row}, column {col!r}: committed {u!r}, rebuilt {v!r}"
+                yield f"data row {row}, column {col!r}: committed {u!r}, rebuilt {v!r}"
 
 
 def _cells_close(u: str, v: str) -> bool:

@@ -140,10 +140,14 @@ def pareto_dominated(size: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.
     return ((size[None, :] <= size[:, None]) & (low[None, :] > high[:, None])).any(axis=1)
 
 
+#: At most this many frontier models are labelled on the size plot.
+PARETO_LABELS = 15
+
+
 def pareto_plot(names: list[str], size: np.ndarray, score: np.ndarray, low: np.ndarray, high: np.ndarray,
                 dominated: np.ndarray) -> str:
     """Score (with interval bars) against size on a log x-axis; non-dominated models labelled."""
-    from .plots import figure_svg, label
+    from .plots import figure_svg, label, place_labels
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
@@ -152,13 +156,17 @@ def pareto_plot(names: list[str], size: np.ndarray, score: np.ndarray, low: np.n
             ax.errorbar(size[k], score[k], yerr=[score[k] - low[k], high[k] - score[k]], fmt="o", ms=3,
                         color=colour, ecolor=colour, elinewidth=0.8, capsize=0,
                         label="dominated" if flag else "not dominated")
-        for i in np.flatnonzero(~dominated):
-            ax.annotate(label(names[i], 32), (size[i], score[i]), xytext=(4, 2), textcoords="offset points",
-                        fontsize=7)
         ax.set_xscale("log")
         ax.set_xlabel("parameters (log scale)")
         ax.set_ylabel("Mean (Task) ×100")
-        ax.legend(loc="lower right", fontsize=8)
+        # outside the axes (below), so that it covers no model
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8, frameon=False)
+        # label the frontier only, best first, at most PARETO_LABELS, where a label fits
+        frontier = np.flatnonzero(~dominated)
+        frontier = frontier[np.argsort(-np.asarray(score, dtype=np.float64)[frontier], kind="stable")]
+        shown = place_labels(ax, size, score, [label(n, 32) for n in names], order=frontier[:PARETO_LABELS])
+        ax.set_title(f"labelled: {len(shown)} of the {len(frontier)} models on the size frontier (best first; "
+                     "others where a label would overlap are in the table)", fontsize=8)
 
     return figure_svg(draw, figsize=(9, 6))
 
@@ -332,7 +340,8 @@ def _main_section(b: _Board, ci: float) -> Any:
     return Section("incomplete", "Leaderboard: MTEB's columns next to missing-aware rankings", note,
                    tuple(columns), tuple(rows), pd.DataFrame.from_records(records),
                    groups=tuple(groups.items()),
-                   filters=(("parameters (M)", "num"), ("open weights", "cat"), ("coverage", "num")))
+                   filters=(("parameters (M)", "num"), ("open weights", "cat"), ("coverage", "num")),
+                   collapsed=tuple(sorted({g for g in groups.values() if g.startswith("tasks: ")})))
 
 
 def _agreement_section(b: _Board) -> Any:

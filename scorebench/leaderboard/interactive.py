@@ -47,7 +47,11 @@ th.sb-sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" ▲"}th[a
 #sb-drill{position:fixed;top:5%;right:2%;max-width:48%;max-height:88%;overflow:auto;background:#fff;
 border:1px solid #888;box-shadow:0 4px 16px rgba(0,0,0,.25);padding:.5em 1em;z-index:10}
 #sb-drill .sb-close{float:right}
-""".strip() + f"\n.sb-js section>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}){{display:none}}"
+td.sb-up{background:#d4edda;color:#14532d}td.sb-down{background:#f8d7da;color:#7f1d1d}td.sb-same{color:#666}
+.sb-scroll{overflow-x:auto;max-width:100%}.sb-wide th:first-child,.sb-wide td:first-child,.sb-frozen{position:sticky;
+left:0;z-index:1;background:#fff;box-shadow:1px 0 0 #d0d7de}.sb-wide th:first-child,.sb-wide th.sb-frozen{background:#f6f8fa}
+""".strip() + (f"\n.sb-js section>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}),"
+               f".sb-js section>.sb-scroll>table>tbody>tr:nth-child(n+{PAGE_ROWS + 1}){{display:none}}")
 
 _NUMBER = re.compile(r"^\s*(<\s*)?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf)")
 
@@ -111,10 +115,22 @@ def sort_value(text: str) -> str | None:
     return match.group(2) if not match.group(1) else f"{value:.10g}"
 
 
+#: Cell classes by the mark a cell starts with (significance matrices): coloured by CSS.
+MARK_CLASSES = {"▲": "sb-up", "▼": "sb-down", "=": "sb-same"}
+
+
 def cell_attrs(text: str) -> str:
-    """Attributes of a body cell (the sort key), already escaped."""
+    """Attributes of a body cell (the sort key; a class for a ▲ / ▼ / = mark), already escaped.
+
+    Examples
+    --------
+    >>> cell_attrs("▲ 0.0123"), cell_attrs("0.5")
+    (' class="sb-up"', ' data-v="0.5"')
+    """
     value = sort_value(text)
-    return "" if value is None else f' data-v="{html.escape(value, quote=True)}"'
+    mark = MARK_CLASSES.get(str(text).strip()[:1])
+    out = f' class="{mark}"' if mark else ""
+    return out + ("" if value is None else f' data-v="{html.escape(value, quote=True)}"')
 
 
 @lru_cache(maxsize=4096)
@@ -194,6 +210,8 @@ def header_attrs(section: Section, index: int, column: str) -> str:
     group = _group(section, column)
     if group:
         out += f' data-group="{html.escape(group, quote=True)}"'
+        if group in (getattr(section, "collapsed", ()) or ()):
+            out += ' data-collapsed="1"'
     kind = _filter_kind(section, index, column)
     if kind:
         out += f' data-filter="{kind}"'

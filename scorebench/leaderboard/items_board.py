@@ -138,7 +138,8 @@ def items_sections(ctx: Any, block: Any) -> list:
               "significant difference; then the adjusted p-value.")
     sections = [main, Section("items-mcnemar", "Which differences are significant (McNemar, Holm)", m_note,
                               ("system", *names), tuple(m_rows), m_data,
-                              groups=tuple((n, "columns: systems") for n in names))]
+                              groups=tuple((n, "systems") for n in names),
+                              filters=(("system", "none"),))]  # no dropdown per matrix column
     # test information
     finite = theta[np.isfinite(theta)]
     lo = min(-4.0, float(np.floor(finite.min() - 0.5))) if finite.size else -4.0

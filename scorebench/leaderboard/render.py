@@ -42,6 +42,11 @@ footer code{word-break:break-all}
 
 _NAME_COLUMNS = ("system", "method", "band")
 
+#: A table with more columns than this scrolls sideways inside the page with its first
+#: column (the system) frozen (the MTEB board has 60; its per-task groups start collapsed,
+#: ``Section.collapsed``).
+WIDE_COLUMNS = 20
+
 
 def _md_table(section: Section) -> list[str]:
     if not section.columns:
@@ -97,7 +102,11 @@ def _html_table(section: Section) -> list[str]:
     head = "".join(f'<th scope="col"{name_cls if i in names else ""}{interactive.header_attrs(section, i, c)}>'
                    f'{_e(c)}</th>' for i, c in enumerate(section.columns))
     band_col = section.columns.index("band") if "band" in section.columns else None
-    out = [f'<table id="{_e(section.key)}"><thead><tr>{head}</tr></thead><tbody>']
+    # every table scrolls sideways inside the page rather than widening it; a wide one keeps
+    # its columns up to the system name in view while it scrolls (board.js freeze())
+    wide = len(section.columns) > WIDE_COLUMNS
+    out = [f'<div class="{"sb-scroll sb-wide" if wide else "sb-scroll"}">']
+    out.append(f'<table id="{_e(section.key)}"><thead><tr>{head}</tr></thead><tbody>')
     for row in section.rows:
         cls = ""
         if band_col is not None and row[band_col].isdigit():
@@ -106,6 +115,7 @@ def _html_table(section: Section) -> list[str]:
                         for i, v in enumerate(row))
         out.append(f"<tr{cls}>{cells}</tr>")
     out.append("</tbody></table>")
+    out.append("</div>")
     return out
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import (as_float_array, as_float_matrix, check_choice, check_finite, check_positive, check_positive_int,
-                          check_positive_number)
+                          check_positive_number, describe_rows)
 
 __all__ = [
     "msp_score", "max_logit_score", "energy_score", "conjnorm_score", "mahalanobis_score",
@@ -112,7 +112,7 @@ def _p_normalise(x: np.ndarray, p: float) -> np.ndarray:
     norms = np.linalg.norm(x, ord=p, axis=1, keepdims=True)
     zero = norms[:, 0] == 0
     if zero.any():
-        raise InputError(f"features: rows {np.flatnonzero(zero)[:5].tolist()} are all zero and cannot be "
+        raise InputError(f"features: {describe_rows(zero)} are all zero and cannot be "
                          "normalised; expected non-zero feature vectors")
     return x / norms
 

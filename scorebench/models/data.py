@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..validation import describe_rows
 
 __all__ = ["ModelInputs", "load_inputs", "IMAGE_SUFFIXES"]
 
@@ -57,7 +58,7 @@ def load_inputs(path: str | Path) -> ModelInputs:
     values = table[numeric].to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(values)):
         bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
-        raise InputError(f"{p}: missing or infinite values in rows {bad[:5].tolist()}; expected numbers")
+        raise InputError(f"{p}: missing or infinite values in {describe_rows(bad)}; expected numbers")
     ids = table["id"].astype(str).to_numpy() if "id" in table.columns else _range_ids(values)
     return ModelInputs(values, ids, str(p))
 

@@ -39,7 +39,6 @@ import json
 import math
 import os
 import re
-import warnings
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -47,7 +46,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, warn_user
 from ._common import Provenance, field_error, load_json, require
 
 __all__ = ["read", "detect", "benchmark", "BENCHMARK_NAMES", "DEFAULT_BENCHMARK"]
@@ -191,9 +190,9 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         raise InputError(f"{path}: no (model, task) score of benchmark {bench['name']!r} found "
                          f"({len(skipped)} skipped, {ignored} files of other tasks)")
     if skipped:
-        warnings.warn(f"mteb: {len(skipped)} (model, task) cell(s) have no score under the {bench['name']} "
+        warn_user(f"mteb: {len(skipped)} (model, task) cell(s) have no score under the {bench['name']} "
                       f"rule (missing subset, split or main score), e.g. {skipped[0]}; they are left missing "
-                      "(see attrs['skipped'])", stacklevel=3)
+                      "(see attrs['skipped'])")
     table = pd.DataFrame(rows, columns=["system", "task", "task_type", "metric", "value", "main_metric",
                                         "revision", "mteb_version"])
     return prov.stamp(table, versions, benchmark=bench["name"], n_systems=int(table["system"].nunique()),

@@ -58,6 +58,7 @@
       th.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); self.sort(i); } });
     });
     this.toolbar();
+    this.freeze();
     if (this.nameCol >= 0) {
       this.rows.forEach(function (r) {
         var td = r.cells[self.nameCol];
@@ -108,15 +109,21 @@
     if (groups.length) {
       var box = el("span", {"class": "sb-groups"});
       box.appendChild(el("span", null, "columns: "));
+      var collapsed = {}, anyCollapsed = false;
+      this.heads.forEach(function (th) {
+        if (th.getAttribute("data-collapsed") === "1") { collapsed[th.getAttribute("data-group")] = true; anyCollapsed = true; }
+      });
       groups.forEach(function (g) {
         var lab = el("label"), cb = el("input", {type: "checkbox", "data-group": g});
-        cb.checked = true;
+        cb.checked = !collapsed[g];
+        if (collapsed[g]) self.hiddenGroups[g] = true;
         cb.addEventListener("change", function () { self.hiddenGroups[g] = !cb.checked; self.columns(); });
         lab.appendChild(cb);
         lab.appendChild(document.createTextNode(" " + g));
         box.appendChild(lab);
       });
       bar.appendChild(box);
+      if (anyCollapsed) self.columns();
     }
     var csv = el("button", {type: "button", "class": "sb-csv"}, "CSV"), json = el("button", {type: "button", "class": "sb-json"}, "JSON");
     csv.addEventListener("click", function () { download(self.table.id + ".csv", "text/csv", self.csv()); });
@@ -130,6 +137,19 @@
     this.more.addEventListener("click", function () { self.limit = Infinity; self.apply(); });
     this.table.parentNode.insertBefore(this.more, this.table.nextSibling);
     this.apply();
+  };
+
+  // A wide table (in a scrolling .sb-wide box) keeps its columns up to the system name in view.
+  Board.prototype.freeze = function () {
+    var box = this.table.parentNode;
+    if (!box || !box.classList || !box.classList.contains("sb-wide") || this.nameCol < 0) return;
+    var left = 0, self = this;
+    for (var i = 0; i <= this.nameCol; i++) {
+      var cells = [this.heads[i]];
+      this.rows.forEach(function (r) { if (r.cells[i]) cells.push(r.cells[i]); });
+      cells.forEach(function (c) { c.classList.add("sb-frozen"); c.style.left = left + "px"; });
+      left += this.heads[i].getBoundingClientRect().width;
+    }
   };
 
   Board.prototype.updateCount = function (n, shown) {
@@ -255,7 +275,7 @@
   document.addEventListener("keydown", function (ev) { if (ev.key === "Escape" && panel) panel.hidden = true; });
 
   var boards = {};
-  Array.prototype.forEach.call(document.querySelectorAll("section > table"), function (table) {
+  Array.prototype.forEach.call(document.querySelectorAll("section > table, section > .sb-scroll > table"), function (table) {
     if (table.tHead && table.tBodies.length) boards[table.id] = new Board(table);
   });
   window.scorebenchBoards = boards;
