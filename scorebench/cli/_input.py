@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from ..errors import InputError
 from ..io import read_results, read_table
 from ..readers import FORMATS, detect_results_format
-from ._output import parse_options
 
 FROM_OPTION = click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
                            help="Read TABLE as a harness's result file or folder (default: detected).")
@@ -25,7 +25,7 @@ FROM_OPTIONS_OPTION = click.option("--from-option", "source_options", multiple=T
 
 def load_table(path: Path, source_format: str | None, source_options: tuple[str, ...] = ()) -> pd.DataFrame:
     """``path`` read as a harness's results (``--from``, or detected) or as a plain table."""
-    options = parse_options(source_options)
+    options = reader_options(source_options)
     if source_format is None and not options:
         if path.is_dir() or (path.is_file() and detect_results_format(path) is not None):
             source_format = "auto"
@@ -41,3 +41,17 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
     click.echo(f"read {table.attrs['source_format']} results: {table.attrs['files_read']} files, "
                f"{len(table)} rows{note}", err=True)
     return table
+
+
+def reader_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--from-option KEY=VALUE`` pairs as text; the reader converts them by its signature
+    (:func:`scorebench.readers.check_options`: ``trust_pickle=no`` is false, ``language=1`` the text "1")."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--from-option {pair!r}: expected KEY=VALUE")
+        if key.strip() in out:
+            raise InputError(f"--from-option {key.strip()!r} given twice")
+        out[key.strip()] = value.strip()
+    return out

@@ -38,6 +38,7 @@ from .._version import __version__
 from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
+from ..readers import confine_reads
 from ..registry import metric as lookup_metric
 from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, pin
 from .board import cell as _cell
@@ -95,8 +96,10 @@ class _Context:
                                                    system=source.model_system, expected_sha256=source.model_sha256)
             elif source.source_format is None:
                 self.tables[name] = read_table(source.path, format=source.format)
-            else:
-                self.tables[name] = read_results(source.path, format=source.source_format, **dict(source.read_options))
+            else:  # every file the reader opens is checked at its resolved path
+                with confine_reads(self.spec.read_roots):
+                    self.tables[name] = read_results(source.path, format=source.source_format,
+                                                     **dict(source.read_options))
         return self.tables[name]
 
 
