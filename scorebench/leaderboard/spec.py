@@ -678,8 +678,9 @@ def trusted_roots(spec_path: Path, trusted_paths: tuple[str | os.PathLike, ...] 
 
     ``trusted-paths`` are read only from the ``pyproject.toml`` of the repository the user
     runs in (``cwd`` or the nearest folder above it holding ``pyproject.toml`` or ``.git``),
-    never from one beside the spec: a downloaded spec folder that ships its own
-    ``pyproject.toml`` with ``trusted-paths = ["/"]`` gains nothing by it.
+    never from one beside the spec (not even when that folder is the current one): a
+    downloaded spec folder that ships its own ``pyproject.toml`` with ``trusted-paths = ["/"]``
+    gains nothing by it.
     """
     spec_path = Path(spec_path)
     roots = [Path(os.path.realpath(spec_path.parent))]
@@ -688,7 +689,7 @@ def trusted_roots(spec_path: Path, trusted_paths: tuple[str | os.PathLike, ...] 
         roots.append(Path(os.path.realpath(root)))
     here = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
     work = _project_root(here / "_")  # the current folder first, then its parents
-    if work is not None:
+    if work is not None and Path(os.path.realpath(work)) != roots[0]:  # never a pyproject.toml beside the spec
         try:
             config = tomllib.loads((work / "pyproject.toml").read_text(encoding="utf-8"))
         except (OSError, ValueError):
