@@ -38,7 +38,7 @@ from .._version import __version__
 from ..aggregate.rank_bands import OVERLAP_BAND_RULE, overlap_rank_intervals, paired_rank_intervals, tie_bands
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
-from ..readers import confine_reads
+from ..readers import check_confined, confine_reads, regular_files
 from ..registry import metric as lookup_metric
 from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, pin
 from .board import cell as _cell
@@ -60,7 +60,11 @@ def _arrow(name: str) -> str:
 
 def _sha256(path: Path) -> str:
     if path.is_dir():  # a folder of result files (a source with ``from``): the sorted (file, sha256) pairs
-        pairs = sorted((p.relative_to(path).as_posix(), _sha256(p)) for p in path.rglob("*") if p.is_file())
+        # regular files only, each confined by its resolved path (no hash of a linked file outside)
+        files = regular_files(path.rglob("*"))
+        for p in files:
+            check_confined(p)
+        pairs = sorted((p.relative_to(path).as_posix(), _sha256(p)) for p in files)
         return hashlib.sha256("".join(f"{rel}\0{sha}\n" for rel, sha in pairs).encode()).hexdigest()
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -594,8 +598,10 @@ def _provenance(spec: BoardSpec, ctx: _Context) -> tuple[tuple[str, str], ...]:
         items.append(("data script", spec.script))
     for s in spec.sources:
         rel = _relative(s.path, root)
-        items.append((f"source {s.name}", f"{rel} sha256 {_sha256(s.path)} ({len(ctx.table(s.name))} rows)"
-                      if s.name in ctx.tables else f"{rel} sha256 {_sha256(s.path)}"))
+        with confine_reads(spec.read_roots):
+            digest = _sha256(s.path)
+        items.append((f"source {s.name}", f"{rel} sha256 {digest} ({len(ctx.table(s.name))} rows)"
+                      if s.name in ctx.tables else f"{rel} sha256 {digest}"))
     for kind, note in sorted(ctx.bootstrap_notes.items()):
         items.append((f"bootstrap ({kind})", note))
     return tuple(items)

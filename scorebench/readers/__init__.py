@@ -36,9 +36,10 @@ import pandas as pd
 
 from ..errors import InputError
 from ..validation import parse_bool
-from ._common import confine_reads
+from ._common import check_confined, confine_reads, regular_files
 
-__all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", "confine_reads"]
+__all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", "confine_reads", "check_confined",
+           "regular_files"]
 
 _MODULES = {
     "mteb": "scorebench.readers.mteb",

@@ -35,7 +35,7 @@ import pandas as pd
 from ..errors import InputError
 
 __all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number", "read_bytes",
-           "head_bytes", "regular_files", "is_regular_file", "confine_reads"]
+           "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined"]
 
 # Folders reads are confined to (resolved paths), or None when reads are not confined.
 _CONFINED: ContextVar[tuple[Path, ...] | None] = ContextVar("scorebench_confined_reads", default=None)
@@ -69,7 +69,8 @@ def confine_reads(roots: Iterable[str | os.PathLike] | None) -> Iterator[None]:
         _CONFINED.reset(token)
 
 
-def _check_confined(path: Path) -> None:
+def check_confined(path: str | os.PathLike) -> None:
+    """Raise unless ``path``'s resolved form lies under the folders of :func:`confine_reads` (if active)."""
     roots = _CONFINED.get()
     if roots is None:
         return
@@ -93,7 +94,7 @@ def regular_files(paths: Iterable[Path]) -> list[Path]:
 
 def _open_regular(path: Path) -> int:
     """A descriptor of ``path`` opened without blocking, after checking it is a regular file."""
-    _check_confined(path)
+    check_confined(path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
