@@ -907,6 +907,17 @@ def test_huge_integers_in_result_files_are_one_line_naming_the_field(tmp_path, d
     one_line_error(sb("import", arena), "tstamp", "out of range")
 
 
+def test_float_literals_beyond_float64_are_refused_but_nan_constants_kept(tmp_path):
+    with pytest.raises(InputError, match=r"scores_rejected.*1e400 is out of range"):
+        read_results(_rewardbench_file(tmp_path / "rb.json", rejected="1e400", result=0))
+    lm = _lm_eval_folder(tmp_path / "lm", sample=b'{"doc_id": 0, "doc_hash": "a", "filter": "none", '
+                                                 b'"metrics": ["acc"], "acc": -2e999}\n')
+    one_line_error(sb("import", lm, "--from", "lm_eval"), "line 1.acc", "out of range")
+    folder = _mteb_folder(tmp_path / "m", "NaN")  # an undefined score stays a missing cell (the reader's rule)
+    with pytest.raises(InputError, match="no \\(model, task\\) score"):
+        read_results(folder)
+
+
 def test_invalid_utf8_in_jsonl_is_one_line(tmp_path):
     lm = _lm_eval_folder(tmp_path / "lm", sample=b'{"doc_id": 0, "doc_hash": "\xff\xfe", "filter": "none"}\n')
     one_line_error(sb("import", lm, "--from", "lm_eval"), "line 1", "not UTF-8")

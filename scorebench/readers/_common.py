@@ -14,8 +14,10 @@ format sniff), which
   results folder cannot read outside it.
 
 :func:`load_json` and :func:`jsonl_records` refuse duplicate object keys (the last would
-silently win) and integers too large for a float64 (a 400-digit ``main_score`` would raise
-``OverflowError`` later, a 5000-digit one Python's int-string limit), naming the field.
+silently win) and numbers too large for a float64 (a 400-digit ``main_score`` would raise
+``OverflowError`` later, a 5000-digit one Python's int-string limit, ``1e400`` would become
+infinity), naming the field. The constants ``NaN``/``Infinity`` are kept: the tools write
+them for undefined scores, and each reader decides per field.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -122,10 +125,10 @@ class _DuplicateKey(ValueError):
 
 
 class _TooLong:
-    """Placeholder of an integer with more digits than a float64 holds (found and reported after parsing)."""
+    """Placeholder of a number a float64 cannot hold (found and reported after parsing)."""
 
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
 
 
 def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -144,19 +147,25 @@ def _loads(text: str | bytes, path: Path, where: str = "") -> Any:
     def parse_int(digits: str) -> Any:
         n = len(digits.lstrip("-"))
         if n > _MAX_INT_DIGITS:
-            too_long.append(_TooLong(n))
+            too_long.append(_TooLong(f"an integer of {n} digits is out of range for a number"))
             return too_long[-1]
         return int(digits)
 
+    def parse_float(literal: str) -> Any:
+        number = float(literal)
+        if math.isinf(number):  # a finite literal such as 1e400 (Infinity itself is a constant, kept)
+            too_long.append(_TooLong(f"the number {literal[:40]} is out of range for a float64"))
+            return too_long[-1]
+        return number
+
     try:
-        value = json.loads(text, parse_int=parse_int, object_pairs_hook=_pairs)
+        value = json.loads(text, parse_int=parse_int, parse_float=parse_float, object_pairs_hook=_pairs)
     except _DuplicateKey as exc:
         raise field_error(path, where + str(exc.args[0]), "appears twice in one object; refusing to guess "
                           "which value counts") from None
     if too_long:
         found = _find(value, too_long[0])
-        raise field_error(path, where + (found or "(a number)"),
-                          f"an integer of {too_long[0].digits} digits is out of range for a number")
+        raise field_error(path, where + (found or "(a number)"), too_long[0].problem)
     return value
 
 
