@@ -615,6 +615,12 @@ def test_boolean_kind_and_metric_options_are_strict(tmp_path):
     assert metric(name, **{key: "no"}).params[key] is False
     with pytest.raises(InputError, match="true or false"):
         metric(name, **{key: "sometimes"})
+    from scorebench.aggregate import get_method
+
+    assert get_method("kemeny").check_params({"all_optimal": "no"}) == {"all_optimal": False}
+    table = tmp_path / "wide.csv"
+    pd.DataFrame({"system": ["a", "b", "c"], "t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}).to_csv(table, index=False)
+    one_line_error(sb("aggregate", table, "-m", "kemeny", "--param", "all_optimal=perhaps"), "all_optimal", "true or false")
 
 
 def _pickle_spec(folder: Path, body: str) -> Path:
