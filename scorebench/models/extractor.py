@@ -246,11 +246,16 @@ def _load_callable(spec: str, *, trust: bool, expected_sha256: str | None) -> tu
             raise InputError(f"model {spec!r} imports and runs the module {target!r}"
                              f"{f' ({origin})' if origin else ''}; it is code and would run with your "
                              "permissions: pass trust=True (CLI: --trust-model) if you trust it")
-        _announce(f"importing and running model code {spec}" + (f" from {origin}" if origin else ""))
+        _announce(f"importing and running model code {spec}" + (f" from {origin}" if origin else "")
+                  + (" (the pin covers this file only)" if expected_sha256 is not None else ""))
+        before = set(sys.modules)
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
             raise InputError(f"model {spec!r}: cannot import {target!r} ({exc})") from None
+        finally:
+            if not ours:
+                _announce_loaded(origin or Path(target), set(sys.modules) - before - {target})
     try:
         obj = getattr(module, attr)
     except AttributeError:
