@@ -29,7 +29,8 @@ from .errors import InputError
 __all__ = ["weighted_sums", 
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
-    "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
+    "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t",
+    "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
 ]
 

@@ -619,8 +619,10 @@ def test_boolean_kind_and_metric_options_are_strict(tmp_path):
 
     assert get_method("kemeny").check_params({"all_optimal": "no"}) == {"all_optimal": False}
     table = tmp_path / "wide.csv"
-    pd.DataFrame({"system": ["a", "b", "c"], "t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}).to_csv(table, index=False)
-    one_line_error(sb("aggregate", table, "-m", "kemeny", "--param", "all_optimal=perhaps"), "all_optimal", "true or false")
+    pd.DataFrame({"system": ["a", "b", "c"], "t1": [3, 2, 1], "t2": [1, 3, 2],
+                  "t3": [3, 1, 2]}).to_csv(table, index=False)
+    one_line_error(sb("aggregate", table, "-m", "kemeny", "--param", "all_optimal=perhaps"),
+                   "all_optimal", "true or false")
 
 
 def _pickle_spec(folder: Path, body: str) -> Path:
@@ -652,7 +654,8 @@ def test_spec_reads_a_trusted_pickle_only_with_its_sha256_pinned(tmp_path):
     spec = load_spec(_pickle_spec(tmp_path, f'trust_pickle = true\nsha256 = "{"0" * 64}"\n'))
     with pytest.raises(InputError, match="differs from the pinned"):
         _Context(spec).table("s")
-    one_line_error(sb("leaderboard", "build", tmp_path / "p.toml", "--out", tmp_path / "out"), "differs from the pinned")
+    one_line_error(sb("leaderboard", "build", tmp_path / "p.toml", "--out", tmp_path / "out"),
+                   "differs from the pinned")
     assert not marker.exists()
     # the pinned file is read with the full unpickler
     pkl.write_bytes(pickle.dumps(_openood_scores()))
@@ -671,7 +674,8 @@ def test_pyproject_beside_an_untrusted_spec_grants_nothing(tmp_path):
         (evil / "pyproject.toml").write_text(f"[tool.scorebench.leaderboard]\ntrusted-paths = {grant}\n")
         spec = _spec(evil, source=str(outside / "preds.csv"))
         for cwd in (tmp_path, evil):  # not from the spec's own folder either
-            one_line_error(sb("leaderboard", "build", spec, "--out", tmp_path / "o", cwd=cwd), "outside the spec's folder")
+            one_line_error(sb("leaderboard", "build", spec, "--out", tmp_path / "o", cwd=cwd),
+                           "outside the spec's folder")
     # trust from the repository the user runs in ...
     work = tmp_path / "work"
     work.mkdir()
@@ -952,7 +956,8 @@ def test_unknown_or_mistyped_reader_options_are_one_line(tmp_path):
     (spec_dir / "results").symlink_to(folder, target_is_directory=True)
     spec = _mteb_spec(spec_dir)
     spec.write_text(spec.read_text().replace('from = "mteb"\n', 'from = "mteb"\nbogus = 1\n'))
-    one_line_error(sb("leaderboard", "build", spec, "--out", tmp_path / "o", "--allow-outside"), "unknown option 'bogus'")
+    one_line_error(sb("leaderboard", "build", spec, "--out", tmp_path / "o", "--allow-outside"),
+                   "unknown option 'bogus'")
 
 
 def test_fifos_in_a_results_folder_are_skipped_and_never_opened(tmp_path):
@@ -990,7 +995,8 @@ def test_rewardbench_results_must_agree_with_the_scores(tmp_path):
         read_results(_rewardbench_file(tmp_path / "a.json", chosen="0.1", rejected="0.9", result=1))
     with pytest.raises(InputError, match="contradicts"):
         read_results(_rewardbench_file(tmp_path / "b.json", chosen="0.5", rejected="0.5", result=1))  # ties are 0
-    assert read_results(_rewardbench_file(tmp_path / "c.json", chosen="0.5", rejected="0.5", result=0))["correct"][0] == 0
+    tie = read_results(_rewardbench_file(tmp_path / "c.json", chosen="0.5", rejected="0.5", result=0))
+    assert tie["correct"][0] == 0
 
 
 def test_parquet_glob_with_a_missing_column_names_the_file(tmp_path):

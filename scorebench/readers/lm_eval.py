@@ -31,7 +31,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, regular_files, require
+from ._common import (Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, regular_files,
+                      require)
 
 __all__ = ["read", "detect"]
 
