@@ -83,9 +83,31 @@ def read_dask(pattern: str, *, blocksize: str = "64MB"):
         return dd.read_csv(pattern, sep="\t" if lowered.endswith(".tsv") else ",",
                            blocksize=None if lowered.endswith(".gz") else blocksize)
     if lowered.endswith((".parquet", ".pq")) or os.path.isdir(pattern) or "://" in pattern:
+        if "://" not in pattern and not os.path.isdir(pattern):
+            _check_parquet_columns(sorted(glob.glob(pattern)))
         return dd.read_parquet(pattern)
     raise InputError(f"{pattern!r}: the Dask engine reads Parquet (files, globs or folders) and CSV/TSV; "
                      "convert other formats, or use the pandas engine")
+
+
+def _check_parquet_columns(files: Sequence[str]) -> None:
+    """Every file of a Parquet glob must have the first file's columns (read from the footers only);
+    otherwise Dask fails later with a bare ``KeyError``. One line names the file and the columns."""
+    import pyarrow.parquet as pq
+
+    first: list[str] | None = None
+    for file in files:
+        try:
+            names = list(pq.read_schema(file).names)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InputError(f"{file}: not a readable Parquet file ({exc})") from None
+        names = [n for n in names if not n.startswith("__index_level_")]
+        if first is None:
+            first = names
+        elif set(names) != set(first):
+            missing, extra = sorted(set(first) - set(names)), sorted(set(names) - set(first))
+            raise InputError(f"{file}: its columns differ from {files[0]}'s (missing {missing}, extra {extra}); "
+                             "every file of a Parquet glob must have the same columns")
 
 
 @contextmanager

@@ -160,8 +160,13 @@ def _scores_frame(prep: _Prepared, out: _Collector, per_unit: bool) -> pd.DataFr
     out.rows.sort(key=lambda row: row.pop("_order"))  # group-major, metrics in the order asked
     scores = pd.DataFrame(out.rows, columns=[*prep.by, *SCORE_COLUMNS])
     if per_unit and out.unit_rows:
-        scores.insert(len(prep.by), _unit_key(prep), "all")
-        scores = pd.concat([pd.concat(out.unit_rows, ignore_index=True), scores], ignore_index=True)
+        units = pd.concat(out.unit_rows, ignore_index=True)
+        key = _unit_key(prep)
+        if (units[key] == "all").any():  # the summary rows' name: two "map all" lines would be ambiguous
+            raise InputError(f"per-unit output: column {key!r} has a unit named 'all', the name that the "
+                             "summary rows carry; rename that unit (e.g. 'all_') to get per-unit rows")
+        scores.insert(len(prep.by), key, "all")
+        scores = pd.concat([units, scores], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
     return scores
 

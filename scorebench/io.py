@@ -90,6 +90,8 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: 
         raise FileNotFoundError(2, "no such file", str(path))
     if path.is_dir():
         raise InputError(f"{path}: is a directory; expected a file")
+    if not path.is_file():  # a FIFO would block the reader forever; devices and sockets are no tables
+        raise InputError(f"{path}: not a regular file (a FIFO, device or socket); expected a table file")
     if path.stat().st_size == 0:
         raise InputError(f"{path}: the file is empty; expected a header row and data")
     reader = _READERS[fmt]

@@ -25,6 +25,7 @@ from typing import Any
 from ._builtins import load_builtins
 from ._records import Registry
 from .errors import InputError, UnknownMetricError
+from .validation import parse_bool
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT"]
 
@@ -190,6 +191,9 @@ class Metric:
                 f"metric {self.name!r}: unknown parameter(s) {sorted(unknown)}; "
                 f"accepted: {sorted(self.params) or 'none'}"
             )
+        # on/off parameters are parsed strictly ("no" is not true); see validation.parse_bool
+        params = {k: parse_bool(v, f"metric {self.name!r}: parameter {k!r}")
+                  if isinstance(self.params.get(k), bool) and v is not None else v for k, v in params.items()}
         merged = {**self.params, **params}
         base = self.name.split("@", 1)[0].split("(", 1)[0]
         defaults = _REGISTRY[base].params if base in _REGISTRY else self.params

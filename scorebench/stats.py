@@ -29,7 +29,8 @@ from .errors import InputError
 __all__ = ["weighted_sums", 
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
     "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
-    "paired_bootstrap", "paired_permutation", "paired_t", "diebold_mariano", "poisson_weights", "PoissonRounds",
+    "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t",
+    "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
     "two_level_draws",
 ]
@@ -349,6 +350,15 @@ def paired_bootstrap(d: np.ndarray, n_boot: int, rng: np.random.Generator) -> tu
     return PairedTest("bootstrap", float(observed), float((1 + extreme) / (n_boot + 1)), boot.method), boot.means
 
 
+def check_sign_flips(n_perm: int, n: int, what: str) -> None:
+    """Refuse a random sign-flip test with no draws: beyond 16 units (2**16 patterns) the test
+    is not enumerated, and zero draws would report p = 1 from nothing."""
+    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
+        raise InputError(f"permutations={n_perm!r}: with {n} {what} the sign-flip test cannot enumerate all "
+                         f"2**{n} patterns exactly (only up to 16 {what}); give at least 1 random sign flip "
+                         "(e.g. --permutations 10000)")
+
+
 def paired_permutation(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> PairedTest:
     """Sign-flip randomisation test of mean(d) = 0 (exact enumeration for n <= 16).
 
@@ -365,6 +375,7 @@ def paired_permutation(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> 
         sums = np.abs(signs @ d)
         return PairedTest("permutation", float(d.mean()),
                           float(np.mean(sums >= observed - tol)), f"exact, {2**n} sign patterns")
+    check_sign_flips(n_perm, n, "paired rows")
     n_perm = int(min(n_perm, max(199, EXACT_BOOTSTRAP_LIMIT // n)))
     extreme = 0
     rows = max(1, _CHUNK // n)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
+from .stats import check_sign_flips
 
 __all__ = ["PROPORTION_INTERVALS", "INTERVAL_NAMES", "MCNEMAR_EXACT_BELOW", "wilson_interval", "jeffreys_interval",
            "proportion_interval", "McNemar", "mcnemar", "cluster_robust_se", "cluster_t",
@@ -268,6 +269,7 @@ def cluster_sign_flip(d: Sequence[float], clusters: Sequence, n_perm: int,
     if g <= 16:
         signs = 1 - 2 * ((np.arange(2**g)[:, None] >> np.arange(g)) & 1)
         return float(np.mean(np.abs(signs @ sums) >= observed - tol)), f"exact, {2**g} cluster sign patterns"
+    check_sign_flips(n_perm, g, "clusters")
     signs = rng.integers(0, 2, size=(n_perm, g), dtype=np.int8) * 2 - 1
     extreme = np.count_nonzero(np.abs(signs @ sums) >= observed - tol)
     return float((1 + extreme) / (n_perm + 1)), f"{n_perm} random cluster sign flips"

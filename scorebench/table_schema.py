@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .validation import check_binary, check_in_range, describe_rows, show_value
+from .validation import check_binary, check_in_range, describe_rows, parse_bool, show_value
 
 __all__ = ["Column", "Option", "COLUMN_TYPES", "OPTION_TYPES", "check_unique_columns", "check_declared_columns",
            "check_declared_values", "describe_columns", "describe_options"]
@@ -55,8 +55,6 @@ COLUMN_TYPES = {
 # option type -> (name in messages, converter from command-line text)
 OPTION_TYPES: dict[Any, str] = {float: "a number", int: "an integer", bool: "true or false", str: "text",
                                 "table": "a table (DataFrame or file path)", "any": "a value"}
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
 
 
 @dataclass(frozen=True)
@@ -173,11 +171,13 @@ _INVALID = object()
 
 
 def _convert(value: Any, to: Any) -> Any:
+    if to is bool:
+        try:
+            return parse_bool(value, "option")
+        except InputError:
+            return _INVALID
     if isinstance(value, str):
         text = value.strip()
-        if to is bool:
-            low = text.lower()
-            return True if low in _TRUE else False if low in _FALSE else _INVALID
         try:
             number = float(text) if to is not str else text
         except ValueError:
@@ -185,8 +185,6 @@ def _convert(value: Any, to: Any) -> Any:
         value = number
     if to is str:
         return value if isinstance(value, str) else _INVALID
-    if to is bool:
-        return bool(value) if isinstance(value, (bool, np.bool_)) or value in (0, 1) else _INVALID
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return _INVALID
     if to is int:

@@ -530,7 +530,9 @@ def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
     return wide.join(y.first()).reset_index()
 
 
-_QUANTILE_COL = re.compile(r"^q(0?\.\d+|0|1|1\.0+)$")
+# Every column that reads as q<decimal number> is a quantile column, so that a level outside
+# (0, 1) (q1.5, q-0.1) is refused by name rather than silently ignored as an extra column.
+_QUANTILE_COL = re.compile(r"^q[-+]?(\d*\.\d+|\d+\.\d*|0|1)$")
 
 
 @register_kind("quantile", columns=(Column("y", "number", "the outcome"),
@@ -544,7 +546,9 @@ def extract_quantile(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
                          "e.g. q0.1, q0.5, q0.9; found none")
     levels = np.array([float(c[1:]) for c in cols])
     if np.any((levels <= 0) | (levels >= 1)):
-        raise InputError(f"kind 'quantile': quantile levels must lie in (0, 1), got {levels.tolist()}")
+        bad = [c for c, level in zip(cols, levels) if not 0 < level < 1]
+        raise InputError(f"kind 'quantile': quantile levels must lie in (0, 1); column(s) {bad} name levels "
+                         f"outside it (all levels: {levels.tolist()})")
     if len(set(levels)) != len(levels):
         raise InputError(f"kind 'quantile': duplicate quantile levels {levels.tolist()}")
     order = np.argsort(levels)  # column order is not meaningful; levels are

@@ -19,6 +19,12 @@ trec_eval total is ``value * n``; trec_eval's ``num_q`` is the ``n`` column. Pri
 the ``value`` column of the default output would make these the only rows whose value is
 not a per-query mean and whose interval could not be read on the same scale.
 
+The format is whitespace-separated, so ids that cannot be written unambiguously are
+refused rather than written: a query id or run tag that is empty or contains whitespace
+(a tab or newline would forge extra lines, e.g. a fake ``map all 0.9999``), and a real query
+named ``all`` (trec_eval's name of the summary lines; :func:`scorebench.evaluate` refuses it
+in per-unit output too).
+
 Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), README and
 ``meas_print_single.c``, ``meas_print_final.c``.
 """
@@ -81,6 +87,18 @@ def trec_eval_name(metric: str) -> str:
     return metric
 
 
+_UNSAFE = re.compile(r"\s")
+
+
+def _check_id(value: object, what: str) -> str:
+    """``value`` as text, refused when the whitespace-separated format cannot hold it unambiguously."""
+    text = str(value)
+    if not text or _UNSAFE.search(text):
+        raise InputError(f"trec_eval output: {what} {text!r} is empty or contains whitespace (a space, tab or "
+                         "newline would shift fields or forge lines); rename it")
+    return text
+
+
 def _line(measure: str, qid: str, value: float) -> str:
     if measure in _COUNTS and math.isfinite(value):
         return f"{measure:<22}\t{qid}\t{int(round(value))}"
@@ -134,10 +152,17 @@ def _run_lines(tag: object, block: pd.DataFrame, query: str) -> list[str]:
     lines: list[str] = []
     per_query = block[block[query].astype(str) != "all"]
     summary = block[block[query].astype(str) == "all"]
+    if summary["metric"].duplicated().any():
+        raise InputError("trec_eval output: a query is named 'all', trec_eval's name of the summary lines "
+                         f"(two 'all' values of {summary['metric'][summary['metric'].duplicated()].iloc[0]!r}); "
+                         "rename that query")
+    for metric in dict.fromkeys(block["metric"]):
+        _check_id(trec_eval_name(str(metric)), "measure")
     for qid, rows in per_query.groupby(query, sort=False):
-        lines += [_line(trec_eval_name(m), str(qid), float(v)) for m, v in zip(rows["metric"], rows["value"])]
+        qid = _check_id(qid, "query id")
+        lines += [_line(trec_eval_name(m), qid, float(v)) for m, v in zip(rows["metric"], rows["value"])]
     if tag is not None and not (isinstance(tag, float) and math.isnan(tag)):
-        lines.append(f"{'runid':<22}\tall\t{tag}")
+        lines.append(f"{'runid':<22}\tall\t{_check_id(tag, 'run tag')}")
     n_q = int(summary["n"].max()) if "n" in summary.columns and len(summary) else per_query[query].nunique()
     lines.append(_line("num_q", "all", float(n_q)))
     for metric, value, n in zip(summary["metric"], summary["value"],

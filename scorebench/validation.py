@@ -38,10 +38,46 @@ __all__ = [
     "check_same_length",
     "check_simplex",
     "check_choice",
+    "parse_bool",
 ]
 
 _SHOW_ROWS = 5
 _MAX_EXACT_INT = 2**53
+
+
+_TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+_FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+
+
+def parse_bool(value: Any, name: str) -> bool:
+    """A boolean option, parsed strictly: the one parser of every on/off option.
+
+    Accepted: ``True``/``False``, the integers 0 and 1, and the words ``true``/``false``,
+    ``1``/``0``, ``yes``/``no``, ``on``/``off`` (any case, surrounding spaces ignored).
+    Anything else raises: ``bool("no")`` is ``True`` in Python, so a string option such as
+    ``trust_pickle="no"`` must never be tested for truth. Used by the Python API (reader and
+    metric options), ``--from-option``, ``-O`` and leaderboard specs alike.
+
+    Examples
+    --------
+    >>> parse_bool("no", "trust_pickle"), parse_bool(1, "x"), parse_bool(" TRUE ", "x")
+    (False, True, True)
+    >>> parse_bool("nope", "trust_pickle")
+    Traceback (most recent call last):
+    ...
+    scorebench.errors.InputError: trust_pickle: expected true or false (true/false, 1/0, yes/no, on/off), got 'nope'
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise InputError(f"{name}: expected true or false (true/false, 1/0, yes/no, on/off), got {show_value(value)}")
 
 
 def show_value(value: Any) -> str:

@@ -146,7 +146,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
     record = get_method(method)
-    record.check_params(params)
+    params = record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,

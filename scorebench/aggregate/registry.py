@@ -92,11 +92,17 @@ class Method:
         doc = inspect.getdoc(self.fn) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
-    def check_params(self, params: Mapping[str, Any]) -> None:
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` checked: unknown names refused; on/off parameters parsed strictly
+        (:func:`~scorebench.validation.parse_bool`: ``all_optimal="no"`` is false)."""
+        from ..validation import parse_bool
+
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             raise InputError(f"method {self.name!r}: unknown parameter(s) {unknown}; "
                              f"accepted: {sorted(self.params) or 'none'}")
+        return {k: parse_bool(v, f"method {self.name!r}: parameter {k!r}") if isinstance(self.params[k], bool) else v
+                for k, v in params.items()}
 
 
 _METHODS: Registry[Method] = Registry("aggregation method", site=lambda m: definition_site(m.fn))

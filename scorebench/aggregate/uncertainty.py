@@ -230,7 +230,7 @@ def leave_one_task_out(table: Any, method: str, *, weights: Any = None, higher_i
 
     params = dict(params or {})
     record = get_method(method)
-    record.check_params(params)
+    params = record.check_params(params)
     data = read_input(table, weights=weights, higher_is_better=higher_is_better, **read_options)
     if not isinstance(data, ScoreMatrix):
         raise InputError("leave_one_task_out needs a score table (systems x tasks), not battles")

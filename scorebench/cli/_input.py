@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from ..errors import InputError
 from ..io import read_results, read_table
 from ..readers import FORMATS, detect_results_format
-from ._output import parse_options
 
 FROM_OPTION = click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
                            help="Read TABLE as a harness's result file or folder (default: detected).")
@@ -41,7 +41,7 @@ def FROM_OPTIONS_OPTION(f):  # noqa: N802 (used like the other option constants)
 
 def load_table(path: Path, source_format: str | None, source_options: tuple[str, ...] = ()) -> pd.DataFrame:
     """``path`` read as a harness's results (``--from``, or detected) or as a plain table."""
-    options = parse_options(source_options)
+    options = reader_options(source_options)
     if source_format is None and not options:
         if path.is_dir() or (path.is_file() and detect_results_format(path) is not None):
             source_format = "auto"
@@ -72,3 +72,15 @@ def write_skipped(skipped: list, path: Path) -> None:
     rows = [str(s).partition(": ") for s in skipped]
     frame = pd.DataFrame({"file": [r[0] for r in rows], "reason": [r[2] for r in rows]})
     write_table(frame, path, format="csv")
+def reader_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--from-option KEY=VALUE`` pairs as text; the reader converts them by its signature
+    (:func:`scorebench.readers.check_options`: ``trust_pickle=no`` is false, ``language=1`` the text "1")."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--from-option {pair!r}: expected KEY=VALUE")
+        if key.strip() in out:
+            raise InputError(f"--from-option {key.strip()!r} given twice")
+        out[key.strip()] = value.strip()
+    return out

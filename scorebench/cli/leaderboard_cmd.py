@@ -36,20 +36,35 @@ def _spec_path(path: Path) -> Path:
               help="Write (or, with --check, compare) each board under OUT/<name> instead of beside its spec.")
 @click.option("--allow-outside", is_flag=True, default=False,
               help="Let specs read sources outside their folder and repository (specs are confined by default).")
-def build(specs: tuple[Path, ...], check: bool, out: Path | None, allow_outside: bool) -> None:
+@click.option("--trusted-path", "trusted_paths", multiple=True, type=click.Path(path_type=Path),
+              help="Also let specs read under this folder (repeatable); a pyproject.toml beside a spec never does.")
+@click.option("--overwrite-foreign", is_flag=True, default=False,
+              help="Write a board into an existing non-empty folder that scorebench did not create "
+                   "(no .scorebench-manifest.json); refused by default.")
+def build(specs: tuple[Path, ...], check: bool, out: Path | None, allow_outside: bool,
+          trusted_paths: tuple[Path, ...], overwrite_foreign: bool) -> None:
     """Build SPEC files (default: every leaderboards/*.toml).
 
     A board folder is written under a lock (a concurrent build of the same board fails), in
     a temporary folder swapped in whole, never through symbolic links.
     """
     from ..leaderboard import build_board, diff_board, find_specs, load_spec, write_board
+    from .run_cmd import announce_models
+
+    announce_models()  # a spec's pinned model is code: name it (and what it imports) on stderr
 
     paths = [_spec_path(p) for p in specs] or find_specs(Path("leaderboards"))
     if not paths:
         raise InputError("no leaderboard specs given and none found in ./leaderboards/*.toml")
+    loaded = [load_spec(path, allow_outside=allow_outside, trusted_paths=trusted_paths) for path in paths]
+    first: dict[str, Path] = {}
+    for spec in loaded:  # one name, one board folder: a second spec would silently overwrite the first
+        if spec.name in first:
+            raise InputError(f"specs {first[spec.name]} and {spec.path} both name the board {spec.name!r}; "
+                             "board names must be unique within one build")
+        first[spec.name] = spec.path
     failed = []
-    for path in paths:
-        spec = load_spec(path, allow_outside=allow_outside)
+    for spec in loaded:
         missing = spec.missing_requirements
         if missing:
             click.echo(f"{spec.name}: skipped (needs {', '.join(str(m) for m in missing)})", err=True)
@@ -64,7 +79,7 @@ def build(specs: tuple[Path, ...], check: bool, out: Path | None, allow_outside:
             if not diff.ok:
                 failed.append(spec.name)
         else:
-            write_board(board, target)
+            write_board(board, target, overwrite_foreign=overwrite_foreign)
             click.echo(f"{spec.name}: wrote {target} ({len(board.sections)} sections, "
                        f"{len(board.figures)} plots, {took:.1f} s)")
     if failed:

@@ -39,6 +39,7 @@ from ..aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_
                                     tie_bands)
 from ..errors import InputError, UnknownMetricError
 from ..io import format_value, read_results, read_table
+from ..readers import check_confined, confine_reads, regular_files
 from ..registry import metric as lookup_metric
 from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, digits_for, pin
 from .board import cell as _cell
@@ -60,7 +61,11 @@ def _arrow(name: str) -> str:
 
 def _sha256(path: Path) -> str:
     if path.is_dir():  # a folder of result files (a source with ``from``): the sorted (file, sha256) pairs
-        pairs = sorted((p.relative_to(path).as_posix(), _sha256(p)) for p in path.rglob("*") if p.is_file())
+        # regular files only, each confined by its resolved path (no hash of a linked file outside)
+        files = regular_files(path.rglob("*"))
+        for p in files:
+            check_confined(p)
+        pairs = sorted((p.relative_to(path).as_posix(), _sha256(p)) for p in files)
         return hashlib.sha256("".join(f"{rel}\0{sha}\n" for rel, sha in pairs).encode()).hexdigest()
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -96,8 +101,10 @@ class _Context:
                                                    system=source.model_system, expected_sha256=source.model_sha256)
             elif source.source_format is None:
                 self.tables[name] = read_table(source.path, format=source.format)
-            else:
-                self.tables[name] = read_results(source.path, format=source.source_format, **dict(source.read_options))
+            else:  # every file the reader opens is checked at its resolved path
+                with confine_reads(self.spec.read_roots):
+                    self.tables[name] = read_results(source.path, format=source.source_format,
+                                                     **dict(source.read_options))
         return self.tables[name]
 
 
@@ -618,8 +625,10 @@ def _provenance(spec: BoardSpec, ctx: _Context) -> tuple[tuple[str, str], ...]:
         items.append(("data script", spec.script))
     for s in spec.sources:
         rel = _relative(s.path, root)
-        items.append((f"source {s.name}", f"{rel} sha256 {_sha256(s.path)} ({len(ctx.table(s.name))} rows)"
-                      if s.name in ctx.tables else f"{rel} sha256 {_sha256(s.path)}"))
+        with confine_reads(spec.read_roots):
+            digest = _sha256(s.path)
+        items.append((f"source {s.name}", f"{rel} sha256 {digest} ({len(ctx.table(s.name))} rows)"
+                      if s.name in ctx.tables else f"{rel} sha256 {digest}"))
     for kind, note in sorted(ctx.bootstrap_notes.items()):
         items.append((f"bootstrap ({kind})", note))
     return tuple(items)

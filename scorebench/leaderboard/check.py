@@ -86,7 +86,13 @@ def board_folder_files(out_dir: Path) -> dict[str, bytes]:
 
 
 def diff_board(board: Board, out_dir: Path) -> BoardDiff:
-    """Write ``board`` into a temporary folder and compare it with the files under ``out_dir``."""
+    """Write ``board`` into a temporary folder and compare it with the files under ``out_dir``.
+
+    A board folder that a killed build left moved aside is put back first (:func:`recover_board`).
+    """
+    from .output import recover_board
+
+    recover_board(out_dir)
     with tempfile.TemporaryDirectory(prefix="scorebench-check-") as tmp:
         write_board(board, Path(tmp))
         fresh = board_folder_files(Path(tmp))

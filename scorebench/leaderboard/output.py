@@ -4,14 +4,21 @@
   writer into the same folder fails at once with a clear error instead of interleaving
   files (the kernel drops the lock if the holder dies, so a killed build never blocks).
 * **Whole swap**: the new board is written into a temporary sibling folder; only when every
-  file is complete does it replace the old folder (two renames), so a full disk or a crash
-  leaves the old board intact, never a new README.md beside an old index.html.
+  file is complete does it replace the old folder (two renames: the old folder to
+  ``.<name>.<pid>.<random>.old.scorebench.tmp``, then the new one into place), so a full disk
+  or a crash leaves the old board intact, never a new README.md beside an old index.html.
+* **Recovery**: a process killed (``kill -9``, power loss) between the two renames leaves no
+  board folder but the ``.old`` one; the next build of that board, or ``--check``
+  (:func:`recover_board`), moves it back into place before anything else.
+* **Foreign folders**: an existing non-empty folder without a manifest was not made by
+  scorebench; it is refused unless ``overwrite_foreign=True`` (``--overwrite-foreign``).
 * **No links**: the board folder, ``plots/`` and every output file must not be symbolic
   links; a link is refused, so nothing is written or deleted outside the output folder.
 * **Manifest**: ``.scorebench-manifest.json`` lists the files the builder wrote; files of the
   old folder that it does not list (a user's own notes) are carried over into the new one,
   while listed ones that the new board no longer has (stale plots) are dropped. A folder
-  without a manifest is treated as ours only for the fixed output names and ``plots/*.svg``.
+  without a manifest (written over only when asked) is treated as ours only for the fixed
+  output names and ``plots/*.svg``.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["write_board_files", "MANIFEST", "BoardLockedError"]
+__all__ = ["write_board_files", "recover_board", "MANIFEST", "BoardLockedError"]
 
 MANIFEST = ".scorebench-manifest.json"
 _TMP_TAG = ".scorebench.tmp"
@@ -116,23 +123,75 @@ def _carry_over(old_dir: Path, new_dir: Path, owned: set[str], written: set[str]
 
 
 def _remove_stale(parent: Path, name: str) -> None:
-    """Temporary folders of a killed earlier build of this board (their pid is gone)."""
+    """Temporary folders of a killed earlier build of this board (their pid is gone).
+
+    Called under the lock. When the board folder itself is missing and a killed build left
+    its ``.old`` folder (killed between the two renames of the swap), the newest such folder
+    is the last complete board: it is moved back into place before the litter is removed.
+    """
     from ..io import _pid_alive
 
     prefix = f".{name}."
+    stale = []
     for entry in parent.iterdir() if parent.is_dir() else ():
         n = entry.name
         if n.startswith(prefix) and n.endswith(_TMP_TAG) and entry.is_dir() and not entry.is_symlink():
             pid = n[len(prefix):].split(".")[0]
             if pid.isdigit() and not _pid_alive(int(pid)):
-                shutil.rmtree(entry, ignore_errors=True)
+                stale.append(entry)
+    out_dir = parent / name
+    olds = sorted((e for e in stale if e.name.endswith(".old" + _TMP_TAG)), key=lambda e: e.stat().st_mtime_ns)
+    if olds and not os.path.lexists(out_dir):
+        os.replace(olds[-1], out_dir)
+        _sync_folder(parent)
+        stale.remove(olds[-1])
+    for entry in stale:
+        shutil.rmtree(entry, ignore_errors=True)
 
 
-def write_board_files(files: dict[str, bytes], out_dir: str | Path) -> list[Path]:
+def _sync_folder(folder: Path) -> None:
+    """Make renames inside ``folder`` durable (fsync of the directory; a no-op where unsupported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def recover_board(out_dir: str | Path) -> bool:
+    """Put back a board folder that a killed build left moved aside; True when one was restored.
+
+    ``scorebench leaderboard build --check`` calls this before comparing, and every write
+    does it first, so a ``kill -9`` between the swap's two renames never loses a board.
+    """
+    out_dir = Path(out_dir)
+    if os.path.lexists(out_dir) or not out_dir.parent.is_dir():
+        return False
+    with _Lock(out_dir):
+        _remove_stale(out_dir.parent, out_dir.name)
+    return out_dir.is_dir()
+
+
+def _check_ours(out_dir: Path) -> None:
+    """Refuse a non-empty existing folder that has no manifest (scorebench did not make it)."""
+    manifest = out_dir / MANIFEST
+    if out_dir.is_dir() and not (manifest.is_file() and not manifest.is_symlink()) and any(out_dir.iterdir()):
+        raise InputError(f"{out_dir}: exists, is not empty and was not written by scorebench (no {MANIFEST}); "
+                         "refusing to replace its files (choose another --out, or pass --overwrite-foreign / "
+                         "overwrite_foreign=True)")
+
+
+def write_board_files(files: dict[str, bytes], out_dir: str | Path, *, overwrite_foreign: bool = False) -> list[Path]:
     """Write ``files`` (relative path -> bytes) as the board folder ``out_dir``, all or nothing.
 
     Returns the written paths. Raises :class:`~scorebench.errors.InputError` for a symbolic
-    link on the way and :class:`BoardLockedError` when another build holds the folder.
+    link on the way, for an existing non-empty folder without a manifest (unless
+    ``overwrite_foreign``), and :class:`BoardLockedError` when another build holds the folder.
 
     Examples
     --------
@@ -161,6 +220,8 @@ def write_board_files(files: dict[str, bytes], out_dir: str | Path) -> list[Path
         _refuse_links(out_dir, rels)  # again, under the lock
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(f"{out_dir}: exists and is not a folder")
+        if not overwrite_foreign:
+            _check_ours(out_dir)
         tmp = parent / f".{out_dir.name}.{os.getpid()}.{os.urandom(4).hex()}{_TMP_TAG}"
         old = parent / f".{out_dir.name}.{os.getpid()}.{os.urandom(4).hex()}.old{_TMP_TAG}"
         try:
@@ -181,6 +242,7 @@ def write_board_files(files: dict[str, bytes], out_dir: str | Path) -> list[Path
                 _carry_over(out_dir, tmp, _owned(out_dir), set(rels))
                 os.replace(out_dir, old)
             os.replace(tmp, out_dir)
+            _sync_folder(parent)
         except BaseException:
             if old.exists() and not out_dir.exists():
                 os.replace(old, out_dir)  # put the old board back

@@ -210,8 +210,12 @@ def board_files(board: Board) -> dict[str, bytes]:
     return {k: v.encode("utf-8") for k, v in files.items()}
 
 
-def write_board(board: Board, out_dir: str | Path) -> list[Path]:
-    """Write every output file into ``out_dir``, all or nothing (see :mod:`.output`)."""
+def write_board(board: Board, out_dir: str | Path, *, overwrite_foreign: bool = False) -> list[Path]:
+    """Write every output file into ``out_dir``, all or nothing (see :mod:`.output`).
+
+    An existing non-empty ``out_dir`` that scorebench did not write (no manifest) is refused
+    unless ``overwrite_foreign=True``.
+    """
     from .output import write_board_files
 
-    return write_board_files(board_files(board), out_dir)
+    return write_board_files(board_files(board), out_dir, overwrite_foreign=overwrite_foreign)

@@ -76,11 +76,20 @@ message instead of failing.
 
 Specs are not trusted to read anywhere: every path (sources, ``requires``, models) must lie,
 after resolving links, inside the spec's folder, its repository (the folder holding
-``pyproject.toml`` or ``.git`` above the spec) or a folder that repository's
-``pyproject.toml`` lists under ``[tool.scorebench.leaderboard] trusted-paths``; otherwise the
-spec is refused with the same message whether the path exists or not (``--allow-outside``
-/ ``allow_outside=True`` lifts this). A source may run a model over its ``path`` (model
-inputs) to make a features table::
+``pyproject.toml`` or ``.git`` above the spec), a folder that the ``pyproject.toml`` of the
+repository *the user runs in* (the current folder or the nearest one above it holding
+``pyproject.toml`` or ``.git``) lists under ``[tool.scorebench.leaderboard] trusted-paths``,
+or a folder passed as ``--trusted-path`` / ``trusted_paths=``; otherwise the spec is refused
+with the same message whether the path exists or not (``--allow-outside`` /
+``allow_outside=True`` lifts this). A ``pyproject.toml`` beside the spec grants nothing: a
+spec cannot vouch for itself. The same rule holds for every file a reader opens while the
+board is built (:func:`scorebench.readers._common.confine_reads`): a symbolic link inside a
+results folder is checked at its resolved path.
+
+A harness source (``from = "openood"``) may set ``trust_pickle = true`` (the full unpickler,
+which runs the pickle's code) only with ``sha256 = "<64 hex digits>"`` pinning the ``.pkl``
+file, like a model. A source may run a model over its ``path`` (model inputs) to make a
+features table::
 
     [[sources]]
     name = "features"
@@ -249,6 +258,8 @@ class BoardSpec:
     sampling: Any = None  # a SamplingSpec (scorebench.leaderboard.sampling_board)
     plots: tuple[PlotSpec, ...] = ()
     out_dir: Path = field(default=Path("."))
+    # resolved folders the build's readers may open files in; None when --allow-outside
+    read_roots: tuple[Path, ...] | None = None
 
     def source(self, name: str) -> SourceSpec:
         for s in self.sources:
@@ -277,7 +288,8 @@ class BoardSpec:
         return tuple(p for p in self.requires if not p.exists())
 
 
-def load_spec(path: str | Path, *, allow_outside: bool = False) -> BoardSpec:
+def load_spec(path: str | Path, *, allow_outside: bool = False,
+              trusted_paths: tuple[str | os.PathLike, ...] = ()) -> BoardSpec:
     """Read and validate a TOML leaderboard spec.
 
     Examples
@@ -299,7 +311,7 @@ def load_spec(path: str | Path, *, allow_outside: bool = False) -> BoardSpec:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
-    return parse_spec(data, path, allow_outside=allow_outside)
+    return parse_spec(data, path, allow_outside=allow_outside, trusted_paths=trusted_paths)
 
 
 class _Reader:
@@ -359,10 +371,12 @@ def _entries(root: _Reader, key: str) -> list[Any]:
     return list(value)
 
 
-def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False) -> BoardSpec:
+def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False,
+               trusted_paths: tuple[str | os.PathLike, ...] = ()) -> BoardSpec:
     """Validate a parsed TOML document (see the module docstring for the keys).
 
-    ``allow_outside=True`` lets the spec read paths outside its folder and repository.
+    ``allow_outside=True`` lets the spec read paths outside its folder and repository;
+    ``trusted_paths`` adds folders it may read (the explicit form of ``trusted-paths``).
     Section blocks (``[aggregate]``, ``[incomplete]``, ``[arena]``, ...) are read by the
     parsers declared in :mod:`scorebench.leaderboard.sections`.
     """
@@ -380,7 +394,9 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False)
         requires=tuple((base / p).resolve() for p in r.strings("requires")),
         sources=sources, evaluate=evaluate, compare=compare, plots=plots, out_dir=base / settings["name"], **blocks)
     r.done()
-    _confine_paths(spec, allow_outside)
+    roots = None if allow_outside else tuple(trusted_roots(path, trusted_paths))
+    spec = replace(spec, read_roots=roots)
+    _confine_paths(spec)
     _check_spec(spec, blocks)
     return spec
 
@@ -472,18 +488,48 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
         if sha is None:
             raise InputError(f"{where}: a source that runs a model must pin it with sha256 = \"<64 hex digits>\" "
                              "(a model is code: for a file, its SHA-256; for module:callable, the module's file)")
-        if len(sha) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha):
-            raise InputError(f"{where}: sha256 expected 64 hexadecimal digits, got {sha!r}")
+        _check_sha256(sha, where)
         file = _model_file(model)
         spec = replace(spec, model=str(base / model) if file is not None and ":" not in model
                        else (f"{base / file}:{model.rsplit(':', 1)[1]}" if file is not None else model),
                        model_sha256=sha.lower(), model_output=r.get("output", str, "features"),
                        model_system=r.get("system", str, None))
     if spec.source_format is not None:  # the other keys are the reader's options
-        spec = replace(spec, read_options=tuple(sorted(r.data.items())))
+        spec = replace(spec, read_options=tuple(sorted(_reader_options(r.data, where).items())))
         r.data.clear()
     r.done()
     return spec
+
+
+def _check_sha256(sha: str, where: str) -> None:
+    if len(sha) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha):
+        raise InputError(f"{where}: sha256 expected 64 hexadecimal digits, got {sha!r}")
+
+
+def _reader_options(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A harness source's reader options; a trusted pickle only with its file's SHA-256 pinned.
+
+    ``trust_pickle`` is parsed strictly (``"no"`` is false); when true, ``sha256`` must pin
+    the ``.pkl`` file and is passed to the reader as ``pickle_sha256`` (checked on the bytes
+    before anything is unpickled).
+    """
+    from ..validation import parse_bool
+
+    options = dict(data)
+    if "pickle_sha256" in options:
+        raise InputError(f"{where}: pin a pickle with sha256 = \"<64 hex digits>\" (not pickle_sha256)")
+    sha = options.pop("sha256", None)
+    if sha is not None:
+        if not isinstance(sha, str):
+            raise InputError(f"{where}: sha256 expected 64 hexadecimal digits, got {sha!r}")
+        _check_sha256(sha, where)
+        options["pickle_sha256"] = sha.lower()
+    if "trust_pickle" in options:
+        options["trust_pickle"] = parse_bool(options["trust_pickle"], f"{where}: trust_pickle")
+        if options["trust_pickle"] and sha is None:
+            raise InputError(f"{where}: trust_pickle = true runs the pickle's code; a spec may do that only "
+                             "when it pins the file with sha256 = \"<64 hex digits>\" (the .pkl file's SHA-256)")
+    return options
 
 
 def _evaluate(data: Any, where: str) -> EvaluateSpec:
@@ -642,28 +688,44 @@ def _project_root(path: Path) -> Path | None:
     return None
 
 
-def trusted_roots(spec_path: Path) -> list[Path]:
-    """Folders a spec may read: its folder, its repository and the repository's trusted paths."""
+def trusted_roots(spec_path: Path, trusted_paths: tuple[str | os.PathLike, ...] = (),
+                  cwd: Path | None = None) -> list[Path]:
+    """Folders a spec may read (resolved): its folder, its repository, the working repository's
+    ``trusted-paths`` and the explicit ``trusted_paths``.
+
+    ``trusted-paths`` are read only from the ``pyproject.toml`` of the repository the user
+    runs in (``cwd`` or the nearest folder above it holding ``pyproject.toml`` or ``.git``),
+    never from one beside the spec (not even when that folder is the current one): a
+    downloaded spec folder that ships its own ``pyproject.toml`` with ``trusted-paths = ["/"]``
+    gains nothing by it.
+    """
     spec_path = Path(spec_path)
     roots = [Path(os.path.realpath(spec_path.parent))]
     root = _project_root(spec_path)
     if root is not None:
         roots.append(Path(os.path.realpath(root)))
+    here = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
+    work = _project_root(here / "_")  # the current folder first, then its parents
+    if work is not None and Path(os.path.realpath(work)) != roots[0]:  # never a pyproject.toml beside the spec
         try:
-            config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+            config = tomllib.loads((work / "pyproject.toml").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             config = {}
         extra = config.get("tool", {}).get("scorebench", {}).get("leaderboard", {}).get("trusted-paths", [])
         if isinstance(extra, list):
-            roots += [Path(os.path.realpath(root / str(p))) for p in extra if isinstance(p, str) and "\x00" not in p]
+            roots += [Path(os.path.realpath(work / str(p))) for p in extra if isinstance(p, str) and "\x00" not in p]
+    for p in trusted_paths:
+        if "\x00" in str(p):
+            raise InputError(f"trusted path {str(p)!r} contains a null character")
+        roots.append(Path(os.path.realpath(p)))
     return roots
 
 
-def _confine_paths(spec: BoardSpec, allow_outside: bool) -> None:
+def _confine_paths(spec: BoardSpec) -> None:
     """Refuse paths outside the trusted folders, without revealing whether they exist."""
-    if allow_outside:
+    if spec.read_roots is None:
         return
-    roots = trusted_roots(spec.path)
+    roots = spec.read_roots
     named = [(f"sources[{s.name}].path", s.path) for s in spec.sources]
     named += [(f"sources[{s.name}].model", _model_file(s.model)) for s in spec.sources
               if s.model and _model_file(s.model) is not None]
@@ -673,5 +735,5 @@ def _confine_paths(spec: BoardSpec, allow_outside: bool) -> None:
         if not any(real == root or root in real.parents for root in roots):
             raise InputError(f"{spec.path}: {key} {str(p)!r} is outside the spec's folder and its repository; "
                              "specs may only read there (pass --allow-outside to read it anyway, or list the "
-                             "folder under [tool.scorebench.leaderboard] trusted-paths in the repository's "
-                             "pyproject.toml)")
+                             "folder under [tool.scorebench.leaderboard] trusted-paths in the pyproject.toml "
+                             "of the repository you run in, or pass --trusted-path)")

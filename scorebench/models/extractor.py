@@ -15,6 +15,14 @@ it (CLI: ``--sha256 HEX`` or ``--trust-model``); an importable ``module:callable
 ``trust=True`` (or a SHA-256 of the module's source file) unless it is part of scorebench.
 Nothing is ever downloaded: there is no hub or URL spec, and runs happen offline.
 
+**What a pin covers.** A SHA-256 pins exactly one file: the TorchScript file, the
+``file.py``, or the module's own source file. Python files that a pinned ``file.py`` or module
+imports (a ``helper.py`` beside it) are *not* covered: they run with whatever bytes they hold
+then. So the files are named: before a ``file.py`` runs, the sibling modules its source
+imports are announced with their own SHA-256 ("not covered by the pin"), and after the
+import every further Python file it loaded from outside the Python installation is named.
+Pin a self-contained file (or vendor helpers into it) when the pin must cover everything.
+
 The fingerprint covers the whole program, not only the weights: for a TorchScript file the
 file's bytes (graph, code and weights), for a ``file.py:callable`` the source file's bytes
 plus the state dict, for other modules the state dict (names, dtypes, shapes, bytes) — in
@@ -211,7 +219,11 @@ def _load_callable(spec: str, *, trust: bool, expected_sha256: str | None) -> tu
             raise InputError(f"model {spec!r}: file {target!r} not found")
         data = _read_program(path)
         source = _pinned(path, data, expected_sha256, trust)
-        _announce(f"importing and running model code from {path} ({attr}), sha256 {source}")
+        _announce(f"importing and running model code from {path} ({attr}), sha256 {source}"
+                  + (" (the pin covers this file only)" if expected_sha256 is not None else ""))
+        for sibling in _sibling_imports(path, data):
+            _announce(f"{path} imports {sibling}, which no pin covers (sha256 {file_sha256(sibling)})")
+        before = set(sys.modules)
         mod_name = f"_scorebench_model_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]}"
         module_spec = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(module_spec)
@@ -220,6 +232,8 @@ def _load_callable(spec: str, *, trust: bool, expected_sha256: str | None) -> tu
             exec(compile(data, str(path), "exec"), module.__dict__)
         except SyntaxError as exc:
             raise InputError(f"model file {str(path)!r}: invalid Python ({exc.msg}, line {exc.lineno})") from None
+        finally:
+            _announce_loaded(path, set(sys.modules) - before - {mod_name})
     else:
         origin = _module_origin(target) if target else None
         ours = target == "scorebench" or target.startswith("scorebench.")
@@ -232,16 +246,59 @@ def _load_callable(spec: str, *, trust: bool, expected_sha256: str | None) -> tu
             raise InputError(f"model {spec!r} imports and runs the module {target!r}"
                              f"{f' ({origin})' if origin else ''}; it is code and would run with your "
                              "permissions: pass trust=True (CLI: --trust-model) if you trust it")
-        _announce(f"importing and running model code {spec}" + (f" from {origin}" if origin else ""))
+        _announce(f"importing and running model code {spec}" + (f" from {origin}" if origin else "")
+                  + (" (the pin covers this file only)" if expected_sha256 is not None else ""))
+        before = set(sys.modules)
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
             raise InputError(f"model {spec!r}: cannot import {target!r} ({exc})") from None
+        finally:
+            if not ours:
+                _announce_loaded(origin or Path(target), set(sys.modules) - before - {target})
     try:
         obj = getattr(module, attr)
     except AttributeError:
         raise InputError(f"model {spec!r}: {target!r} has no attribute {attr!r}") from None
     return obj, (source if target.endswith(".py") else None)
+
+
+def _sibling_imports(path: Path, data: bytes) -> list[Path]:
+    """Python files beside ``path`` that its source imports (``import helper``, ``from helper import x``)."""
+    import ast
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    found = []
+    for name in sorted(names):
+        for candidate in (path.parent / f"{name}.py", path.parent / name / "__init__.py"):
+            if candidate.is_file():
+                found.append(candidate)
+                break
+    return found
+
+
+def _announce_loaded(path: Path, new_modules: set[str]) -> None:
+    """Name the Python files outside the Python installation that running ``path`` imported."""
+    import os
+
+    prefixes = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    own = os.path.realpath(Path(__file__).parents[1]) + os.sep
+    for name in sorted(new_modules):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file:
+            continue
+        real = os.path.realpath(file)
+        if not real.startswith(prefixes) and not real.startswith(own):
+            _announce(f"running {path} also imported {file} (not covered by a pin)")
 
 
 def _announce(message: str) -> None:

@@ -26,6 +26,7 @@ format         input                                        table
 
 from __future__ import annotations
 
+import inspect
 import os
 from importlib import import_module
 from pathlib import Path
@@ -34,8 +35,11 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
+from ..validation import parse_bool
+from ._common import check_confined, confine_reads, regular_files
 
-__all__ = ["read_results", "FORMATS", "detect_results_format"]
+__all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", "confine_reads", "check_confined",
+           "regular_files"]
 
 _MODULES = {
     "mteb": "scorebench.readers.mteb",
@@ -101,4 +105,39 @@ def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) 
         format = found
     elif format not in _MODULES:
         raise InputError(f"unknown result format {format!r}; expected one of {', '.join(FORMATS)} or 'auto'")
-    return _module(format).read(path, **options)
+    reader = _module(format).read
+    return reader(path, **check_options(format, reader, options))
+
+
+def check_options(fmt: str, reader: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The reader options checked against ``reader``'s signature: the one gate for API, CLI and specs.
+
+    Unknown names are refused (listing the accepted ones); an option annotated ``bool`` is
+    parsed strictly by :func:`~scorebench.validation.parse_bool` (``"no"`` is false, ``"maybe"``
+    an error); one annotated ``str`` must be text (a list of texts where the annotation allows
+    one). Command-line values arrive as text and are converted here, so ``language=1`` is
+    the language ``"1"``.
+    """
+    params = {name: p for name, p in inspect.signature(reader).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    out = {}
+    for name, value in options.items():
+        if name not in params:
+            raise InputError(f"{fmt} reader: unknown option {name!r}; accepted: {', '.join(sorted(params)) or 'none'}")
+        out[name] = _coerce(fmt, name, value, str(params[name].annotation))
+    return out
+
+
+def _coerce(fmt: str, name: str, value: Any, annotation: str) -> Any:
+    kinds = {part.strip() for part in annotation.split("|")}
+    if value is None and "None" in kinds:
+        return None
+    if "bool" in kinds:
+        return parse_bool(value, f"{fmt} reader option {name!r}")
+    if "str" in kinds:
+        if isinstance(value, str):
+            return value
+        if "list[str]" in kinds and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        expected = "text or a list of texts" if "list[str]" in kinds else "text"
+        raise InputError(f"{fmt} reader option {name!r}: expected {expected}, got {value!r}")
+    return value

@@ -3,14 +3,33 @@
 Result files come from other tools and are untrusted. A reader never uses half a file:
 malformed or truncated JSON, a missing field or a value of the wrong type raises an
 :class:`~scorebench.errors.InputError` naming the file and the field.
+
+Every byte a reader uses goes through :func:`read_bytes` (or :func:`head_bytes` for a
+format sniff), which
+
+* reads only regular files (a FIFO, a device or a socket in a results folder is refused
+  when named and skipped when listed, never opened: opening a FIFO would block forever);
+* inside :func:`confine_reads` (a board spec's build), checks the *resolved* path (after
+  following every symbolic link) against the allowed folders, so a link in a confined
+  results folder cannot read outside it.
+
+:func:`load_json` and :func:`jsonl_records` refuse duplicate object keys (the last would
+silently win) and numbers too large for a float64 (a 400-digit ``main_score`` would raise
+``OverflowError`` later, a 5000-digit one Python's int-string limit, ``1e400`` would become
+infinity), naming the field. The constants ``NaN``/``Infinity`` are kept: the tools write
+them for undefined scores, and each reader decides per field.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +37,150 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number"]
+__all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number", "read_bytes",
+           "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined"]
+
+# Folders reads are confined to (resolved paths), or None when reads are not confined.
+_CONFINED: ContextVar[tuple[Path, ...] | None] = ContextVar("scorebench_confined_reads", default=None)
+# The most digits an integer in a result file may have: 10**308 is the largest power of ten
+# below the float64 maximum (~1.8e308); longer integers cannot be a score.
+_MAX_INT_DIGITS = 308
+
+
+@contextlib.contextmanager
+def confine_reads(roots: Iterable[str | os.PathLike] | None) -> Iterator[None]:
+    """Within the block, readers may read only files whose resolved path lies under ``roots``.
+
+    ``None`` lifts the confinement (``--allow-outside``). The leaderboard builder wraps each
+    spec's sources in this, so a symbolic link inside a confined results folder (a result
+    file or ``model_meta.json`` pointing at ``/etc/...``) is refused rather than followed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with confine_reads([folder]):
+    ...     read_bytes(Path("/etc/hostname"))
+    Traceback (most recent call last):
+    ...
+    scorebench.errors.InputError: /etc/hostname: resolves outside the folders this spec may read; refused
+    """
+    token = _CONFINED.set(None if roots is None else tuple(Path(os.path.realpath(r)) for r in roots))
+    try:
+        yield
+    finally:
+        _CONFINED.reset(token)
+
+
+def check_confined(path: str | os.PathLike) -> None:
+    """Raise unless ``path``'s resolved form lies under the folders of :func:`confine_reads` (if active)."""
+    roots = _CONFINED.get()
+    if roots is None:
+        return
+    real = Path(os.path.realpath(path))
+    if not any(real == root or root in real.parents for root in roots):
+        raise InputError(f"{path}: resolves outside the folders this spec may read; refused")
+
+
+def is_regular_file(path: str | os.PathLike) -> bool:
+    """True when ``path`` (links followed) is a regular file: not a folder, FIFO, device or socket."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def regular_files(paths: Iterable[Path]) -> list[Path]:
+    """The regular files among ``paths`` (what a reader lists; FIFOs and the like are skipped)."""
+    return [p for p in paths if is_regular_file(p)]
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of ``path`` opened without blocking, after checking it is a regular file."""
+    check_confined(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{path}: not a regular file (a folder, FIFO, device or socket); refused")
+    return fd
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (confinement and file type checked; see the module)."""
+    with os.fdopen(_open_regular(Path(path)), "rb") as fh:
+        return fh.read()
+
+
+def head_bytes(path: Path, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of ``path``, or ``b""`` when it is not a readable regular file (format sniffing)."""
+    try:
+        with os.fdopen(_open_regular(Path(path)), "rb") as fh:
+            return fh.read(size)
+    except (OSError, InputError):
+        return b""
+
+
+class _DuplicateKey(ValueError):
+    """An object with one key twice (raised inside the JSON parser, turned into a field error)."""
+
+
+class _TooLong:
+    """Placeholder of a number a float64 cannot hold (found and reported after parsing)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _loads(text: str | bytes, path: Path, where: str = "") -> Any:
+    """``json.loads`` with the duplicate-key and big-integer guards; ``where`` prefixes field names."""
+    too_long: list[_TooLong] = []
+
+    def parse_int(digits: str) -> Any:
+        n = len(digits.lstrip("-"))
+        if n > _MAX_INT_DIGITS:
+            too_long.append(_TooLong(f"an integer of {n} digits is out of range for a number"))
+            return too_long[-1]
+        return int(digits)
+
+    def parse_float(literal: str) -> Any:
+        number = float(literal)
+        if math.isinf(number):  # a finite literal such as 1e400 (Infinity itself is a constant, kept)
+            too_long.append(_TooLong(f"the number {literal[:40]} is out of range for a float64"))
+            return too_long[-1]
+        return number
+
+    try:
+        value = json.loads(text, parse_int=parse_int, parse_float=parse_float, object_pairs_hook=_pairs)
+    except _DuplicateKey as exc:
+        raise field_error(path, where + str(exc.args[0]), "appears twice in one object; refusing to guess "
+                          "which value counts") from None
+    if too_long:
+        found = _find(value, too_long[0])
+        raise field_error(path, where + (found or "(a number)"), too_long[0].problem)
+    return value
+
+
+def _find(value: Any, target: object, prefix: str = "") -> str | None:
+    """The dotted path of ``target`` inside a parsed JSON value."""
+    stack = [(value, prefix)]
+    while stack:
+        node, name = stack.pop()
+        if node is target:
+            return name or "(top level)"
+        if isinstance(node, dict):
+            stack.extend((v, f"{name}.{k}" if name else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{name}[{i}]") for i, v in enumerate(node))
+    return None
 
 
 def field_error(path: str | os.PathLike, field: str, problem: str) -> InputError:
@@ -33,11 +195,11 @@ def load_json(path: Path, data: bytes | None = None) -> Any:
     decide per field whether a non-finite value is a missing cell or an error.
     """
     if data is None:
-        data = path.read_bytes()
+        data = read_bytes(path)
     if not data.strip():
         raise InputError(f"{path}: the file is empty; expected JSON")
     try:
-        return json.loads(data)
+        return _loads(data, path)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
@@ -47,11 +209,16 @@ def load_json(path: Path, data: bytes | None = None) -> Any:
 
 def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
     """``(line number, value)`` of each non-blank line of a JSON Lines file; one-line error otherwise."""
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}: line {line}: not UTF-8 text (byte {exc.start})") from None
     out = []
-    for number, line in enumerate(data.decode("utf-8", errors="strict").splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
         if line.strip():
             try:
-                out.append((number, json.loads(line)))
+                out.append((number, _loads(line, path, f"line {number}.")))
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg}; truncated file?)") from None
     return out
@@ -104,7 +271,7 @@ class Provenance:
 
     def read(self, path: Path) -> bytes:
         """The bytes of ``path``, recorded."""
-        data = path.read_bytes()
+        data = read_bytes(path)
         self.add(path, data)
         return data
 

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error, load_json, require
+from ._common import Provenance, field_error, head_bytes, load_json, regular_files, require
 
 __all__ = ["read", "detect"]
 
@@ -41,8 +41,7 @@ def detect(path: Path) -> bool:
     """True for a JSON array whose first element has ``model_a``, ``model_b`` and ``winner``."""
     if not path.is_file() or path.suffix != ".json":
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096).lstrip()
+    head = head_bytes(path).lstrip()
     return head.startswith(b"[") and b'"model_a"' in head and b'"winner"' in head
 
 
@@ -50,7 +49,7 @@ def read(path: Path, *, anony: bool | None = None, language: str | list[str] | N
          category: str | None = None, dedup: bool = False) -> pd.DataFrame:
     """Read a ``clean_battle`` file into a battles table (filters as in the module docstring)."""
     if path.is_dir():
-        files = sorted(path.glob("clean_battle*.json"))
+        files = sorted(regular_files(path.glob("clean_battle*.json")))
         if len(files) != 1:
             raise InputError(f"{path}: expected one clean_battle*.json file, found {len(files)}")
         path = files[0]

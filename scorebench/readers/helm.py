@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, as_number, field_error, load_json, require
+from ._common import Provenance, as_number, field_error, load_json, regular_files, require
 
 __all__ = ["read", "detect"]
 
@@ -47,7 +47,7 @@ def read(path: Path, *, level: str = "samples", split: str = "test", perturbatio
         raise InputError(f"level={level!r}: expected 'samples' or 'stats'")
     root = path.parent if path.is_file() else path
     runs = [root] if (root / "per_instance_stats.json").is_file() else \
-        sorted(p.parent for p in root.rglob("per_instance_stats.json"))
+        sorted(p.parent for p in regular_files(root.rglob("per_instance_stats.json")))
     if not runs:
         raise InputError(f"{path}: no HELM run folder (per_instance_stats.json) found")
     prov = Provenance("helm", root)

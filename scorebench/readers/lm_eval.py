@@ -31,7 +31,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error, jsonl_records, load_json, require
+from ._common import (Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, regular_files,
+                      require)
 
 __all__ = ["read", "detect"]
 
@@ -42,9 +43,9 @@ _KNOWN_MAJOR_MINOR = (0, 4)  # lm_eval_version of the files this reader knows
 def detect(path: Path) -> bool:
     """True for a results/samples file of the harness, or a folder holding results files."""
     if path.is_file():
-        return bool(_RESULTS.match(path.name)) and b'"task_hashes"' in path.read_bytes()[:1 << 20] or \
+        return bool(_RESULTS.match(path.name)) and b'"task_hashes"' in head_bytes(path, 1 << 20) or \
             (path.name.startswith("samples_") and path.suffix == ".jsonl")
-    return any(_RESULTS.match(p.name) for depth in ("*", "*/*") for p in path.glob(depth))
+    return any(_RESULTS.match(p.name) and is_regular_file(p) for depth in ("*", "*/*") for p in path.glob(depth))
 
 
 def read(path: Path, *, level: str = "samples", system: str | None = None,
@@ -66,7 +67,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None,
     wanted = {tasks} if isinstance(tasks, str) else (set(tasks) if tasks is not None else None)
     root = path.parent if path.is_file() else path
     runs = [path] if path.is_file() and _RESULTS.match(path.name) else \
-        sorted(p for p in root.rglob("results_*.json") if _RESULTS.match(p.name))
+        sorted(p for p in regular_files(root.rglob("results_*.json")) if _RESULTS.match(p.name))
     if not runs:
         raise InputError(f"{path}: no lm-evaluation-harness results_<timestamp>.json found")
     if system is not None and system != "folder" and len(runs) > 1:

@@ -47,7 +47,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, warn_user
-from ._common import Provenance, field_error, load_json, require
+from ._common import Provenance, field_error, head_bytes, is_regular_file, load_json, regular_files, require
 
 __all__ = ["read", "detect", "benchmark", "BENCHMARK_NAMES", "DEFAULT_BENCHMARK"]
 
@@ -100,7 +100,7 @@ def _first_json(folder: Path, depth: int) -> Path | None:
     except OSError:
         return None
     for entry in entries:
-        if entry.is_file() and entry.name.endswith(".json") and entry.name != "model_meta.json":
+        if entry.name.endswith(".json") and entry.name != "model_meta.json" and is_regular_file(entry.path):
             return Path(entry.path)
     for entry in entries[:3] if depth > 1 else ():
         if entry.is_dir():
@@ -116,12 +116,11 @@ def _result_files(root: Path) -> list[Path]:
     for folder, dirs, names in os.walk(root):
         dirs.sort()
         found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".json") and n != "model_meta.json")
-    return [Path(f) for f in found]
+    return regular_files(Path(f) for f in found)
 
 
 def _looks_like_result(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
+    head = head_bytes(path)
     return b'"mteb_version"' in head or b'"mteb_dataset_name"' in head or \
         (b'"task_name"' in head and b'"hf_subset"' in head)
 

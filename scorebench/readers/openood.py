@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error
+from ..validation import parse_bool
+from ._common import Provenance, field_error, is_regular_file, regular_files
 
 __all__ = ["read", "detect", "safe_load"]
 
@@ -52,10 +53,21 @@ class _ArraysOnly(pickle.Unpickler):
         raise _Refused(f"refusing to load {module}.{name}")
 
 
-def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False) -> Any:
-    """Unpickle ``data`` (read from ``path``): NumPy arrays only, unless ``trust_pickle``."""
+def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False, pickle_sha256: str | None = None) -> Any:
+    """Unpickle ``data`` (read from ``path``): NumPy arrays only, unless ``trust_pickle``.
+
+    ``trust_pickle`` is parsed strictly (``"no"`` is false); with ``pickle_sha256`` the bytes
+    must have that SHA-256 before the full unpickler may run on them.
+    """
+    import hashlib
     import io
 
+    trust_pickle = parse_bool(trust_pickle, "trust_pickle")
+    if pickle_sha256 is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != str(pickle_sha256).strip().lower():
+            raise InputError(f"{path}: SHA-256 {digest} differs from the pinned pickle_sha256 {pickle_sha256}; "
+                             "not loading it")
     try:
         return pickle.loads(data) if trust_pickle else _ArraysOnly(io.BytesIO(data)).load()
     except _Refused as exc:
@@ -69,21 +81,29 @@ def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False) -> Any:
 def detect(path: Path) -> bool:
     """True for a ``.pkl`` file or a folder (or its ``scores/``) of them."""
     if path.is_file():
-        return path.suffix == ".pkl"
+        return path.suffix == ".pkl" and is_regular_file(path)
     folder = path / "scores" if (path / "scores").is_dir() else path
-    return any(folder.glob("*.pkl"))
+    return bool(regular_files(folder.glob("*.pkl")))
 
 
-def read(path: Path, *, trust_pickle: bool = False) -> pd.DataFrame:
-    """Read OpenOOD score pickles (one file, or every ``*.pkl`` of a folder or its ``scores/``)."""
+def read(path: Path, *, trust_pickle: bool = False, pickle_sha256: str | None = None) -> pd.DataFrame:
+    """Read OpenOOD score pickles (one file, or every ``*.pkl`` of a folder or its ``scores/``).
+
+    ``pickle_sha256`` pins the file (one file only): its bytes must have that SHA-256 before
+    anything is unpickled. A leaderboard spec may set ``trust_pickle = true`` only together
+    with ``pickle_sha256`` (a pickle is code, like a model).
+    """
+    trust_pickle = parse_bool(trust_pickle, "trust_pickle")
+    if pickle_sha256 is not None and not path.is_file():
+        raise InputError(f"{path}: pickle_sha256 pins one file; name the .pkl file, not a folder")
     folder = path.parent if path.is_file() else (path / "scores" if (path / "scores").is_dir() else path)
-    files = [path] if path.is_file() else sorted(folder.glob("*.pkl"))
+    files = [path] if path.is_file() else sorted(regular_files(folder.glob("*.pkl")))
     if not files:
         raise InputError(f"{path}: no OpenOOD score pickles (*.pkl) found")
     prov = Provenance("openood", folder)
     frames = []
     for file in files:
-        scores = safe_load(file, prov.read(file), trust_pickle=trust_pickle)
+        scores = safe_load(file, prov.read(file), trust_pickle=trust_pickle, pickle_sha256=pickle_sha256)
         frames.extend(_frames(scores, file))
     table = pd.concat(frames, ignore_index=True)
     return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()))

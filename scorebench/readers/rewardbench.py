@@ -5,6 +5,9 @@ RewardBench (Lambert et al., 2024) writes per-prompt outputs (a JSON array or JS
 ``scores_chosen``, ``scores_rejected``, ``subset``) and a summary (``model``,
 ``ref_model``, ``accuracy``, ``num_prompts``, ``extra_results``: subset -> accuracy).
 
+Each record's ``results`` must agree with its scores (1 exactly when ``scores_chosen >
+scores_rejected``, RewardBench's rule, ties counting as 0); a contradiction is an error.
+
 ``level="samples"`` (default): one row per prompt, ``system``, ``task`` = subset,
 ``section``, ``id``, ``correct`` (``results``), ``margin`` = chosen minus rejected score.
 ``level="sections"``: a ``scores`` table of the four section scores (metric ``accuracy``),
@@ -27,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, as_number, field_error, jsonl_records, load_json, require
+from ._common import Provenance, as_number, field_error, head_bytes, jsonl_records, load_json, regular_files, require
 
 __all__ = ["read", "detect", "SECTIONS", "EXAMPLE_COUNTS", "section_scores"]
 
@@ -51,10 +54,9 @@ _SECTION_OF = {subset: section for section, subsets in SECTIONS.items() for subs
 
 def detect(path: Path) -> bool:
     """True for a per-prompt output file (``scores_chosen``) or a folder holding one."""
-    files = [path] if path.is_file() else [*path.glob("*.json"), *path.glob("*.jsonl")]
+    files = [path] if path.is_file() else regular_files([*path.glob("*.json"), *path.glob("*.jsonl")])
     for file in files[:20]:
-        with open(file, "rb") as fh:
-            head = fh.read(4096)
+        head = head_bytes(file)
         if b'"scores_chosen"' in head or b'"extra_results"' in head and b'"ref_model"' in head:
             return True
     return False
@@ -103,7 +105,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
 
 def _outputs_and_summary(path: Path, prov: Provenance) -> tuple[tuple[Path, list], tuple[Path, dict] | None]:
     """The one per-prompt outputs file (records with ``scores_chosen``) and the summary, if any."""
-    files = [path] if path.is_file() else sorted([*path.glob("*.json"), *path.glob("*.jsonl")])
+    files = [path] if path.is_file() else sorted(regular_files([*path.glob("*.json"), *path.glob("*.jsonl")]))
     outputs, summary = None, None
     for file in files:
         value = _load(file, prov)
@@ -135,6 +137,10 @@ def _row(record: Any, file: Path, i: int, system: str) -> dict[str, Any]:
     result = record.get("results")
     if result not in (0, 1) or isinstance(result, float) and not math.isfinite(result):
         raise field_error(file, f"{where}.results", f"expected 0 or 1, got {result!r}")
+    if bool(result) != (chosen > rejected):  # RewardBench's rule: 1 exactly when chosen outscores rejected
+        raise field_error(file, f"{where}.results", f"{result!r} contradicts the scores (scores_chosen {chosen!r}, "
+                                                    f"scores_rejected {rejected!r}): results is 1 exactly when "
+                                                    "the chosen response scores higher")
     return {"system": system, "task": subset, "section": _SECTION_OF[subset], "id": str(record.get("id", i)),
             "correct": float(result), "margin": chosen - rejected}
 
