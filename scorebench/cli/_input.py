@@ -72,6 +72,8 @@ def write_skipped(skipped: list, path: Path) -> None:
     rows = [str(s).partition(": ") for s in skipped]
     frame = pd.DataFrame({"file": [r[0] for r in rows], "reason": [r[2] for r in rows]})
     write_table(frame, path, format="csv")
+
+
 def reader_options(pairs: tuple[str, ...]) -> dict[str, str]:
     """``--from-option KEY=VALUE`` pairs as text; the reader converts them by its signature
     (:func:`scorebench.readers.check_options`: ``trust_pickle=no`` is false, ``language=1`` the text "1")."""
