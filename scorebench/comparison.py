@@ -19,7 +19,7 @@ resampling follows the design of the evaluation:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -27,11 +27,13 @@ import pandas as pd
 from ._version import __version__
 from .errors import InputError
 from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from .pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
 from .registry import Metric
-from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_bootstrap,
-                    paired_permutation, paired_t, percentile_interval, rng_for)
+from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_permutation,
+                    paired_t, percentile_interval, rng_for)
 from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
+from .tables import hash_labels, label_text
 from .validation import check_choice, check_level
 
 __all__ = ["compare", "COMPARE_TESTS"]
@@ -102,15 +104,21 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
     prep, contrib = _prepare_units(table, record, kind, nan_policy, cluster, repeats, kind_options)
     binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
     tests = _choose_tests(record, tests, binary, cluster, repeats)
-    rows = []
+    frames = []
     tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
     for task in tasks:
+        if cluster is None and repeats is None:
+            frames.append(_all_pairs(record, task, _unit_matrix(prep, contrib, task), baseline, tests, ci, n_boot,
+                                     n_perm, seed, horizon, alpha, power))
+            continue
         design = _design(prep, contrib, task, cluster, repeats)
+        rows = []
         for a, b in _pairs(design.systems, baseline):
             rng = rng_for(seed, record.name, task, a, b)
             rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
                                    alpha, power))
-    out = _corrected(pd.DataFrame(rows), tests, alpha)
+        frames.append(pd.DataFrame(rows))
+    out = _corrected(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], tests, alpha)
     if tasks == [None]:
         out = out.drop(columns="task")
     out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
@@ -195,6 +203,102 @@ def _choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, clu
     return tests
 
 
+class UnitMatrix(NamedTuple):
+    """One task's per-unit values: units (sorted by key) × systems (sorted), and the unit labels."""
+
+    matrix: np.ndarray
+    systems: list[str]
+    units: np.ndarray
+
+
+def _unit_matrix(prep: Any, contrib: np.ndarray, task: Any) -> UnitMatrix:
+    """The units × systems matrix of one task, by factorising keys and systems (no pivot)."""
+    frame = prep.inputs.frame
+    mask = slice(None) if task is None else (frame["task"] == task).to_numpy()
+    key = prep.inputs.key
+    systems = frame["system"].to_numpy()[mask]
+    values = contrib[mask]
+    if key is not None:
+        units = frame[key].to_numpy()[mask]
+    else:
+        units = pd.Series(systems).groupby(systems, sort=False).cumcount().to_numpy()
+    ucode, ulabels = pd.factorize(units, sort=True)
+    scode, slabels = pd.factorize(systems, sort=True)
+    n, k = len(ulabels), len(slabels)
+    cell = ucode.astype(np.int64) * k + scode
+    filled = np.bincount(cell, minlength=n * k)
+    if (filled > 1).any():  # the kinds reject duplicate keys; this guards kinds without a key check
+        bad = np.unique(ucode[filled[cell] > 1])[:5]
+        raise InputError(f"units {np.asarray(ulabels)[bad].tolist()} appear more than once for a system; "
+                         "paired comparison needs one row per unit and system")
+    matrix = np.full(n * k, np.nan)
+    matrix[cell] = values
+    matrix = matrix.reshape(n, k)
+    if (filled == 0).any() and not np.isnan(values).any():
+        rows = np.flatnonzero((filled == 0).reshape(n, k).any(axis=1))[:5]
+        raise InputError(f"systems are not scored on the same units: {key or 'row position'} "
+                         f"{np.asarray(ulabels)[rows].tolist()} missing for some systems; paired comparison needs "
+                         "every unit for every system")
+    return UnitMatrix(matrix, [str(x) for x in slabels], np.asarray(ulabels))
+
+
+def unit_hashes(units: Any) -> np.ndarray:
+    """64-bit hashes of unit labels (by their text, so ``7``, ``7.0`` and ``"7"`` agree): the
+    bootstrap weights and sign flips of a unit derive from its hash, whichever engine holds it."""
+    return hash_labels(label_text(pd.Series(np.asarray(units))).astype(str))
+
+
+def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, tests: list[str], ci: float,
+               n_boot: int, n_perm: int, seed: int, horizon: int, alpha: float, power: float) -> pd.DataFrame:
+    """Every pair of one task on independent units, from the matrix engine (:mod:`scorebench.pairwise`)."""
+    pairs = _pairs(um.systems, baseline)
+    if not np.isfinite(um.matrix).all():
+        raise InputError("paired differences contain NaN or infinite values")
+    n = um.matrix.shape[0]
+    if n < 2:
+        raise InputError(f"a paired test needs at least 2 paired rows, got {n}")
+    position = {s: i for i, s in enumerate(um.systems)}
+    ia = np.array([position[a] for a, _ in pairs], dtype=np.intp)
+    ib = np.array([position[b] for _, b in pairs], dtype=np.intp)
+    draws = max(n_boot, 1) if "bootstrap" in tests else n_boot
+    flips = permutation_rounds(n, n_perm) if "permutation" in tests and n > 16 else 0
+    sums = pair_sums(um.matrix, unit_hashes(um.units), seed=seed, n_boot=draws, n_perm=flips)
+    res = pair_tests(sums, ia, ib, [t for t in tests if t in PAIRWISE_TESTS], ci=ci, alpha=alpha, power=power,
+                     matrix=um.matrix, n_boot=n_boot)
+    if "diebold_mariano" in tests:
+        dm = [diebold_mariano(um.matrix[:, i] - um.matrix[:, j], horizon=horizon) for i, j in zip(ia, ib)]
+        res["diebold_mariano"] = (np.array([r.statistic for r in dm]), np.array([r.p_value for r in dm]),
+                                  np.array([r.detail for r in dm], dtype=object))
+    return pair_frame(record, task, pairs, res, tests)
+
+
+def pair_frame(record: Metric, task: Any, pairs: list[tuple[str, str]], res: dict[str, Any],
+               tests: list[str]) -> pd.DataFrame:
+    """compare's rows (pair-major, tests in order) from the engine's per-pair arrays."""
+    n_pairs, n_tests = len(pairs), len(tests)
+    mean = res["mean_diff"]
+    a = np.array([p[0] for p in pairs], dtype=object)
+    b = np.array([p[1] for p in pairs], dtype=object)
+    if record.higher_is_better is None:
+        better = np.full(n_pairs, "", dtype=object)
+    else:
+        better = np.where(mean == 0, "", np.where((mean > 0) == record.higher_is_better, a, b)).astype(object)
+
+    def rep(values: Any) -> np.ndarray:
+        return np.repeat(np.asarray(values), n_tests)
+
+    def per_test(part: int) -> np.ndarray:
+        return np.stack([np.asarray(res[t][part]) for t in tests], axis=1).ravel()
+
+    return pd.DataFrame({"task": [task] * (n_pairs * n_tests), "system_a": rep(a), "system_b": rep(b),
+                         "metric": record.name, "n": np.full(n_pairs * n_tests, res["n"], dtype=np.int64),
+                         "mean_diff": rep(mean), "ci_low": rep(res["ci_low"]), "ci_high": rep(res["ci_high"]),
+                         "mde": rep(res["mde"]), "better": rep(better), "test": np.tile(np.array(tests, dtype=object),
+                                                                                         n_pairs),
+                         "statistic": per_test(0).astype(np.float64), "p_value": per_test(1).astype(np.float64),
+                         "detail": per_test(2)})
+
+
 class _Design:
     """Per-unit values of each system for one task, with the clusters or items of the units."""
 
@@ -266,16 +370,12 @@ def _pair_rows(record: Metric, task: Any, a: str, b: str, design: _Design, tests
         extreme = np.count_nonzero(np.abs(replicates - observed) >= abs(observed))
         boot = PairedTest("bootstrap", observed, float((1 + extreme) / (replicates.size + 1)), "cluster bootstrap")
         mde = minimum_detectable_effect(se, alpha=alpha, power=power, df=n_clusters - 1)
-    elif design.samples is not None:
+    else:  # repeats: the plain design goes through the matrix engine (_all_pairs)
         arms = [design.samples[a], design.samples[b]]
         replicates = two_level_bootstrap(arms, d.size, max(n_boot, 1), rng, signs=(1.0, -1.0))
         extreme = np.count_nonzero(np.abs(replicates - mean) >= abs(mean))
         boot = PairedTest("bootstrap", mean, float((1 + extreme) / (replicates.size + 1)),
                           "two-level bootstrap (items, then samples within items)")
-        mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
-                                        df=d.size - 1)
-    else:
-        boot, replicates = paired_bootstrap(d, max(n_boot, 1), rng)
         mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
                                         df=d.size - 1)
     low, high = percentile_interval(replicates, ci) if n_boot else (np.nan, np.nan)
