@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .core.engines import engine_for
 from .errors import InputError
 from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
 from .pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
@@ -94,6 +95,13 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
     >>> out.loc[out.test == "permutation", ["system_a", "better", "p_value"]].to_string(index=False)
     'system_a better  p_value\\n    good   good 0.004975'
     """
+    engine = engine_for(table, "compare")
+    if engine is not None:
+        if cluster is not None or repeats is not None:
+            raise InputError("cluster= and repeats= need the units of a cluster or item together; run compare on "
+                             "a pandas table (e.g. ddf.compute())")
+        return engine(table, metric, baseline=baseline, kind=kind, tests=tests, ci=ci, n_boot=n_boot, n_perm=n_perm,
+                      seed=seed, nan_policy=nan_policy, alpha=alpha, power=power, **kind_options)
     check_resampling(ci=ci, n_boot=n_boot, seed=seed)
     check_level(alpha, "alpha")
     check_level(power, "power")
@@ -103,13 +111,14 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
                          "metric (one contribution per row or query)")
     prep, contrib = _prepare_units(table, record, kind, nan_policy, cluster, repeats, kind_options)
     binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
-    tests = _choose_tests(record, tests, binary, cluster, repeats)
+    tests = choose_tests(record, tests, binary, cluster, repeats)
     frames = []
     tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
     for task in tasks:
         if cluster is None and repeats is None:
-            frames.append(_all_pairs(record, task, _unit_matrix(prep, contrib, task), baseline, tests, ci, n_boot,
-                                     n_perm, seed, horizon, alpha, power))
+            um = unit_matrix(prep.inputs.frame, contrib, prep.inputs.key, task)
+            frames.append(_all_pairs(record, task, um, baseline, tests, ci, n_boot, n_perm, seed, horizon, alpha,
+                                     power))
             continue
         design = _design(prep, contrib, task, cluster, repeats)
         rows = []
@@ -118,15 +127,22 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
             rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
                                    alpha, power))
         frames.append(pd.DataFrame(rows))
-    out = _corrected(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], tests, alpha)
-    if tasks == [None]:
+    design = "clusters of " + cluster if cluster else "repeats " + repeats if repeats else "independent units"
+    return finish_pairs(frames, tests, tasks == [None], seed=seed, ci=ci, n_boot=n_boot, n_perm=n_perm, alpha=alpha,
+                        power=power, design=design)
+
+
+def finish_pairs(frames: list[pd.DataFrame], tests: list[str], single_task: bool, *, seed: int, ci: float,
+                 n_boot: int, n_perm: int, alpha: float, power: float, design: str) -> pd.DataFrame:
+    """compare's output from the per-task frames: corrected p-values, ``better`` and attrs (every engine)."""
+    out = corrected(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], tests, alpha)
+    if single_task:
         out = out.drop(columns="task")
     out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
                       "n_perm": n_perm, "alpha": alpha, "power": power,
                       "correction": "Holm and Benjamini-Hochberg within each test",
                       "better": f"the better system when the Holm-corrected p-value is below {alpha:g}, else empty",
-                      "design": ("clusters of " + cluster if cluster else "repeats " + repeats if repeats
-                                 else "independent units")})
+                      "design": design})
     return out
 
 
@@ -161,7 +177,7 @@ def _pairs(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def _corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
+def corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
     """Holm and Benjamini–Hochberg p-values within each test; ``better`` only where significant."""
     for test in tests:
         mask = out["test"] == test
@@ -183,7 +199,7 @@ def _with_design_columns(frame: pd.DataFrame, cluster: str | None, repeats: str 
     return frame
 
 
-def _choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, cluster: str | None,
+def choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, cluster: str | None,
                   repeats: str | None) -> list[str]:
     plain = cluster is None and repeats is None
     if tests is None:
@@ -211,19 +227,27 @@ class UnitMatrix(NamedTuple):
     units: np.ndarray
 
 
-def _unit_matrix(prep: Any, contrib: np.ndarray, task: Any) -> UnitMatrix:
-    """The units × systems matrix of one task, by factorising keys and systems (no pivot)."""
-    frame = prep.inputs.frame
+def unit_matrix(frame: pd.DataFrame, contrib: np.ndarray, key: str | None, task: Any,
+                systems: Sequence[str] | None = None) -> UnitMatrix:
+    """The units × systems matrix of one task, by factorising keys and systems (no pivot).
+
+    ``frame`` holds the kind's units (``system``, ``task``, the ``key``), ``contrib`` the
+    metric's contribution of each; ``systems`` fixes the columns (default: the task's
+    systems, sorted). Raises when a unit lacks a system or appears twice for one.
+    """
     mask = slice(None) if task is None else (frame["task"] == task).to_numpy()
-    key = prep.inputs.key
-    systems = frame["system"].to_numpy()[mask]
+    names = frame["system"].to_numpy()[mask]
     values = contrib[mask]
     if key is not None:
         units = frame[key].to_numpy()[mask]
     else:
-        units = pd.Series(systems).groupby(systems, sort=False).cumcount().to_numpy()
+        units = pd.Series(names).groupby(names, sort=False).cumcount().to_numpy()
     ucode, ulabels = pd.factorize(units, sort=True)
-    scode, slabels = pd.factorize(systems, sort=True)
+    if systems is None:
+        scode, slabels = pd.factorize(names, sort=True)
+    else:
+        slabels = list(systems)
+        scode = pd.Categorical(pd.Series(names).astype(str), categories=slabels).codes.astype(np.int64)
     n, k = len(ulabels), len(slabels)
     cell = ucode.astype(np.int64) * k + scode
     filled = np.bincount(cell, minlength=n * k)
@@ -251,15 +275,11 @@ def unit_hashes(units: Any) -> np.ndarray:
 def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, tests: list[str], ci: float,
                n_boot: int, n_perm: int, seed: int, horizon: int, alpha: float, power: float) -> pd.DataFrame:
     """Every pair of one task on independent units, from the matrix engine (:mod:`scorebench.pairwise`)."""
-    pairs = _pairs(um.systems, baseline)
-    if not np.isfinite(um.matrix).all():
-        raise InputError("paired differences contain NaN or infinite values")
+    pairs, ia, ib = pair_positions(um.systems, baseline)
+    check_finite(um.matrix)
     n = um.matrix.shape[0]
     if n < 2:
         raise InputError(f"a paired test needs at least 2 paired rows, got {n}")
-    position = {s: i for i, s in enumerate(um.systems)}
-    ia = np.array([position[a] for a, _ in pairs], dtype=np.intp)
-    ib = np.array([position[b] for _, b in pairs], dtype=np.intp)
     draws = max(n_boot, 1) if "bootstrap" in tests else n_boot
     flips = permutation_rounds(n, n_perm) if "permutation" in tests and n > 16 else 0
     sums = pair_sums(um.matrix, unit_hashes(um.units), seed=seed, n_boot=draws, n_perm=flips)
@@ -270,6 +290,20 @@ def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, 
         res["diebold_mariano"] = (np.array([r.statistic for r in dm]), np.array([r.p_value for r in dm]),
                                   np.array([r.detail for r in dm], dtype=object))
     return pair_frame(record, task, pairs, res, tests)
+
+
+def check_finite(matrix: np.ndarray) -> None:
+    """Paired tests need finite contributions for every unit and system."""
+    if not np.isfinite(matrix).all():
+        raise InputError("paired differences contain NaN or infinite values")
+
+
+def pair_positions(systems: list[str], baseline: str | None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """The pairs (all, or each against ``baseline``) and their systems' column positions."""
+    pairs = _pairs(systems, baseline)
+    position = {s: i for i, s in enumerate(systems)}
+    return (pairs, np.array([position[a] for a, _ in pairs], dtype=np.intp),
+            np.array([position[b] for _, b in pairs], dtype=np.intp))
 
 
 def pair_frame(record: Metric, task: Any, pairs: list[tuple[str, str]], res: dict[str, Any],
