@@ -93,3 +93,29 @@ def test_compare_dask_errors_are_one_clear_line(client):
         scorebench.compare(dd.from_pandas(table, npartitions=2), "accuracy", cluster="task")
     with pytest.raises(InputError, match="time order"):
         scorebench.compare(dd.from_pandas(_brier(), npartitions=2), "brier_score", tests=["diebold_mariano"])
+
+
+def test_cli_compare_engine_dask_equals_pandas(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    table = _correct(n=80, k=3, tasks=("t",))
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        table.iloc[i::3].to_parquet(folder / f"part{i}.parquet")
+    runner = CliRunner()
+    outs = []
+    for engine in ("dask", "pandas"):
+        path = tmp_path / f"{engine}.csv"
+        src = str(folder / "*.parquet") if engine == "dask" else str(tmp_path / "all.parquet")
+        table.to_parquet(tmp_path / "all.parquet")
+        res = runner.invoke(cli, ["compare", src, "-m", "accuracy", "--engine", engine, "--test", "mcnemar",
+                                  "--test", "t", "-o", str(path)])
+        assert res.exit_code == 0, res.output
+        outs.append(pd.read_csv(path))
+    np.testing.assert_allclose(outs[0]["p_value"], outs[1]["p_value"], rtol=1e-9)
+    assert outs[0]["detail"].tolist() == outs[1]["detail"].tolist()
+    bad = runner.invoke(cli, ["compare", str(tmp_path / "all.parquet"), "-m", "accuracy", "--scheduler", "x:1"])
+    assert bad.exit_code != 0 and "--scheduler applies to --engine dask" in bad.output
