@@ -34,7 +34,7 @@ from ..errors import InputError
 from .._records import Registry
 from ..registry import definition_site
 
-__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
+__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "register_column_parts", "get_method", "all_methods", "list_methods",
            "ACCEPTS"]
 
 ACCEPTS = ("matrix", "battles", "table")
@@ -71,6 +71,12 @@ class Method:
     bootstrap : callable or None
         Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
         used when battles are resampled (see :func:`register_bootstrap`).
+    column_parts : callable or None
+        For a method whose score is a ratio of weighted column sums,
+        ``s_a = sum_j w_j N_aj / sum_j w_j D_aj`` with ``N``, ``D`` fixed per column (Borda, win
+        rate): ``column_parts(matrix, **params) -> (N, D or None)`` (``None``: denominator 1).
+        Resampling tasks then needs no re-run of the method: every replicate is one matrix
+        product with the drawn column counts (see :func:`register_column_parts`).
     """
 
     name: str
@@ -81,6 +87,8 @@ class Method:
     citation: str = ""
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
+    column_parts: Callable[..., tuple[np.ndarray, np.ndarray | None]] | None = field(default=None, repr=False,
+                                                                                       compare=False)
 
     @property
     def description(self) -> str:
@@ -127,6 +135,16 @@ def register_bootstrap(name: str) -> Callable:
 
     def decorate(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         _METHODS.add(name, replace(get_method(name), bootstrap=fn), replace=True)
+        return fn
+
+    return decorate
+
+
+def register_column_parts(name: str) -> Callable:
+    """Attach the per-column parts of a column-additive method (see :attr:`Method.column_parts`)."""
+
+    def decorate(fn: Callable[..., tuple[np.ndarray, np.ndarray | None]]) -> Callable:
+        _METHODS.add(name, replace(get_method(name), column_parts=fn), replace=True)
         return fn
 
     return decorate
