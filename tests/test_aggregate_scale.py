@@ -71,3 +71,17 @@ def test_sorted_competition_ranks_equal_the_all_pairs_form(scale):
     with_nan = x[0].copy()
     with_nan[3] = np.nan  # non-finite input keeps the all-pairs form
     assert competition_ranks(with_nan)[3] == 1  # NaN beats nothing and is beaten by nothing there
+
+
+@pytest.mark.parametrize("ties", ["min", "max", "average"])
+def test_column_ranks_equal_pandas_rank(ties):
+    from scorebench.aggregate.profile import column_ranks
+
+    rng = np.random.default_rng(8)
+    v = np.round(rng.normal(size=(200, 12)) * 2) / 2
+    v[rng.random(v.shape) < 0.5] = np.nan
+    v[:, 3] = np.nan
+    v[0, 3] = 1.0  # a column with one score
+    m = as_matrix(pd.DataFrame(v, index=[f"s{i}" for i in range(200)]), higher_is_better=[True] * 6 + [False] * 6)
+    ref = pd.DataFrame(m.oriented).rank(axis=0, method=ties, ascending=False).to_numpy(dtype=np.float64)
+    np.testing.assert_array_equal(column_ranks(m, ties), ref)
