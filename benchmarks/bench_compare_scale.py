@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_compare_scale.py                      # 100 x 20,000 and 400 x 25,000 (compare)
     python benchmarks/bench_compare_scale.py --systems 400 --items 100000   # the issue's target size
     python benchmarks/bench_compare_scale.py --engine-only --systems 400 --items 100000  # matrix in, no table
+    python benchmarks/bench_compare_scale.py --dask --systems 100 --items 20000 --tests mcnemar,bootstrap,t
 
 Each configuration runs in a fresh subprocess, so the peak resident memory reported
 (``ru_maxrss`` of that process) is its own. Data: right/wrong outcomes from a 1PL model
@@ -84,6 +85,36 @@ def one(systems: int, items: int, tests: list[str] | None, engine_only: bool, n_
             "cpu_seconds": round(time.process_time() - c0, 2), "peak_rss_gib": round(peak, 2)}
 
 
+def dask_run(systems: int, items: int, tests: list[str] | None, n_boot: int, folder: str) -> dict:
+    """compare on a Parquet folder through a LocalCluster of 2 workers x 2 GB, against in memory."""
+    import tempfile
+    from pathlib import Path
+
+    import dask.dataframe as dd
+    import distributed
+
+    import scorebench
+
+    m = outcomes(systems, items)
+    table = long_table(m)
+    del m
+    folder = folder or tempfile.mkdtemp(prefix="bench_compare_")
+    parts = 16
+    for i in range(parts):
+        table.iloc[i::parts].to_parquet(Path(folder) / f"part{i:02d}.parquet")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       memory_limit="2GB")
+    with distributed.Client(cluster):
+        t0 = time.perf_counter()
+        got = scorebench.compare(dd.read_parquet(folder), "accuracy", tests=tests, n_boot=n_boot)
+        seconds = time.perf_counter() - t0
+    cluster.close()
+    expected = scorebench.compare(table, "accuracy", tests=tests, n_boot=n_boot)
+    diff = float(np.nanmax(np.abs(got["p_value"].to_numpy() - expected["p_value"].to_numpy())))
+    return {"systems": systems, "items": items, "engine": "dask (2 workers x 2 GB, 16 Parquet files)",
+            "tests": tests or "default", "seconds": round(seconds, 2), "max_abs_p_difference_vs_pandas": diff}
+
+
 def per_pair_loop(systems: int, items: int, pairs: int, n_boot: int) -> dict:
     """The previous per-pair path (one McNemar and one multinomial bootstrap per pair), timed on
     ``pairs`` pairs and extrapolated to all pairs."""
@@ -118,9 +149,13 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--loop-pairs", type=int, default=0)
+    ap.add_argument("--dask", action="store_true", help="compare on a Parquet folder with a 2-worker LocalCluster")
     a = ap.parse_args()
     if a.child:
-        if a.loop_pairs:
+        if a.dask:
+            tests = a.tests.split(",") if a.tests else None
+            print(json.dumps(dask_run(a.systems, a.items, tests, a.n_boot, "")))
+        elif a.loop_pairs:
             print(json.dumps(per_pair_loop(a.systems, a.items, a.loop_pairs, a.n_boot)))
         else:
             tests = a.tests.split(",") if a.tests else None
@@ -128,7 +163,8 @@ def main() -> None:
         return
     if a.systems:
         configs = [[f"--systems={a.systems}", f"--items={a.items}", *([f"--tests={a.tests}"] if a.tests else []),
-                    *(["--engine-only"] if a.engine_only else []), f"--n-boot={a.n_boot}"]]
+                    *(["--engine-only"] if a.engine_only else []), *(["--dask"] if a.dask else []),
+                    f"--n-boot={a.n_boot}"]]
     else:
         configs = [["--systems=100", "--items=20000", "--tests=mcnemar"],
                    ["--systems=100", "--items=20000"],
