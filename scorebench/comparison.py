@@ -11,6 +11,13 @@ resampling follows the design of the evaluation:
 * ``repeats=COL`` (several samples per item): per-item means are compared; the bootstrap
   is two-level (items, then samples within items).
 
+On independent units every pair of a task comes from one units × systems matrix
+(:mod:`scorebench.pairwise`: McNemar and t from its Gram matrix, the bootstrap and the sign
+flips from one draw of unit weights and signs shared by all pairs, derived from the hash of
+each unit's key), so all 79,800 pairs of 400 systems cost a few matrix products; a Dask table
+goes to :func:`scorebench.dask_compare.compare_dask`, which adds the same sums partition by
+partition.
+
 ``better`` names a system only when the Holm-corrected p-value of that test is below
 ``alpha``; ``mde`` is the minimum detectable effect of the comparison at ``alpha`` and
 ``power`` (see :func:`scorebench.stats_tests.minimum_detectable_effect`).
@@ -52,15 +59,18 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
 
     Parameters
     ----------
-    table : DataFrame or path
+    table : DataFrame, path or dask DataFrame
         A result table of the metric's kind; units are matched by the kind's key (``id``,
-        ``qid``) or, without one, by position.
+        ``qid``) or, without one, by position. A Dask table (keyed by ``id``) is compared by
+        partial sums on the workers, with the same numbers.
     metric : str or Metric
         A per-row metric (one contribution per row or query).
     baseline : str, optional
         Compare every system against this one (default: all pairs).
     tests : list of str, optional
-        ``bootstrap``, ``permutation``, ``t``, ``diebold_mariano`` (scoring rules; rows in time
+        ``bootstrap`` (Poisson bootstrap: each unit's weight per round is a function of the
+        seed and the hash of its key, shared by all pairs), ``permutation`` (sign flips drawn
+        the same way; exact enumeration up to 16 units), ``t``, ``diebold_mariano`` (scoring rules; rows in time
         order; HAC variance with ``horizon - 1`` lags, ``horizon`` < n), ``mcnemar`` (0/1
         contributions such as ``accuracy``; exact binomial below 25 discordant pairs,
         continuity-corrected chi-square above). Default: all that apply.

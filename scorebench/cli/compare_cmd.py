@@ -59,6 +59,8 @@ def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, s
     for CI: the exit status is 0 when the gate holds, 1 when it does not.
     """
     kind_options = {**parse_options(options), **given_kind_options(kind_flags)}
+    if gate_name is not None and engine == "dask":
+        raise click.UsageError("--gate runs in memory; use --engine pandas")
     if gate_name is not None:
         if direction is not None:
             kind_options["higher_is_better"] = direction == "higher"
