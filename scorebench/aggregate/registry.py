@@ -34,7 +34,7 @@ from ..errors import InputError
 from .._records import Registry
 from ..registry import definition_site
 
-__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "register_column_parts", "get_method", "all_methods", "list_methods",
+__all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "get_method", "all_methods", "list_methods",
            "ACCEPTS"]
 
 ACCEPTS = ("matrix", "battles", "table")
@@ -68,15 +68,15 @@ class Method:
         Where the definition comes from.
     params : mapping
         Keyword parameters and their defaults (from the function signature).
-    bootstrap : callable or None
-        Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
-        used when battles are resampled (see :func:`register_bootstrap`).
     column_parts : callable or None
         For a method whose score is a ratio of weighted column sums,
         ``s_a = sum_j w_j N_aj / sum_j w_j D_aj`` with ``N``, ``D`` fixed per column (Borda, win
         rate): ``column_parts(matrix, **params) -> (N, D or None)`` (``None``: denominator 1).
         Resampling tasks then needs no re-run of the method: every replicate is one matrix
         product with the drawn column counts (see :func:`register_column_parts`).
+    bootstrap : callable or None
+        Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
+        used when battles are resampled (see :func:`register_bootstrap`).
     """
 
     name: str
@@ -86,9 +86,9 @@ class Method:
     missing: str = ""
     citation: str = ""
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
     column_parts: Callable[..., tuple[np.ndarray, np.ndarray | None]] | None = field(default=None, repr=False,
                                                                                        compare=False)
+    bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -140,16 +140,6 @@ def register_bootstrap(name: str) -> Callable:
     return decorate
 
 
-def register_column_parts(name: str) -> Callable:
-    """Attach the per-column parts of a column-additive method (see :attr:`Method.column_parts`)."""
-
-    def decorate(fn: Callable[..., tuple[np.ndarray, np.ndarray | None]]) -> Callable:
-        _METHODS.add(name, replace(get_method(name), column_parts=fn), replace=True)
-        return fn
-
-    return decorate
-
-
 def get_method(name: str) -> Method:
     """Look a method up by name; unknown names raise with close matches."""
     if isinstance(name, str) and name not in _METHODS and name in _PROVIDERS:
@@ -181,3 +171,13 @@ def list_methods() -> pd.DataFrame:
                           "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
                           "missing": m.missing, "description": m.description, "citation": m.citation}
                          for m in all_methods()])
+
+
+def register_column_parts(name: str) -> Callable:
+    """Attach the per-column parts of a column-additive method (see :attr:`Method.column_parts`)."""
+
+    def decorate(fn: Callable[..., tuple[np.ndarray, np.ndarray | None]]) -> Callable:
+        _METHODS.add(name, replace(get_method(name), column_parts=fn), replace=True)
+        return fn
+
+    return decorate

@@ -22,7 +22,7 @@ from .input import Battles, ScoreMatrix, read_input
 from .ranking import competition_ranks
 from .registry import Method, get_method
 
-__all__ = ["bootstrap_scores", "column_bootstrap", "summarize_bootstrap", "method_agreement", "leave_one_task_out",
+__all__ = ["bootstrap_scores", "summarize_bootstrap", "method_agreement", "leave_one_task_out",
            "RESAMPLE", "prepare", "run_method"]
 
 RESAMPLE = ("tasks", "battles")
