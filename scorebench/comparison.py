@@ -11,6 +11,13 @@ resampling follows the design of the evaluation:
 * ``repeats=COL`` (several samples per item): per-item means are compared; the bootstrap
   is two-level (items, then samples within items).
 
+On independent units every pair of a task comes from one units × systems matrix
+(:mod:`scorebench.pairwise`: McNemar and t from its Gram matrix, the bootstrap and the sign
+flips from one draw of unit weights and signs shared by all pairs, derived from the hash of
+each unit's key), so all 79,800 pairs of 400 systems cost a few matrix products; a Dask table
+goes to :func:`scorebench.dask_compare.compare_dask`, which adds the same sums partition by
+partition.
+
 ``better`` names a system only when the Holm-corrected p-value of that test is below
 ``alpha``; ``mde`` is the minimum detectable effect of the comparison at ``alpha`` and
 ``power`` (see :func:`scorebench.stats_tests.minimum_detectable_effect`).
@@ -19,19 +26,22 @@ resampling follows the design of the evaluation:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .core.engines import engine_for
 from .errors import InputError
 from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from .pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
 from .registry import Metric
-from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_bootstrap,
-                    paired_permutation, paired_t, percentile_interval, rng_for)
+from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_permutation,
+                    paired_t, percentile_interval, rng_for)
 from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
+from .tables import hash_labels, label_text
 from .validation import check_choice, check_level
 
 __all__ = ["compare", "COMPARE_TESTS"]
@@ -49,15 +59,18 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
 
     Parameters
     ----------
-    table : DataFrame or path
+    table : DataFrame, path or dask DataFrame
         A result table of the metric's kind; units are matched by the kind's key (``id``,
-        ``qid``) or, without one, by position.
+        ``qid``) or, without one, by position. A Dask table (keyed by ``id``) is compared by
+        partial sums on the workers, with the same numbers.
     metric : str or Metric
         A per-row metric (one contribution per row or query).
     baseline : str, optional
         Compare every system against this one (default: all pairs).
     tests : list of str, optional
-        ``bootstrap``, ``permutation``, ``t``, ``diebold_mariano`` (scoring rules; rows in time
+        ``bootstrap`` (Poisson bootstrap: each unit's weight per round is a function of the
+        seed and the hash of its key, shared by all pairs), ``permutation`` (sign flips drawn
+        the same way; exact enumeration up to 16 units), ``t``, ``diebold_mariano`` (scoring rules; rows in time
         order; HAC variance with ``horizon - 1`` lags, ``horizon`` < n), ``mcnemar`` (0/1
         contributions such as ``accuracy``; exact binomial below 25 discordant pairs,
         continuity-corrected chi-square above). Default: all that apply.
@@ -92,6 +105,13 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
     >>> out.loc[out.test == "permutation", ["system_a", "better", "p_value"]].to_string(index=False)
     'system_a better  p_value\\n    good   good 0.004975'
     """
+    engine = engine_for(table, "compare")
+    if engine is not None:
+        if cluster is not None or repeats is not None:
+            raise InputError("cluster= and repeats= need the units of a cluster or item together; run compare on "
+                             "a pandas table (e.g. ddf.compute())")
+        return engine(table, metric, baseline=baseline, kind=kind, tests=tests, ci=ci, n_boot=n_boot, n_perm=n_perm,
+                      seed=seed, nan_policy=nan_policy, alpha=alpha, power=power, **kind_options)
     check_resampling(ci=ci, n_boot=n_boot, seed=seed)
     check_level(alpha, "alpha")
     check_level(power, "power")
@@ -101,24 +121,38 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
                          "metric (one contribution per row or query)")
     prep, contrib = _prepare_units(table, record, kind, nan_policy, cluster, repeats, kind_options)
     binary = bool(np.isin(contrib[~np.isnan(contrib)], (0.0, 1.0)).all())
-    tests = _choose_tests(record, tests, binary, cluster, repeats)
-    rows = []
+    tests = choose_tests(record, tests, binary, cluster, repeats)
+    frames = []
     tasks = prep.keys["task"].unique().tolist() if "task" in prep.by else [None]
     for task in tasks:
+        if cluster is None and repeats is None:
+            um = unit_matrix(prep.inputs.frame, contrib, prep.inputs.key, task)
+            frames.append(_all_pairs(record, task, um, baseline, tests, ci, n_boot, n_perm, seed, horizon, alpha,
+                                     power))
+            continue
         design = _design(prep, contrib, task, cluster, repeats)
+        rows = []
         for a, b in _pairs(design.systems, baseline):
             rng = rng_for(seed, record.name, task, a, b)
             rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
                                    alpha, power))
-    out = _corrected(pd.DataFrame(rows), tests, alpha)
-    if tasks == [None]:
+        frames.append(pd.DataFrame(rows))
+    design = "clusters of " + cluster if cluster else "repeats " + repeats if repeats else "independent units"
+    return finish_pairs(frames, tests, tasks == [None], seed=seed, ci=ci, n_boot=n_boot, n_perm=n_perm, alpha=alpha,
+                        power=power, design=design)
+
+
+def finish_pairs(frames: list[pd.DataFrame], tests: list[str], single_task: bool, *, seed: int, ci: float,
+                 n_boot: int, n_perm: int, alpha: float, power: float, design: str) -> pd.DataFrame:
+    """compare's output from the per-task frames: corrected p-values, ``better`` and attrs (every engine)."""
+    out = corrected(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], tests, alpha)
+    if single_task:
         out = out.drop(columns="task")
     out.attrs.update({"scorebench_version": __version__, "seed": seed, "ci": ci, "n_boot": n_boot,
                       "n_perm": n_perm, "alpha": alpha, "power": power,
                       "correction": "Holm and Benjamini-Hochberg within each test",
                       "better": f"the better system when the Holm-corrected p-value is below {alpha:g}, else empty",
-                      "design": ("clusters of " + cluster if cluster else "repeats " + repeats if repeats
-                                 else "independent units")})
+                      "design": design})
     return out
 
 
@@ -153,7 +187,7 @@ def _pairs(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def _corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
+def corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
     """Holm and Benjamini–Hochberg p-values within each test; ``better`` only where significant."""
     for test in tests:
         mask = out["test"] == test
@@ -175,7 +209,7 @@ def _with_design_columns(frame: pd.DataFrame, cluster: str | None, repeats: str 
     return frame
 
 
-def _choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, cluster: str | None,
+def choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, cluster: str | None,
                   repeats: str | None) -> list[str]:
     plain = cluster is None and repeats is None
     if tests is None:
@@ -193,6 +227,120 @@ def _choose_tests(record: Metric, tests: Sequence[str] | None, binary: bool, clu
             raise InputError(f"test {t!r} assumes one independent row per unit; with cluster=/repeats= use "
                              "bootstrap, permutation or t")
     return tests
+
+
+class UnitMatrix(NamedTuple):
+    """One task's per-unit values: units (sorted by key) × systems (sorted), and the unit labels."""
+
+    matrix: np.ndarray
+    systems: list[str]
+    units: np.ndarray
+
+
+def unit_matrix(frame: pd.DataFrame, contrib: np.ndarray, key: str | None, task: Any,
+                systems: Sequence[str] | None = None) -> UnitMatrix:
+    """The units × systems matrix of one task, by factorising keys and systems (no pivot).
+
+    ``frame`` holds the kind's units (``system``, ``task``, the ``key``), ``contrib`` the
+    metric's contribution of each; ``systems`` fixes the columns (default: the task's
+    systems, sorted). Raises when a unit lacks a system or appears twice for one.
+    """
+    mask = slice(None) if task is None else (frame["task"] == task).to_numpy()
+    names = frame["system"].to_numpy()[mask]
+    values = contrib[mask]
+    if key is not None:
+        units = frame[key].to_numpy()[mask]
+    else:
+        units = pd.Series(names).groupby(names, sort=False).cumcount().to_numpy()
+    ucode, ulabels = pd.factorize(units, sort=True)
+    if systems is None:
+        scode, slabels = pd.factorize(names, sort=True)
+    else:
+        slabels = list(systems)
+        scode = pd.Categorical(pd.Series(names).astype(str), categories=slabels).codes.astype(np.int64)
+    n, k = len(ulabels), len(slabels)
+    cell = ucode.astype(np.int64) * k + scode
+    filled = np.bincount(cell, minlength=n * k)
+    if (filled > 1).any():  # the kinds reject duplicate keys; this guards kinds without a key check
+        bad = np.unique(ucode[filled[cell] > 1])[:5]
+        raise InputError(f"units {np.asarray(ulabels)[bad].tolist()} appear more than once for a system; "
+                         "paired comparison needs one row per unit and system")
+    matrix = np.full(n * k, np.nan)
+    matrix[cell] = values
+    matrix = matrix.reshape(n, k)
+    if (filled == 0).any() and not np.isnan(values).any():
+        rows = np.flatnonzero((filled == 0).reshape(n, k).any(axis=1))[:5]
+        raise InputError(f"systems are not scored on the same units: {key or 'row position'} "
+                         f"{np.asarray(ulabels)[rows].tolist()} missing for some systems; paired comparison needs "
+                         "every unit for every system")
+    return UnitMatrix(matrix, [str(x) for x in slabels], np.asarray(ulabels))
+
+
+def unit_hashes(units: Any) -> np.ndarray:
+    """64-bit hashes of unit labels (by their text, so ``7``, ``7.0`` and ``"7"`` agree): the
+    bootstrap weights and sign flips of a unit derive from its hash, whichever engine holds it."""
+    return hash_labels(label_text(pd.Series(np.asarray(units))).astype(str))
+
+
+def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, tests: list[str], ci: float,
+               n_boot: int, n_perm: int, seed: int, horizon: int, alpha: float, power: float) -> pd.DataFrame:
+    """Every pair of one task on independent units, from the matrix engine (:mod:`scorebench.pairwise`)."""
+    pairs, ia, ib = pair_positions(um.systems, baseline)
+    check_finite(um.matrix)
+    n = um.matrix.shape[0]
+    if n < 2:
+        raise InputError(f"a paired test needs at least 2 paired rows, got {n}")
+    draws = max(n_boot, 1) if "bootstrap" in tests else n_boot
+    flips = permutation_rounds(n, n_perm) if "permutation" in tests and n > 16 else 0
+    sums = pair_sums(um.matrix, unit_hashes(um.units), seed=seed, n_boot=draws, n_perm=flips)
+    res = pair_tests(sums, ia, ib, [t for t in tests if t in PAIRWISE_TESTS], ci=ci, alpha=alpha, power=power,
+                     matrix=um.matrix, n_boot=n_boot)
+    if "diebold_mariano" in tests:
+        dm = [diebold_mariano(um.matrix[:, i] - um.matrix[:, j], horizon=horizon) for i, j in zip(ia, ib)]
+        res["diebold_mariano"] = (np.array([r.statistic for r in dm]), np.array([r.p_value for r in dm]),
+                                  np.array([r.detail for r in dm], dtype=object))
+    return pair_frame(record, task, pairs, res, tests)
+
+
+def check_finite(matrix: np.ndarray) -> None:
+    """Paired tests need finite contributions for every unit and system."""
+    if not np.isfinite(matrix).all():
+        raise InputError("paired differences contain NaN or infinite values")
+
+
+def pair_positions(systems: list[str], baseline: str | None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """The pairs (all, or each against ``baseline``) and their systems' column positions."""
+    pairs = _pairs(systems, baseline)
+    position = {s: i for i, s in enumerate(systems)}
+    return (pairs, np.array([position[a] for a, _ in pairs], dtype=np.intp),
+            np.array([position[b] for _, b in pairs], dtype=np.intp))
+
+
+def pair_frame(record: Metric, task: Any, pairs: list[tuple[str, str]], res: dict[str, Any],
+               tests: list[str]) -> pd.DataFrame:
+    """compare's rows (pair-major, tests in order) from the engine's per-pair arrays."""
+    n_pairs, n_tests = len(pairs), len(tests)
+    mean = res["mean_diff"]
+    a = np.array([p[0] for p in pairs], dtype=object)
+    b = np.array([p[1] for p in pairs], dtype=object)
+    if record.higher_is_better is None:
+        better = np.full(n_pairs, "", dtype=object)
+    else:
+        better = np.where(mean == 0, "", np.where((mean > 0) == record.higher_is_better, a, b)).astype(object)
+
+    def rep(values: Any) -> np.ndarray:
+        return np.repeat(np.asarray(values), n_tests)
+
+    def per_test(part: int) -> np.ndarray:
+        return np.stack([np.asarray(res[t][part]) for t in tests], axis=1).ravel()
+
+    return pd.DataFrame({"task": [task] * (n_pairs * n_tests), "system_a": rep(a), "system_b": rep(b),
+                         "metric": record.name, "n": np.full(n_pairs * n_tests, res["n"], dtype=np.int64),
+                         "mean_diff": rep(mean), "ci_low": rep(res["ci_low"]), "ci_high": rep(res["ci_high"]),
+                         "mde": rep(res["mde"]), "better": rep(better), "test": np.tile(np.array(tests, dtype=object),
+                                                                                         n_pairs),
+                         "statistic": per_test(0).astype(np.float64), "p_value": per_test(1).astype(np.float64),
+                         "detail": per_test(2)})
 
 
 class _Design:
@@ -266,16 +414,12 @@ def _pair_rows(record: Metric, task: Any, a: str, b: str, design: _Design, tests
         extreme = np.count_nonzero(np.abs(replicates - observed) >= abs(observed))
         boot = PairedTest("bootstrap", observed, float((1 + extreme) / (replicates.size + 1)), "cluster bootstrap")
         mde = minimum_detectable_effect(se, alpha=alpha, power=power, df=n_clusters - 1)
-    elif design.samples is not None:
+    else:  # repeats: the plain design goes through the matrix engine (_all_pairs)
         arms = [design.samples[a], design.samples[b]]
         replicates = two_level_bootstrap(arms, d.size, max(n_boot, 1), rng, signs=(1.0, -1.0))
         extreme = np.count_nonzero(np.abs(replicates - mean) >= abs(mean))
         boot = PairedTest("bootstrap", mean, float((1 + extreme) / (replicates.size + 1)),
                           "two-level bootstrap (items, then samples within items)")
-        mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
-                                        df=d.size - 1)
-    else:
-        boot, replicates = paired_bootstrap(d, max(n_boot, 1), rng)
         mde = minimum_detectable_effect(float(d.std(ddof=1) / np.sqrt(d.size)), alpha=alpha, power=power,
                                         df=d.size - 1)
     low, high = percentile_interval(replicates, ci) if n_boot else (np.nan, np.nan)

@@ -57,7 +57,7 @@ from .stats_tests import proportion_interval as proportion_interval_of
 from .tables import NAN_POLICIES, Kind, get_kind, hash_labels, label_text
 from .validation import check_choice
 
-__all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials"]
+__all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials", "co_partition"]
 
 _BUCKET = "__scorebench_unit_bucket__"
 _FAN_IN = 32  # partials merged per task
@@ -356,6 +356,14 @@ def _unit_bucket(frame: pd.DataFrame, columns: Sequence[str], buckets: int) -> p
         for column in columns:
             h = (h ^ hash_labels(label_text(frame[column]).astype(str))) * np.uint64(0x100000001B3)
     return frame.assign(**{_BUCKET: (h % np.uint64(buckets)).astype(np.int64)})
+
+
+def co_partition(ddf: Any, columns: Sequence[str]) -> Any:
+    """``ddf`` with the rows that share ``columns`` values in one partition (hash of their label text).
+
+    So each unit's rows (all systems) meet in one partition, as paired comparisons need.
+    """
+    return _co_partition(ddf, columns, {})[0]
 
 
 def _co_partition(ddf: Any, columns: Sequence[str], options: dict[str, Any]) -> tuple[Any, dict[str, list]]:

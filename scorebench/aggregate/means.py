@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import InputError
 from ..validation import check_choice
 from .input import ScoreMatrix
-from .registry import MethodResult, register_method
+from .registry import MethodResult, register_column_parts, register_method
 
 __all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "median", "win_rate",
            "SCALE_FACTOR", "MixedScaleWarning", "scale_warning"]
@@ -238,19 +238,28 @@ def win_rate(m: ScoreMatrix) -> MethodResult:
     >>> win_rate(m).scores.tolist()
     [1.0, 0.25, 0.25]
     """
-    x = m.oriented
-    present = ~np.isnan(x)
-    from .profile import column_ranks
-
-    below = m.n_systems - column_ranks(m, "max") - (m.n_systems - present.sum(axis=0))  # strictly beaten
-    ties = column_ranks(m, "max") - column_ranks(m, "min")  # others tied with a
-    others = present.sum(axis=0) - 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = (below + 0.5 * ties) / others[None, :]
-    usable = present & (others[None, :] > 0)
+    rate, usable = win_rate_parts(m)
     ww = np.where(usable, m.weights[None, :], 0.0)
     total = ww.sum(axis=1)
     if (total <= 0).any():
         bad = [m.systems[i] for i in np.flatnonzero(total <= 0)[:5]]
         raise InputError(f"method 'win_rate': system(s) {bad} never meet another system on a weighted column")
-    return MethodResult((np.where(usable, rate, 0.0) * ww).sum(axis=1) / total)
+    return MethodResult((rate * ww).sum(axis=1) / total)
+
+
+@register_column_parts("win_rate")
+def win_rate_parts(m: ScoreMatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, each system's share of the others it beats (0 where it cannot compete there), and
+    whether it competes there (scored, with at least one other system scored): win rate's numerator
+    and denominator parts (:attr:`scorebench.aggregate.registry.Method.column_parts`)."""
+    from .profile import column_ranks
+
+    present = ~np.isnan(m.oriented)
+    high, low = column_ranks(m, "max"), column_ranks(m, "min")
+    below = m.n_systems - high - (m.n_systems - present.sum(axis=0))  # strictly beaten
+    ties = high - low  # others tied with a
+    others = present.sum(axis=0) - 1.0
+    usable = present & (others[None, :] > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(usable, (below + 0.5 * ties) / others[None, :], 0.0)
+    return rate, usable.astype(np.float64)

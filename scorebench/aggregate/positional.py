@@ -19,7 +19,7 @@ import numpy as np
 from ..validation import check_choice
 from .input import ScoreMatrix
 from .profile import column_ranks, require_complete
-from .registry import MethodResult, register_method
+from .registry import MethodResult, register_column_parts, register_method
 
 __all__ = ["plurality", "borda", "dowdall", "threshold", "borda_points"]
 
@@ -85,6 +85,12 @@ def borda(m: ScoreMatrix, *, ties: str = "average", missing: str = "refuse") -> 
     [2.0, 3.0, 1.0]
     """
     return MethodResult(borda_points(m, ties, missing) @ m.weights)
+
+
+@register_column_parts("borda")
+def borda_parts(m: ScoreMatrix, *, ties: str = "average", missing: str = "refuse") -> tuple[np.ndarray, None]:
+    """Borda's per-column points (the score is their weighted sum; no denominator)."""
+    return borda_points(m, ties, missing), None
 
 
 @register_method("plurality", family="positional", missing=_REFUSE,

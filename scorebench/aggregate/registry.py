@@ -68,6 +68,12 @@ class Method:
         Where the definition comes from.
     params : mapping
         Keyword parameters and their defaults (from the function signature).
+    column_parts : callable or None
+        For a method whose score is a ratio of weighted column sums,
+        ``s_a = sum_j w_j N_aj / sum_j w_j D_aj`` with ``N``, ``D`` fixed per column (Borda, win
+        rate): ``column_parts(matrix, **params) -> (N, D or None)`` (``None``: denominator 1).
+        Resampling tasks then needs no re-run of the method: every replicate is one matrix
+        product with the drawn column counts (see :func:`register_column_parts`).
     bootstrap : callable or None
         Optional fast path ``bootstrap(battles, n_boot, rng, **params) -> (n_boot, n) scores``
         used when battles are resampled (see :func:`register_bootstrap`).
@@ -84,6 +90,8 @@ class Method:
     missing: str = ""
     citation: str = ""
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    column_parts: Callable[..., tuple[np.ndarray, np.ndarray | None]] | None = field(default=None, repr=False,
+                                                                                       compare=False)
     bootstrap: Callable[..., np.ndarray] | None = field(default=None, repr=False, compare=False)
     intervals: Callable[..., tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False, compare=False)
 
@@ -188,3 +196,13 @@ def list_methods() -> pd.DataFrame:
                           "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
                           "missing": m.missing, "description": m.description, "citation": m.citation}
                          for m in all_methods()])
+
+
+def register_column_parts(name: str) -> Callable:
+    """Attach the per-column parts of a column-additive method (see :attr:`Method.column_parts`)."""
+
+    def decorate(fn: Callable[..., tuple[np.ndarray, np.ndarray | None]]) -> Callable:
+        _METHODS.add(name, replace(get_method(name), column_parts=fn), replace=True)
+        return fn
+
+    return decorate

@@ -81,6 +81,8 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
         if data.n_columns < 2:
             raise InputError("bootstrapping tasks needs at least 2 columns; pass n_boot=0")
         m = data.n_columns
+        if method.column_parts is not None:
+            return column_bootstrap(data, method, params, int(n_boot), rng)
         draw = lambda: data.take_columns(rng.integers(m, size=m))  # noqa: E731
     else:
         raise InputError(f"method {method.name!r} reads a raw table and has no bootstrap; pass n_boot=0")
@@ -95,6 +97,33 @@ def bootstrap_scores(data: ScoreMatrix | Battles, method: Method, params: dict[s
     if not out:
         raise InputError(f"method {method.name!r} failed on every bootstrap replicate")
     return np.array(out), failed
+
+
+def column_bootstrap(data: ScoreMatrix, method: Method, params: dict[str, Any], n_boot: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    r"""Task-resampling replicates of a column-additive method, all at once.
+
+    The same column draws as the replicate-by-replicate loop (``n_boot`` times
+    ``rng.integers(m, size=m)``), turned into counts ``c_bj``; replicate ``b`` of system ``a``
+    is :math:`\sum_j c_{bj} w_j N_{aj} / \sum_j c_{bj} w_j D_{aj}`, one matrix product for all
+    replicates. A replicate where some system's denominator is 0 fails, as the method would.
+    """
+    from ..stats import weighted_sums
+
+    m = data.n_columns
+    counts = np.empty((n_boot, m))
+    for b in range(n_boot):
+        counts[b] = np.bincount(rng.integers(m, size=m), minlength=m)
+    numer, denom = method.column_parts(data, **params)
+    w = counts * data.weights[None, :]
+    scores = weighted_sums(w, numer.T)  # replicates x systems
+    if denom is None:
+        return scores, 0
+    totals = weighted_sums(w, denom.T)
+    ok = (totals > 0).all(axis=1)
+    if not ok.any():
+        raise InputError(f"method {method.name!r} failed on every bootstrap replicate")
+    return scores[ok] / totals[ok], int((~ok).sum())
 
 
 def summarize_bootstrap(boot: np.ndarray, ci: float) -> dict[str, np.ndarray]:

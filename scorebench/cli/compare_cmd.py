@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from ..comparison import COMPARE_TESTS, compare
+from ..dask_engine import connect, read_dask
 from ..gates import GATES, gate
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
@@ -38,6 +40,9 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
               help="Gate margin in the metric's units (0.01 = one point of accuracy).")
 @click.option("--direction", type=click.Choice(["higher", "lower"]), default=None,
               help="With --gate: whether higher values are better, for a metric that declares no direction.")
+@click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True,
+              help="dask: read TABLE (a file, glob or Parquet folder) lazily and reduce every pair by partial sums.")
+@click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
 @kind_option_flags
 @click.option("--option", "-O", "options", multiple=True,
               help="Other kind option as key=value, converted to its declared type (see `scorebench kinds`).")
@@ -46,23 +51,31 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(table, metric, baseline, kind, tests, ci, n_boot, n_perm, horizon, seed, alpha, power_, cluster,
-            repeats, gate_name, margin, direction, options, source_format, source_options, output, fmt,
-            **kind_flags) -> None:
+            repeats, gate_name, margin, direction, engine, scheduler, options, source_format, source_options, output,
+            fmt, **kind_flags) -> None:
     """Paired comparison of the systems in TABLE on --metric, Holm/BH-corrected.
 
     With --gate (superiority, non-inferiority, equivalence) and --baseline it is a decision
     for CI: the exit status is 0 when the gate holds, 1 when it does not.
     """
     kind_options = {**parse_options(options), **given_kind_options(kind_flags)}
+    if gate_name is not None and engine == "dask":
+        raise click.UsageError("--gate runs in memory; use --engine pandas")
     if gate_name is not None:
         if direction is not None:
             kind_options["higher_is_better"] = direction == "higher"
         _gate(table, metric, baseline, kind, gate_name, margin, alpha, cluster, repeats, source_format,
               source_options, output, fmt, kind_options)
         return
-    result = compare(load_table(table, source_format, source_options), metric, baseline=baseline, kind=kind,
-                     tests=list(tests) or None, ci=ci, n_boot=n_boot, n_perm=n_perm, seed=seed, horizon=horizon,
-                     alpha=alpha, power=power_, cluster=cluster, repeats=repeats, **kind_options)
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler applies to --engine dask")
+    if engine == "dask" and source_format is not None:
+        raise click.UsageError("--from reads result files in memory; use --engine pandas")
+    with connect(scheduler) if engine == "dask" else nullcontext():
+        data = read_dask(str(table)) if engine == "dask" else load_table(table, source_format, source_options)
+        result = compare(data, metric, baseline=baseline, kind=kind, tests=list(tests) or None, ci=ci, n_boot=n_boot,
+                         n_perm=n_perm, seed=seed, horizon=horizon, alpha=alpha, power=power_, cluster=cluster,
+                         repeats=repeats, **kind_options)
     emit(result, output, fmt)
 
 

@@ -15,6 +15,9 @@ from typing import Any
 __all__ = ["register_engine", "engine_for"]
 
 _ENGINES: dict[str, str] = {"dask": "scorebench.dask_engine:evaluate_dask"}
+#: Engines of the later stages, by (stage, package): :func:`scorebench.compare` hands a Dask
+#: table to the all-pairs reduction by partial sums.
+_STAGE_ENGINES: dict[tuple[str, str], str] = {("compare", "dask"): "scorebench.dask_compare:compare_dask"}
 
 
 def register_engine(package: str, target: str) -> None:
@@ -28,8 +31,8 @@ def register_engine(package: str, target: str) -> None:
     _ENGINES[package] = target
 
 
-def engine_for(table: Any) -> Callable[..., Any] | None:
-    """The engine for ``table``'s type, or ``None`` for the pandas engine.
+def engine_for(table: Any, stage: str = "evaluate") -> Callable[..., Any] | None:
+    """The engine for ``table``'s type at ``stage`` (``evaluate``, ``compare``), or ``None`` for pandas.
 
     Examples
     --------
@@ -37,7 +40,8 @@ def engine_for(table: Any) -> Callable[..., Any] | None:
     >>> engine_for(pd.DataFrame()) is None
     True
     """
-    target = _ENGINES.get(type(table).__module__.split(".")[0])
+    package = type(table).__module__.split(".")[0]
+    target = _ENGINES.get(package) if stage == "evaluate" else _STAGE_ENGINES.get((stage, package))
     if target is None:
         return None
     module, _, name = target.partition(":")

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from .models import derivatives
 from .quadrature import Grid, Posterior, ResponseOps
 
 __all__ = ["item_covariance", "standard_errors", "se_of_b"]
 
 _EPS = 1e-12
+#: Largest working set of the full (cross-item) information: the per-system score tensor
+#: (systems x grid x items x 4) and the inverted matrix. Beyond it full_se=True is refused.
+FULL_INFO_BYTES = 4 * 2**30
 
 
 def _free_index(free: np.ndarray, common_slope: bool) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -64,6 +68,11 @@ def item_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Post
     prior = np.zeros((J, 4)) if prior_info is None else prior_info
     if not full:
         return _blockwise_covariance(ops, params, grid, post, free, dP, dQ, curv, prior, P, common_slope)
+    need = 8.0 * N * Q * J * 4 + 8.0 * (J * 4) ** 2
+    if need > FULL_INFO_BYTES:
+        raise InputError(f"full_se=True: the whole observed information of {N} systems x {J} items on {Q} grid points "
+                         f"needs about {need / 2**30:.1f} GiB (limit {FULL_INFO_BYTES / 2**30:.0f} GiB); leave "
+                         "full_se unset for item-by-item standard errors")
     return _full_covariance(ops, post, free, dP, dQ, curv, prior, common_slope)
 
 
