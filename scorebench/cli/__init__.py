@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.reward_cmd",
     "scorebench.cli.rank_similarity_cmd",
     "scorebench.cli.diversity_cmd",
+    "scorebench.cli.export_cmd",
 )
 
 

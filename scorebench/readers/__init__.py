@@ -21,6 +21,9 @@ format         input                                        table
                ``per_instance_stats.json``, ``stats.json``    column per stat)
 ``openood``    ``scores/<postprocessor>.pkl`` (restricted     ``ood`` (score = -conf, is_ood),
                unpickler: NumPy arrays only)                 one task per OOD dataset
+``eee``        Every Eval Ever v0.3.0 aggregate ``.json`` files   ``scores`` (system, task, metric,
+               (a folder of them) or ``{uuid}_samples.jsonl``    value, ci_low, ci_high, n) or
+                                                            ``samples`` (id = sample_hash)
 =============  ===========================================  ===============================
 """
 
@@ -44,6 +47,7 @@ _MODULES = {
     "rewardbench": "scorebench.readers.rewardbench",
     "helm": "scorebench.readers.helm",
     "openood": "scorebench.readers.openood",
+    "eee": "scorebench.readers.eee",
 }
 FORMATS = tuple(_MODULES)
 
