@@ -24,6 +24,8 @@ format         input                                        table
 ``eee``        Every Eval Ever v0.3.0 aggregate ``.json`` files   ``scores`` (system, task, metric,
                (a folder of them) or ``{uuid}_samples.jsonl``    value, ci_low, ci_high, n) or
                                                             ``samples`` (id = sample_hash)
+``hf``         model cards (``model-index`` front matter) and   ``scores`` (system, task, metric,
+               ``.eval_results/*.yaml`` (Hugging Face Hub)      value; interval from ``notes``)
 =============  ===========================================  ===============================
 """
 
@@ -48,6 +50,7 @@ _MODULES = {
     "helm": "scorebench.readers.helm",
     "openood": "scorebench.readers.openood",
     "eee": "scorebench.readers.eee",
+    "hf": "scorebench.readers.hf",
 }
 FORMATS = tuple(_MODULES)
 
