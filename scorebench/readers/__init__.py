@@ -26,6 +26,8 @@ format         input                                        table
                                                             ``samples`` (id = sample_hash)
 ``hf``         model cards (``model-index`` front matter) and   ``scores`` (system, task, metric,
                ``.eval_results/*.yaml`` (Hugging Face Hub)      value; interval from ``notes``)
+``lm_eval_mc`` lm-eval ``multiple_choice`` samples (per-choice   ``multiclass`` (y, p_0..p_K: softmax
+               log-likelihoods); named, never auto-detected   under the acc/acc_norm convention)
 =============  ===========================================  ===============================
 """
 
@@ -51,6 +53,7 @@ _MODULES = {
     "openood": "scorebench.readers.openood",
     "eee": "scorebench.readers.eee",
     "hf": "scorebench.readers.hf",
+    "lm_eval_mc": "scorebench.readers.lm_eval_mc",
 }
 FORMATS = tuple(_MODULES)
 
