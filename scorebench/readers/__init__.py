@@ -28,6 +28,8 @@ format         input                                        table
                ``.eval_results/*.yaml`` (Hugging Face Hub)      value; interval from ``notes``)
 ``lm_eval_mc`` lm-eval ``multiple_choice`` samples (per-choice   ``multiclass`` (y, p_0..p_K: softmax
                log-likelihoods); named, never auto-detected   under the acc/acc_norm convention)
+``inspect``    Inspect AI ``.eval`` (zip, streamed) and ``.json``  ``samples`` (id, epoch, one column per
+               logs, or a folder of them                      scorer, metadata fields as columns)
 =============  ===========================================  ===============================
 """
 
@@ -54,6 +56,7 @@ _MODULES = {
     "eee": "scorebench.readers.eee",
     "hf": "scorebench.readers.hf",
     "lm_eval_mc": "scorebench.readers.lm_eval_mc",
+    "inspect": "scorebench.readers.inspect_logs",
 }
 FORMATS = tuple(_MODULES)
 
