@@ -169,6 +169,11 @@ def test_reader_errors_name_file_and_field(tmp_path):
     bad.write_text(json.dumps(rec))
     with pytest.raises(InputError, match="above upper"):
         read_results(bad, format="eee")
+    rec["evaluation_results"][0]["score_details"]["uncertainty"] = {"confidence_interval": {"lower": 0.1, "upper": 0.3}}
+    bad.write_text(json.dumps(rec).replace('"score": 0.2', '"score": NaN'))
+    with pytest.raises(InputError, match="finite"):
+        read_results(bad, format="eee")
+    rec["evaluation_results"][0]["score_details"]["score"] = 0.2
     # two files with the same (system, task, metric)
     rec["evaluation_results"][0]["score_details"].pop("uncertainty")
     (tmp_path / "d").mkdir()

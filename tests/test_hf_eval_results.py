@@ -147,3 +147,10 @@ def test_cli(scores, tmp_path):
     assert res.exit_code == 0 and "cais/hle:hle" in res.output
     res = CliRunner().invoke(cli, ["export", str(table), "--format", "hf", "-o", str(out), "--dataset", "gpqa="])
     assert res.exit_code == 2 and "TASK=ID" in res.output
+
+
+def test_yaml_aliases_refused(tmp_path):
+    laughs = "---\nmodel-index:\n- name: m\n  results:\n  - &r\n    dataset: {type: d}\n    metrics: [{type: a, value: 1}]\n  - *r\n---\n"
+    (tmp_path / "README.md").write_text(laughs)
+    with pytest.raises(InputError, match="alias"):
+        read_results(tmp_path / "README.md", format="hf")

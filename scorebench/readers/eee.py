@@ -186,8 +186,8 @@ def _result_row(result: Any, file: Path, where: str, system: str, source: str) -
     if not isinstance(metric, str):
         raise field_error(file, f"{where}.metric_config.metric_id", f"expected a string, got {type(metric).__name__}")
     details = require(result, "score_details", dict, file, f"{where}.score_details")
-    value = as_number(require(details, "score", (int, float), file, f"{where}.score_details.score"), file,
-                      f"{where}.score_details.score")
+    value = _finite(require(details, "score", (int, float), file, f"{where}.score_details.score"), file,
+                    f"{where}.score_details.score")
     row: dict[str, Any] = {"system": system, "task": task, "metric": metric, "value": value, "ci_low": math.nan,
                            "ci_high": math.nan, "n": None, "stderr": math.nan, "ci_level": math.nan,
                            "interval_method": None, "n_boot": None, "lower_is_better": lower, "source": source}
@@ -210,10 +210,10 @@ def _uncertainty(unc: dict, row: dict, file: Path, where: str) -> None:
     if interval is not None:
         if not isinstance(interval, dict):
             raise field_error(file, f"{where}.confidence_interval", "expected an object")
-        low = as_number(require(interval, "lower", (int, float), file, f"{where}.confidence_interval.lower"),
-                        file, f"{where}.confidence_interval.lower")
-        high = as_number(require(interval, "upper", (int, float), file, f"{where}.confidence_interval.upper"),
-                         file, f"{where}.confidence_interval.upper")
+        low = _finite(require(interval, "lower", (int, float), file, f"{where}.confidence_interval.lower"),
+                      file, f"{where}.confidence_interval.lower")
+        high = _finite(require(interval, "upper", (int, float), file, f"{where}.confidence_interval.upper"),
+                       file, f"{where}.confidence_interval.upper")
         if low > high:
             raise field_error(file, f"{where}.confidence_interval", f"lower {low} is above upper {high}")
         row.update(ci_low=low, ci_high=high)
@@ -226,13 +226,21 @@ def _uncertainty(unc: dict, row: dict, file: Path, where: str) -> None:
             row["interval_method"] = interval["method"]
     se = unc.get("standard_error")
     if isinstance(se, dict) and "value" in se:
-        row["stderr"] = as_number(se["value"], file, f"{where}.standard_error.value")
+        row["stderr"] = _finite(se["value"], file, f"{where}.standard_error.value")
     for key, column in (("num_samples", "n"), ("num_bootstrap_samples", "n_boot")):
         if key in unc:
             count = unc[key]
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise field_error(file, f"{where}.{key}", f"expected a non-negative integer, got {count!r}")
             row[column] = count
+
+
+def _finite(value: Any, file: Path, field: str) -> float:
+    """A finite JSON number (NaN and Infinity, which Python's JSON accepts, are refused)."""
+    out = as_number(value, file, field)
+    if not math.isfinite(out):
+        raise field_error(file, field, f"expected a finite number, got {value!r}")
+    return out
 
 
 def _column_types(text: Any, file: Path) -> dict[str, str]:

@@ -26,7 +26,7 @@ Two places on the Hub hold a model's evaluation results, and both are read:
 
 Values that are not numbers (``"-"``, ``"N/A"``) are skipped and listed in
 ``attrs["skipped"]`` with a warning; text that reads as a number (``"85.3"``) is taken.
-YAML is parsed with ``yaml.safe_load`` (no object construction).
+YAML is parsed with PyYAML's safe loader (no object construction), aliases refused.
 """
 
 from __future__ import annotations
@@ -62,8 +62,19 @@ def _front_matter(path: Path, data: bytes) -> Any:
 def _yaml(path: Path, data: bytes) -> Any:
     import yaml
 
+    class NoAliases(yaml.SafeLoader):
+        """``yaml.SafeLoader`` that refuses aliases (``*name``): a few bytes of them can stand for
+        an exponential number of results (the "billion laughs")."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise InputError(f"{path}: YAML alias at line {mark.line + 1}, column {mark.column + 1}: aliases "
+                                 "(*name) are refused in result files")
+            return super().compose_node(parent, index)
+
     try:
-        return yaml.safe_load(data.decode("utf-8"))
+        return yaml.load(data.decode("utf-8"), Loader=NoAliases)  # a SafeLoader: no object construction
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text at byte {exc.start}") from None
     except yaml.YAMLError as exc:
