@@ -104,13 +104,15 @@ def _is_eval_results(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") and path.parent.name == ".eval_results"
 
 
-def _files(root: Path):
+def _files(root: Path, limit: int | None = None):
+    """README.md files and .eval_results YAML files under ``root`` (sorted; links not followed),
+    looking at no more than ``limit`` file names when given."""
     count = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
             count += 1
-            if count > _MAX_LISTED * 50:
+            if limit is not None and count > limit:
                 return
             file = Path(dirpath) / name
             if (_is_eval_results(file) or name.lower() == "readme.md") and file.is_file() and not file.is_symlink():
@@ -123,7 +125,7 @@ def detect(path: Path) -> bool:
         return _is_card(path) or _is_eval_results(path)
     if not path.is_dir():
         return False
-    for count, file in enumerate(_files(path)):
+    for count, file in enumerate(_files(path, _MAX_LISTED)):
         if count >= 20:
             return False
         if _is_eval_results(file) or _is_card(file):
