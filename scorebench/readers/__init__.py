@@ -30,6 +30,8 @@ format         input                                        table
                log-likelihoods); named, never auto-detected   under the acc/acc_norm convention)
 ``inspect``    Inspect AI ``.eval`` (zip, streamed) and ``.json``  ``samples`` (id, epoch, one column per
                logs, or a folder of them                      scorer, metadata fields as columns)
+``rewardbench2`` RewardBench 2 ``eval-set-scores`` files      ``samples`` (credit per prompt) or
+               (column-wise scores of every completion)        subset scores with the Ties composite
 =============  ===========================================  ===============================
 """
 
@@ -57,6 +59,7 @@ _MODULES = {
     "hf": "scorebench.readers.hf",
     "lm_eval_mc": "scorebench.readers.lm_eval_mc",
     "inspect": "scorebench.readers.inspect_logs",
+    "rewardbench2": "scorebench.readers.rewardbench2",
 }
 FORMATS = tuple(_MODULES)
 
