@@ -76,7 +76,7 @@ def _percent(level: float) -> str:
 def _finite(value: Any) -> float | None:
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return out if math.isfinite(out) else None
 

@@ -36,6 +36,8 @@ model-index:
       verified: true
     - type: f1
       value: "0.912"
+    - type: huge
+      value: 10000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000
   - task:
       type: text-classification
     dataset:
@@ -98,12 +100,12 @@ def test_model_card_model_index(tmp_path):
     card.parent.mkdir()
     card.write_text(CARD)
     assert detect_results_format(card) == "hf"
-    with pytest.warns(UserWarning, match="1 result"):
+    with pytest.warns(UserWarning, match="2 result"):
         t = read_results(tmp_path)
     assert t[["system", "task", "metric", "value", "verified"]].values.tolist() == [
         ["org/tiny-bert", "glue:sst2@validation", "accuracy", 0.9105504587155964, True],
         ["org/tiny-bert", "glue:sst2@validation", "f1", 0.912, False]]
-    assert t.attrs["n_skipped"] == 1 and "imdb" not in set(t["dataset"])
+    assert t.attrs["n_skipped"] == 2 and "imdb" not in set(t["dataset"])  # "-" and an integer beyond float
     assert t["task_type"].tolist() == ["text-classification"] * 2
 
 

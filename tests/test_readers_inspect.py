@@ -155,3 +155,4 @@ def test_damaged_archives(tmp_path, monkeypatch):
 def test_value_mapping_matches_inspect_defaults():
     assert [value_to_float(v) for v in ["C", "I", "P", "N", False, 2.5, "NO", "TRUE", " 3", "inf", [1], None]] == \
         [1.0, 0.0, 0.5, 0.0, 0.0, 2.5, 0.0, 1.0, 3.0, None, None, None]
+    assert value_to_float(10 ** 400) is None  # an integer beyond float range: refused, not a crash

@@ -205,14 +205,14 @@ def _card_system(file: Path, root: Path) -> str | None:
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        out = float(value)
-    elif isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, (int, float)):
+            out = float(value)
+        elif isinstance(value, str):
             out = float(value.strip().rstrip("%"))
-        except ValueError:
+        else:
             return None
-    else:
+    except (ValueError, OverflowError):
         return None
     return out if math.isfinite(out) else None
 

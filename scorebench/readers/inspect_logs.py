@@ -70,7 +70,10 @@ def value_to_float(value: Any) -> float | None:
     if isinstance(value, str) and value in _VALUES:
         return _VALUES[value]
     if isinstance(value, (bool, int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond float range
+            return None
     if isinstance(value, str):
         lowered = value.lower()
         if lowered in _WORDS:

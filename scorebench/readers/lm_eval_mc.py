@@ -161,7 +161,7 @@ def _number(value: Any, path: Path, field: str) -> float:
         raise field_error(path, field, "expected a log-likelihood, got true/false")
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise field_error(path, field, f"expected a log-likelihood, got {str(value)[:40]!r}") from None
     if math.isnan(out) or out == math.inf:
         raise field_error(path, field, f"log-likelihood {value!r} is not a number <= 0 or -inf")
