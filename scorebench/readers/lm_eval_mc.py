@@ -103,7 +103,7 @@ def read(path: Path, *, convention: str = "acc", system: str | None = None,
     wanted = {tasks} if isinstance(tasks, str) else (set(tasks) if tasks is not None else None)
     root = path.parent if path.is_file() else path
     runs = [path] if path.is_file() and _RESULTS.match(path.name) else \
-        sorted(p for p in root.rglob("results_*.json") if _RESULTS.match(p.name) and p.is_file())
+        sorted(p for p in root.rglob("results_*.json") if _RESULTS.match(p.name) and p.is_file() and not p.is_symlink())
     if not runs:
         raise InputError(f"{path}: no lm-evaluation-harness results_<timestamp>.json found")
     if system is not None and system != "folder" and len(runs) > 1:

@@ -127,7 +127,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
     if level not in ("samples", "subsets"):
         raise InputError(f"level={level!r}: expected 'samples' or 'subsets'")
     root = path.parent if path.is_file() else path
-    files = [path] if path.is_file() else sorted(p for p in root.rglob("*.json") if _looks_like(p))
+    files = [path] if path.is_file() else sorted(p for p in root.rglob("*.json") if not p.is_symlink() and _looks_like(p))
     if not files:
         raise InputError(f"{path}: no RewardBench 2 scores file (column-wise id/subset/scores/num_correct) found")
     if system is not None and len(files) > 1:
