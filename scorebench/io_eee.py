@@ -161,6 +161,20 @@ def _direction(metric: str, record: Any, higher_is_better: Any) -> bool:
                      "CLI: --higher-is-better/--lower-is-better)")
 
 
+def _reader_direction(attrs: Mapping[str, Any], metric: str) -> bool | None:
+    """A reader's recorded direction of ``metric``: ``attrs["higher_is_better"]`` as a flat mapping
+    (metric -> bool; the EEE reader) or per task (task -> {metric: bool}; lm-eval, whose metric
+    names carry a filter: ``acc,none``)."""
+    given = attrs.get("higher_is_better")
+    if not isinstance(given, Mapping):
+        return None
+    if isinstance(given.get(metric), bool):
+        return given[metric]
+    base = metric.partition(",")[0]
+    found = {v[base] for v in given.values() if isinstance(v, Mapping) and isinstance(v.get(base), bool)}
+    return found.pop() if len(found) == 1 else None
+
+
 def _metric_config(metric: str, higher_is_better: Any) -> dict[str, Any]:
     record = _metric_record(metric)
     config: dict[str, Any] = {"metric_id": metric, "metric_name": metric,
@@ -200,7 +214,8 @@ def _check_scores(scores: pd.DataFrame) -> None:
     missing = [c for c in ("system", "metric", "value") if c not in scores.columns]
     if missing:
         raise InputError(f"an EEE export needs a scores table with columns system, metric, value "
-                         f"(and optionally task, ci_low, ci_high, n); missing {missing}")
+                         f"(and optionally task, ci_low, ci_high, n); missing {missing} (a per-item table: "
+                         "score it with `scorebench evaluate` and export that output)")
     if scores.empty:
         raise InputError("the scores table has no rows; nothing to export")
     values = pd.to_numeric(scores["value"], errors="coerce")
@@ -284,7 +299,9 @@ def to_eee(scores: pd.DataFrame, *, benchmark: str | None = None, timestamp: str
         ``retrieved_timestamp`` in Unix epoch seconds; default ``$SOURCE_DATE_EPOCH`` or now.
     higher_is_better : bool or mapping, optional
         Direction of metrics the registry does not know (a mapping may name ``"*"`` for the
-        rest); registry metrics use their own direction unless the mapping names them.
+        rest); registry metrics use their own direction unless the mapping names them. A
+        reader's recorded direction (``attrs["higher_is_better"]``: lm-eval's per-task flags,
+        the EEE reader's) is used for a metric the mapping does not name.
     organization, relationship : str
         ``source_metadata.source_organization_name`` and ``evaluator_relationship``
         (``first_party``, ``third_party``, ``collaborative`` or ``other``).
@@ -327,7 +344,14 @@ def to_eee(scores: pd.DataFrame, *, benchmark: str | None = None, timestamp: str
         benchmark = str(tasks[0]) if len(tasks) == 1 else "scorebench"
     metrics = [str(m) for m in pd.unique(scores["metric"].astype(str))]
     methods = interval_method_names(attrs, metrics)
-    configs = {m: _metric_config(m, higher_is_better) for m in metrics}
+    configs = {}
+    for m in metrics:
+        direction = higher_is_better
+        recorded = _reader_direction(attrs, m)
+        if recorded is not None and not (isinstance(higher_is_better, Mapping) and m in higher_is_better):
+            direction = {**(higher_is_better if isinstance(higher_is_better, Mapping) else
+                            {} if higher_is_better is None else {"*": higher_is_better}), m: recorded}
+        configs[m] = _metric_config(m, direction)
     extras = [c for c in scores.columns if c not in _CORE]
     column_types = _column_types(scores, extras)
     ci_level = _number(attrs.get("ci"))

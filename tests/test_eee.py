@@ -276,3 +276,20 @@ def test_mteb_folder_through_eee_gives_the_same_board(tmp_path):
     assert list(got) == list(want) and len(want) >= 2
     for key in want:
         pd.testing.assert_frame_equal(got[key], want[key], check_dtype=False)
+
+
+def test_harness_results_export_with_their_directions(tmp_path, validators):
+    """lm-eval's results files carry higher_is_better per task: the export needs no direction flag."""
+    runs = Path(__file__).parent / "fixtures" / "lm_eval"
+    scores = read_results(runs, format="lm_eval", level="results", system="folder")
+    records = to_eee(scores, timestamp=0)
+    for rec in records:
+        _valid(validators["eval"], rec)
+        assert rec["eval_library"] == {"name": "lm_eval", "version": "0.4.13",
+                                       "additional_details": {"written_by": f"scorebench {scorebench.__version__}"}}
+        assert rec["source_metadata"]["source_type"] == "documentation"
+        assert {r["metric_config"]["lower_is_better"] for r in rec["evaluation_results"]} == {False}
+    write_eee(scores, tmp_path, timestamp=0)
+    back = read_results(tmp_path).sort_values(["system", "task", "metric"]).reset_index(drop=True)
+    want = scores.sort_values(["system", "task", "metric"]).reset_index(drop=True)
+    assert back["value"].tolist() == want["value"].tolist()
