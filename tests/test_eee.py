@@ -293,3 +293,22 @@ def test_harness_results_export_with_their_directions(tmp_path, validators):
     back = read_results(tmp_path).sort_values(["system", "task", "metric"]).reset_index(drop=True)
     want = scores.sort_values(["system", "task", "metric"]).reset_index(drop=True)
     assert back["value"].tolist() == want["value"].tolist()
+
+
+def test_writer_reproduces_the_folder_every_eval_ever_validated(tmp_path):
+    """tests/fixtures/eee/scorebench_written was validated by every-eval-ever's own validator
+    (make_reference.py, validation.json); the writer must still write exactly those files."""
+    runner = CliRunner()
+    res = runner.invoke(cli, ["export", str(FIXTURES / "scores.csv"), "--format", "eee", "-o", str(tmp_path),
+                              "--timestamp", "1700000000", "--items", str(FIXTURES / "items.csv")])
+    assert res.exit_code == 0, res.output
+    committed = FIXTURES / "scorebench_written"
+    want = sorted(p.relative_to(committed) for p in committed.rglob("*") if p.is_file())
+    got = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert got == want and len(want) == 4
+    for rel in want:
+        assert (tmp_path / rel).read_bytes() == (committed / rel).read_bytes(), rel
+    report = FIXTURES / "validation.json"
+    if report.is_file():
+        doc = json.loads(report.read_text())
+        assert doc["returncode"] == 0, doc["stdout"][-2000:]
