@@ -309,6 +309,8 @@ def test_writer_reproduces_the_folder_every_eval_ever_validated(tmp_path):
     for rel in want:
         assert (tmp_path / rel).read_bytes() == (committed / rel).read_bytes(), rel
     report = FIXTURES / "validation.json"
-    if report.is_file():
-        doc = json.loads(report.read_text())
-        assert doc["returncode"] == 0, doc["stdout"][-2000:]
+    doc = json.loads(report.read_text())
+    assert doc["returncode"] == 0, doc["stdout"][-2000:]
+    verdicts = {Path(v["file"]).as_posix(): v for v in json.loads(doc["stdout"])}
+    assert sorted(verdicts) == sorted(p.as_posix() for p in want)
+    assert all(v["valid"] and not v["errors"] and not v["warnings"] for v in verdicts.values())
