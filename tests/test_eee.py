@@ -314,3 +314,34 @@ def test_writer_reproduces_the_folder_every_eval_ever_validated(tmp_path):
     verdicts = {Path(v["file"]).as_posix(): v for v in json.loads(doc["stdout"])}
     assert sorted(verdicts) == sorted(p.as_posix() for p in want)
     assert all(v["valid"] and not v["errors"] and not v["warnings"] for v in verdicts.values())
+
+
+def test_records_written_by_every_eval_evers_own_lm_eval_converter():
+    """tests/fixtures/eee/from_lm_eval: every-eval-ever's lm-eval converter run on tests/fixtures/lm_eval
+    (make_reference.py). The headline numbers read back equal the harness's results files."""
+    folder = FIXTURES / "from_lm_eval"
+    assert detect_results_format(folder) == "eee"
+    scores = read_results(folder)
+    harness = Path(__file__).parent / "fixtures" / "lm_eval"
+    for seed in ("seed0", "seed1"):
+        reported = json.loads(next((harness / seed).glob("results_*.json")).read_text())["results"]
+        mine = scores[scores["system"] == f"scorebench-tests/dummy-{seed}"].set_index(["task", "metric"])
+        checks = {("sb_mc", "accuracy"): ("sb_mc", "acc,none"),
+                  ("sb_mc", "lm-evaluation-harness.acc_norm"): ("sb_mc", "acc_norm,none"),
+                  ("sb_gen/strict-match", "exact-match"): ("sb_gen", "exact_match,strict-match"),
+                  ("sb_gen/flexible-extract", "exact-match"): ("sb_gen", "exact_match,flexible-extract")}
+        for key, (task, metric) in checks.items():
+            assert mine.loc[key, "value"] == reported[task][metric]
+            stderr_key = metric.replace(",", "_stderr,")
+            assert mine.loc[key, "stderr"] == reported[task][stderr_key]
+            assert mine.loc[key, "lower_is_better"] is False or not mine.loc[key, "lower_is_better"]
+    samples = read_results(folder, level="samples")
+    means = samples.groupby(["system", "task"])["score"].mean()
+    assert means[("scorebench-tests/dummy-seed0", "sb_mc/acc")] == 0.25
+    assert means[("scorebench-tests/dummy-seed1", "sb_mc/acc_norm")] == 0.5
+    # the same items pair across the two runs (sample_hash), as lm-eval's doc_hash pairs them
+    mc = samples[samples["task"] == "sb_mc/acc"]
+    ours = scorebench.compare(mc, "accuracy", tests=["permutation"], n_boot=50, n_perm=50, seed=0)
+    table = read_results(harness, format="lm_eval", tasks="sb_mc", system="folder")
+    theirs = scorebench.compare(table, "sample_mean@acc,none", tests=["permutation"], n_boot=50, n_perm=50, seed=0)
+    assert abs(ours["mean_diff"].iloc[0]) == abs(theirs["mean_diff"].iloc[0])

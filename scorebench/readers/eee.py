@@ -24,7 +24,8 @@ to ``attrs["ci"]``/``attrs["interval_methods"]`` when all records agree, so the 
 ``id`` = ``sample_hash`` (``sample_id`` when a record has none), ``sample_id``, ``score``
 and ``correct`` (``is_correct`` as 0/1), so ``scorebench compare`` pairs the same items
 across systems. When one evaluation name carries several results per item (several
-``evaluation_result_id``), ``task`` is the result id.
+``evaluation_result_id``, as every-eval-ever's lm-eval converter writes one per metric),
+``task`` is ``<evaluation_name>/<evaluation_result_id>``.
 
 Two records for the same (system, task, metric), or the same item twice, are refused with
 both files named: a folder must not mix two runs of one model on one task.
@@ -333,8 +334,9 @@ def _read_samples(files: list[Path], prov: Provenance) -> pd.DataFrame:
     several = table.groupby("task")["result_id"].nunique()
     split = set(several[several > 1].index)
     if split:
-        mask = table["task"].isin(split)
-        table.loc[mask, "task"] = table.loc[mask, "result_id"]
+        mask = table["task"].isin(split).to_numpy()
+        names, ids = table.loc[mask, "task"], table.loc[mask, "result_id"]
+        table.loc[mask, "task"] = [i if i.startswith(f"{n}/") else f"{n}/{i}" for n, i in zip(names, ids)]
     table = table.drop(columns="result_id")
     table["correct"] = table["correct"].astype(np.float64)
     return prov.stamp(table, versions, level="samples", n_systems=int(table["system"].nunique()))
