@@ -12,7 +12,8 @@ with ``sample_id``, ``sample_hash`` and ``evaluation{score, is_correct}``.
 ``level="scores"`` (default) reads every aggregate file under ``path`` (a file, or a folder of
 files from any number of sources, e.g. EEE's ``data/`` tree) into one long table:
 ``system`` (``model_info.id``), ``task`` (``evaluation_name``), ``metric`` (``metric_id``,
-else ``metric_name``, else the task), ``value``, ``ci_low``/``ci_high`` (missing when the
+else ``metric_name``, else the task; the ``evaluation_result_id`` when one record has several
+results of that task and metric, e.g. one per Inspect scorer), ``value``, ``ci_low``/``ci_high`` (missing when the
 record has no interval), ``n`` (``num_samples``), ``stderr``, ``ci_level``,
 ``interval_method``, ``n_boot``, ``lower_is_better`` and ``source`` (``eval_library.name``);
 columns that scorebench wrote as ``score_details.details`` come back with their types. The
@@ -25,10 +26,13 @@ to ``attrs["ci"]``/``attrs["interval_methods"]`` when all records agree, so the 
 and ``correct`` (``is_correct`` as 0/1), so ``scorebench compare`` pairs the same items
 across systems. When one evaluation name carries several results per item (several
 ``evaluation_result_id``, as every-eval-ever's lm-eval converter writes one per metric),
-``task`` is ``<evaluation_name>/<evaluation_result_id>``.
+``task`` is ``<evaluation_name>/<evaluation_result_id>``. EEE has no epoch field: an item that
+comes back for the same system and result (Inspect's epochs, as every-eval-ever's Inspect
+converter writes them) gets a ``repeat`` column: the record's ``metadata.epoch`` when it has one, else its
+position among the item's records in file order (``--repeats repeat``); ``attrs["n_repeated"]`` counts them.
 
-Two records for the same (system, task, metric), or the same item twice, are refused with
-both files named: a folder must not mix two runs of one model on one task.
+Two records for the same (system, task, metric) are refused with both files named: a folder
+must not mix two runs of one model on one task.
 """
 
 from __future__ import annotations
@@ -149,9 +153,10 @@ def _read_scores(files: list[Path], prov: Provenance) -> pd.DataFrame:
             types = _column_types(meta.get("scorebench.columns"), file)
             extra_types.update(types)
         results = require(obj, "evaluation_results", list, file)
-        for i, result in enumerate(results):
-            where = f"evaluation_results[{i}]"
-            row = _result_row(result, file, where, system, source)
+        found = [(f"evaluation_results[{i}]", _result_row(result, file, f"evaluation_results[{i}]", system, source))
+                 for i, result in enumerate(results)]
+        _distinguish(found)
+        for where, row in found:
             key = (row["system"], row["task"], row["metric"])
             if key in seen:
                 raise field_error(file, where, f"(system, task, metric) {key} also in {prov.relative(seen[key])}; "
@@ -177,6 +182,19 @@ def _read_scores(files: list[Path], prov: Provenance) -> pd.DataFrame:
                       **attrs)
 
 
+def _distinguish(found: list[tuple[str, dict[str, Any]]]) -> None:
+    """Results of one record sharing (task, metric) but not ``evaluation_result_id`` (several
+    scorers reporting ``accuracy``, as every-eval-ever's Inspect converter writes them) are
+    named by their result id (``match:accuracy``)."""
+    counts: dict[tuple[str, str], int] = {}
+    for _, row in found:
+        counts[row["task"], row["metric"]] = counts.get((row["task"], row["metric"]), 0) + 1
+    for _, row in found:
+        result_id = row.pop("_result_id")
+        if counts[row["task"], row["metric"]] > 1 and isinstance(result_id, str) and result_id:
+            row["metric"] = result_id
+
+
 def _result_row(result: Any, file: Path, where: str, system: str, source: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise field_error(file, where, f"expected an object, got {type(result).__name__}")
@@ -191,7 +209,8 @@ def _result_row(result: Any, file: Path, where: str, system: str, source: str) -
                     f"{where}.score_details.score")
     row: dict[str, Any] = {"system": system, "task": task, "metric": metric, "value": value, "ci_low": math.nan,
                            "ci_high": math.nan, "n": None, "stderr": math.nan, "ci_level": math.nan,
-                           "interval_method": None, "n_boot": None, "lower_is_better": lower, "source": source}
+                           "interval_method": None, "n_boot": None, "lower_is_better": lower, "source": source,
+                           "_result_id": result.get("evaluation_result_id")}
     unc = details.get("uncertainty")
     if unc is not None:
         if not isinstance(unc, dict):
@@ -299,7 +318,7 @@ def _shared_attrs(table: pd.DataFrame, metas: list[dict[str, str]]) -> dict[str,
 
 def _read_samples(files: list[Path], prov: Provenance) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str, str, str], tuple[Path, int]] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     versions: set[str] = set()
     for file in files:
         for number, rec in jsonl_records(file, prov.read(file)):
@@ -321,13 +340,11 @@ def _read_samples(files: list[Path], prov: Provenance) -> pd.DataFrame:
             correct = require(evaluation, "is_correct", bool, file, f"{where}.evaluation.is_correct")
             item = sample_hash or sample_id
             key = (system, task, result_id, item)
-            if key in seen:
-                first, line = seen[key]
-                raise field_error(file, where, f"item {item!r} of {system!r} on {task!r} also at "
-                                               f"{prov.relative(first)} line {line}; one record per item and result")
-            seen[key] = (file, number)
+            seen[key] = seen.get(key, 0) + 1  # a repeated item: another epoch or sample of it
+            epoch = (rec.get("metadata") or {}).get("epoch") if isinstance(rec.get("metadata"), dict) else None
+            repeat = int(epoch) if isinstance(epoch, str) and epoch.isdigit() else seen[key]
             rows.append({"system": system, "task": task, "result_id": result_id, "id": item,
-                         "sample_id": sample_id, "score": score, "correct": float(correct)})
+                         "sample_id": sample_id, "repeat": repeat, "score": score, "correct": float(correct)})
     if not rows:
         raise InputError(f"{prov.root}: the EEE instance files hold no records")
     table = pd.DataFrame(rows)
@@ -338,5 +355,13 @@ def _read_samples(files: list[Path], prov: Provenance) -> pd.DataFrame:
         names, ids = table.loc[mask, "task"], table.loc[mask, "result_id"]
         table.loc[mask, "task"] = [i if i.startswith(f"{n}/") else f"{n}/{i}" for n, i in zip(names, ids)]
     table = table.drop(columns="result_id")
+    repeated = int(table.duplicated(["system", "task", "id"]).sum())
+    if table.duplicated(["system", "task", "id", "repeat"]).any():
+        first = table[table.duplicated(["system", "task", "id", "repeat"], keep=False)].iloc[0]
+        raise InputError(f"{prov.root}: item {first['id']!r} of {first['system']!r} on {first['task']!r} appears "
+                         f"twice as repeat (epoch) {first['repeat']}")
+    if not repeated:
+        table = table.drop(columns="repeat")
     table["correct"] = table["correct"].astype(np.float64)
-    return prov.stamp(table, versions, level="samples", n_systems=int(table["system"].nunique()))
+    return prov.stamp(table, versions, level="samples", n_systems=int(table["system"].nunique()),
+                      n_repeated=repeated)
