@@ -37,6 +37,7 @@ _COMMAND_MODULES = (
     "scorebench.cli.health_cmd",
     "scorebench.cli.signal_cmd",
     "scorebench.cli.bayes_cmd",
+    "scorebench.cli.export_cmd",
 )
 
 

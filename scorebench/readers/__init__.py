@@ -21,6 +21,17 @@ format         input                                        table
                ``per_instance_stats.json``, ``stats.json``    column per stat)
 ``openood``    ``scores/<postprocessor>.pkl`` (restricted     ``ood`` (score = -conf, is_ood),
                unpickler: NumPy arrays only)                 one task per OOD dataset
+``eee``        Every Eval Ever v0.3.0 aggregate ``.json`` files   ``scores`` (system, task, metric,
+               (a folder of them) or ``{uuid}_samples.jsonl``    value, ci_low, ci_high, n) or
+                                                            ``samples`` (id = sample_hash)
+``hf``         model cards (``model-index`` front matter) and   ``scores`` (system, task, metric,
+               ``.eval_results/*.yaml`` (Hugging Face Hub)      value; interval from ``notes``)
+``lm_eval_mc`` lm-eval ``multiple_choice`` samples (per-choice   ``multiclass`` (y, p_0..p_K: softmax
+               log-likelihoods); named, never auto-detected   under the acc/acc_norm convention)
+``inspect``    Inspect AI ``.eval`` (zip, streamed) and ``.json``  ``samples`` (id, epoch, one column per
+               logs, or a folder of them                      scorer, metadata fields as columns)
+``rewardbench2`` RewardBench 2 ``eval-set-scores`` files      ``samples`` (credit per prompt) or
+               (column-wise scores of every completion)        subset scores with the Ties composite
 =============  ===========================================  ===============================
 """
 
@@ -48,6 +59,11 @@ _MODULES = {
     "rewardbench": "scorebench.readers.rewardbench",
     "helm": "scorebench.readers.helm",
     "openood": "scorebench.readers.openood",
+    "eee": "scorebench.readers.eee",
+    "hf": "scorebench.readers.hf",
+    "lm_eval_mc": "scorebench.readers.lm_eval_mc",
+    "inspect": "scorebench.readers.inspect_logs",
+    "rewardbench2": "scorebench.readers.rewardbench2",
 }
 FORMATS = tuple(_MODULES)
 
