@@ -6,22 +6,22 @@ of a registered kind, with provenance (format, tool version, files read, SHA-256
 the first bytes) and ``read(path, **options) -> DataFrame``; add a line to ``_MODULES`` to
 plug a new one in.
 
-=============  ===========================================  ===============================
-format         input                                        table
-=============  ===========================================  ===============================
-``mteb``       ``results/<org>__<model>/<revision>/*.json``  ``scores`` (system, task,
-                                                            task_type, metric, value)
-``lm_eval``    ``results_<ts>.json`` + ``samples_<task>_<ts>``  ``samples`` (system, task, id =
-               ``.jsonl`` (lm-evaluation-harness)            doc_hash, ``metric,filter``...)
-``arena``      FastChat ``clean_battle_<date>.json``          ``battles`` (a, b, winner, style
-                                                            covariates)
-``rewardbench``  per-prompt outputs (+ summary)              ``samples`` (task = subset, correct,
-                                                            margin) or section ``scores``
-``helm``       run folders: ``run_spec.json``,               ``samples`` (id = instance_id, one
-               ``per_instance_stats.json``, ``stats.json``    column per stat)
-``openood``    ``scores/<postprocessor>.pkl`` (restricted     ``ood`` (score = -conf, is_ood),
-               unpickler: NumPy arrays only)                 one task per OOD dataset
-=============  ===========================================  ===============================
+===============  ===============================================  ====================================
+format           input                                            table
+===============  ===============================================  ====================================
+``mteb``         ``results/<org>__<model>/<revision>/*.json``     ``scores`` (system, task,
+                                                                  task_type, metric, value)
+``lm_eval``      ``results_<ts>.json`` + ``samples_<task>_<ts>``  ``samples`` (system, task, id =
+                 ``.jsonl`` (lm-evaluation-harness)               doc_hash, ``metric,filter``...)
+``arena``        FastChat ``clean_battle_<date>.json``            ``battles`` (a, b, winner, style
+                                                                  covariates)
+``rewardbench``  per-prompt outputs (+ summary)                   ``samples`` (task = subset, correct,
+                                                                  margin) or section ``scores``
+``helm``         run folders: ``run_spec.json``,                  ``samples`` (id = instance_id, one
+                 ``per_instance_stats.json``, ``stats.json``      column per stat)
+``openood``      ``scores/<postprocessor>.pkl`` (restricted       ``ood`` (score = -conf, is_ood),
+                 unpickler: NumPy arrays only)                    one task per OOD dataset
+===============  ===============================================  ====================================
 """
 
 from __future__ import annotations
