@@ -165,7 +165,7 @@ def kinds_page() -> str:
     for k in sorted(all_kinds(), key=lambda k: k.name):
         rows = [("Stage", k.stage), ("Columns", k.column_text or "-")]
         if k.options:
-            rows.append(("Options", "; ".join(f"``{o.name}``" + (f": {o.help}" if getattr(o, "help", "") else "")
+            rows.append(("Options", "; ".join(f"``{o.name}``" + (f": {o.doc}" if getattr(o, "doc", "") else "")
                                               for o in k.options)))
         if users.get(k.name):
             rows.append(("Metrics", ", ".join(f":ref:`{n} <{anchor('metric', n)}>`" for n in sorted(users[k.name]))))
