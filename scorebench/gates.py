@@ -8,13 +8,13 @@ positive favours the candidate (``candidate - baseline`` for a higher-is-better 
 :math:`s = \mathrm{sd}(d)/\sqrt n` (or the cluster-robust CR1 SE with ``G - 1`` degrees of
 freedom when units come in clusters) and margin :math:`M \ge 0`:
 
-==================  ==============================  =====================================
+==================  =================================  ==========================================
 gate                null hypothesis (rejected: holds)  p-value
-==================  ==============================  =====================================
-superiority         :math:`\delta \le M`              :math:`P(T_{\nu} \ge (\bar d - M)/s)`
-non-inferiority     :math:`\delta \le -M`             :math:`P(T_{\nu} \ge (\bar d + M)/s)`
-equivalence (TOST)  :math:`|\delta| \ge M`            :math:`\max` of the two one-sided p-values
-==================  ==============================  =====================================
+==================  =================================  ==========================================
+superiority         :math:`\delta \le M`               :math:`P(T_{\nu} \ge (\bar d - M)/s)`
+non-inferiority     :math:`\delta \le -M`              :math:`P(T_{\nu} \ge (\bar d + M)/s)`
+equivalence (TOST)  :math:`|\delta| \ge M`             :math:`\max` of the two one-sided p-values
+==================  =================================  ==========================================
 
 The gate holds when the p-value is below ``alpha``. Equivalently, superiority and
 non-inferiority hold when the one-sided :math:`1 - \alpha` lower confidence bound of

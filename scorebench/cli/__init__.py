@@ -13,6 +13,7 @@ from importlib import import_module
 
 import click
 
+from .._version import __version__
 from ..errors import ScorebenchError
 
 # Modules that each define one command (or sub-group) named like the module attribute
@@ -77,7 +78,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="scorebench")
+@click.version_option(version=__version__, prog_name="scorebench")
 def cli() -> None:
     """Evaluate systems that rank and score: metrics with uncertainty, rankings, leaderboards."""
 

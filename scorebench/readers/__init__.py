@@ -6,33 +6,34 @@ of a registered kind, with provenance (format, tool version, files read, SHA-256
 the first bytes) and ``read(path, **options) -> DataFrame``; add a line to ``_MODULES`` to
 plug a new one in.
 
-=============  ===========================================  ===============================
-format         input                                        table
-=============  ===========================================  ===============================
-``mteb``       ``results/<org>__<model>/<revision>/*.json``  ``scores`` (system, task,
-                                                            task_type, metric, value)
-``lm_eval``    ``results_<ts>.json`` + ``samples_<task>_<ts>``  ``samples`` (system, task, id =
-               ``.jsonl`` (lm-evaluation-harness)            doc_hash, ``metric,filter``...)
-``arena``      FastChat ``clean_battle_<date>.json``          ``battles`` (a, b, winner, style
-                                                            covariates)
-``rewardbench``  per-prompt outputs (+ summary)              ``samples`` (task = subset, correct,
-                                                            margin) or section ``scores``
-``helm``       run folders: ``run_spec.json``,               ``samples`` (id = instance_id, one
-               ``per_instance_stats.json``, ``stats.json``    column per stat)
-``openood``    ``scores/<postprocessor>.pkl`` (restricted     ``ood`` (score = -conf, is_ood),
-               unpickler: NumPy arrays only)                 one task per OOD dataset
-``eee``        Every Eval Ever v0.3.0 aggregate ``.json`` files   ``scores`` (system, task, metric,
-               (a folder of them) or ``{uuid}_samples.jsonl``    value, ci_low, ci_high, n) or
-                                                            ``samples`` (id = sample_hash)
-``hf``         model cards (``model-index`` front matter) and   ``scores`` (system, task, metric,
-               ``.eval_results/*.yaml`` (Hugging Face Hub)      value; interval from ``notes``)
-``lm_eval_mc`` lm-eval ``multiple_choice`` samples (per-choice   ``multiclass`` (y, p_0..p_K: softmax
-               log-likelihoods); named, never auto-detected   under the acc/acc_norm convention)
-``inspect``    Inspect AI ``.eval`` (zip, streamed) and ``.json``  ``samples`` (id, epoch, one column per
-               logs, or a folder of them                      scorer, metadata fields as columns)
-``rewardbench2`` RewardBench 2 ``eval-set-scores`` files      ``samples`` (credit per prompt) or
-               (column-wise scores of every completion)        subset scores with the Ties composite
-=============  ===========================================  ===============================
+================  ==================================================  ============================================
+format            input                                               table
+================  ==================================================  ============================================
+``mteb``          ``results/<org>__<model>/<revision>/*.json``        ``scores`` (system, task, task_type, metric,
+                                                                      value)
+``lm_eval``       ``results_<ts>.json`` +                             ``samples`` (system, task, id = doc_hash,
+                  ``samples_<task>_<ts>.jsonl``                       ``metric,filter``...)
+                  (lm-evaluation-harness)
+``arena``         FastChat ``clean_battle_<date>.json`` or            ``battles`` (a, b, winner, style covariates)
+                  ``*.battle.jsonl``
+``rewardbench``   per-prompt outputs (+ summary)                      ``samples`` (task = subset, correct, margin)
+                                                                      or section ``scores``
+``helm``          run folders: ``run_spec.json``,                     ``samples`` (id = instance_id, one column
+                  ``per_instance_stats.json``, ``stats.json``         per stat)
+``openood``       ``scores/<postprocessor>.pkl`` (restricted          ``ood`` (score = -conf, is_ood), one task
+                  unpickler: NumPy arrays only)                       per OOD dataset
+``eee``           Every Eval Ever v0.3.0 aggregate ``.json`` files    ``scores`` (system, task, metric, value,
+                  (a folder of them) or ``{uuid}_samples.jsonl``      ci_low, ci_high, n) or ``samples`` (id =
+                                                                      sample_hash)
+``hf``            model cards (``model-index`` front matter) and      ``scores`` (system, task, metric, value;
+                  ``.eval_results/*.yaml`` (Hugging Face Hub)         interval from ``notes``)
+``lm_eval_mc``    lm-eval ``multiple_choice`` samples (per-choice     ``multiclass`` (y, p_0..p_K: softmax under
+                  log-likelihoods); named, never auto-detected        the acc/acc_norm convention)
+``inspect``       Inspect AI ``.eval`` (zip, streamed) and ``.json``  ``samples`` (id, epoch, one column per
+                  logs, or a folder of them                           scorer, metadata fields as columns)
+``rewardbench2``  RewardBench 2 ``eval-set-scores`` files             ``samples`` (credit per prompt) or subset
+                  (column-wise scores of every completion)            scores with the Ties composite
+================  ==================================================  ============================================
 """
 
 from __future__ import annotations

@@ -3,22 +3,22 @@ r"""Table kind ``mdp``: reward functions of a finite MDP as a long table, and th
 One row per (system, :math:`s`, :math:`a`, :math:`s'`) — every triple of the MDP once per
 system (reward function):
 
-=======================  ===========================================================
-column                   meaning
-=======================  ===========================================================
-``system``               the reward function being evaluated (grouping column)
-``s``, ``a``, ``s_next``  state, action and next state (labels: numbers or text; the
-                         states are the union of ``s`` and ``s_next``)
-``reward``               the system's reward :math:`R(s, a, s')`
-``reference``            the reference reward :math:`R^*(s, a, s')` it is compared with
-``transition``           :math:`\tau(s' \mid s, a)`: for each (s, a) the rows sum to 1;
-                         impossible transitions are rows with 0
-``policy``               optional :math:`\pi(a \mid s)` (the same on every row of an
-                         (s, a)); default uniform — the policy of the value-adjusted
-                         canonicalisation
-``gamma``                the discount (a column constant over the table, or the kind
-                         option ``gamma=``)
-=======================  ===========================================================
+=========================  ===========================================================
+column                     meaning
+=========================  ===========================================================
+``system``                 the reward function being evaluated (grouping column)
+``s``, ``a``, ``s_next``   state, action and next state (labels: numbers or text; the
+                           states are the union of ``s`` and ``s_next``)
+``reward``                 the system's reward :math:`R(s, a, s')`
+``reference``              the reference reward :math:`R^*(s, a, s')` it is compared with
+``transition``             :math:`\tau(s' \mid s, a)`: for each (s, a) the rows sum to 1;
+                           impossible transitions are rows with 0
+``policy``                 optional :math:`\pi(a \mid s)` (the same on every row of an
+                           (s, a)); default uniform — the policy of the value-adjusted
+                           canonicalisation
+``gamma``                  the discount (a column constant over the table, or the kind
+                           option ``gamma=``)
+=========================  ===========================================================
 
 Registered metrics (family ``reward``, lower is better, in [0, 1]): ``reward_starc`` (STARC
 with the value-adjusted canonicalisation, needs :math:`\gamma < 1`), ``reward_starc_epic``

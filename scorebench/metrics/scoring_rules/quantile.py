@@ -165,6 +165,8 @@ def weighted_interval_score(y: Any, q: Any, levels: Any, *, weights: Any = None,
     weight_median : float, optional
         Custom weight :math:`w_0 \ge 0` of :math:`|y - m|`; default 1/2.
 
+    Notes
+    -----
     The normaliser stays :math:`1/(K + \tfrac12)` (:math:`1/K` without a median) whatever
     the weights, as in Bracher et al. (2021, eq. 2).
 
