@@ -39,6 +39,7 @@ from .input import Battles, as_battles
 from .pair_counts import HESSIAN_REG, ipw_weights
 from .pairwise import to_elo_scale
 from .registry import MethodResult, register_bootstrap, register_intervals, register_method
+from .style_cells import resample_cell_weights, style_cells
 from .style_control import filter_battles, style_features
 
 expit = lazy_attr("scipy.special", "expit")
@@ -67,8 +68,13 @@ def _design_products(a: np.ndarray, b: np.ndarray, X: np.ndarray, v: np.ndarray,
 
 def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int, *,
                    reg: float = 1.0, tol: float = 1e-12, max_iter: int = 100,
-                   start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   start: tuple[np.ndarray, np.ndarray] | None = None,
+                 n_battles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Strengths (centred) and coefficients minimising the objective of the module docstring (Newton).
+
+    Rows may be battles or deduplicated cells (:func:`~scorebench.aggregate.style_cells.style_cells`,
+    ``w`` = the cells' :math:`\\sum w`); ``n_battles`` is then the :math:`N` of the mean loss
+    (default: the number of rows).
 
     Examples
     --------
@@ -77,7 +83,8 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
     >>> round(float(th[0] - th[1]), 6) == round(float(np.log(3.0)), 6)
     True
     """
-    N, p = X.shape
+    N = X.shape[0] if n_battles is None else n_battles
+    p = X.shape[1]
     theta, gamma = (np.zeros(n), np.zeros(p)) if start is None else (start[0].copy(), start[1].copy())
     lift = np.zeros((n + p, n + p))
     lift[:n, :n] = 1.0 / n  # the strengths' shift: fixed by centring, made invertible here
@@ -99,13 +106,20 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
 
 def contextual_sandwich(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int,
                         theta: np.ndarray, gamma: np.ndarray, *, reg: float = 1.0,
-                        hessian_reg: float = HESSIAN_REG) -> np.ndarray:
-    """Sandwich covariance of ``(theta, gamma)`` (module docstring), shape (n + p, n + p)."""
-    N, p = X.shape
+                        hessian_reg: float = HESSIAN_REG, w_sq: np.ndarray | None = None,
+                        n_battles: int | None = None) -> np.ndarray:
+    """Sandwich covariance of ``(theta, gamma)`` (module docstring), shape (n + p, n + p).
+
+    On deduplicated cells pass ``w`` = :math:`\\sum w`, ``w_sq`` = :math:`\\sum w^2` per cell and
+    ``n_battles``; the defaults (``w ** 2``, the number of rows) are those of battles.
+    """
+    N = X.shape[0] if n_battles is None else n_battles
+    p = X.shape[1]
+    w_sq = w * w if w_sq is None else w_sq
     prob = expit(theta[a] - theta[b] + X @ gamma)
     H = _design_products(a, b, X, w * prob * (1.0 - prob) / N, n)
     H[np.diag_indices(n + p)] += hessian_reg
-    G = _design_products(a, b, X, (w * (y - prob)) ** 2 / N, n)
+    G = _design_products(a, b, X, w_sq * (y - prob) ** 2 / N, n)
     G[n:, n:] -= (reg ** 2 / N) * np.outer(gamma, gamma)
     # (1, 0) is an eigenvector of H (eigenvalue hessian_reg) that G annihilates: lifting it is exact
     H[:n, :n] += np.trace(H[:n, :n]) / n / n
@@ -115,7 +129,7 @@ def contextual_sandwich(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarr
 
 
 class _Data:
-    """Filtered battles, standardised features and weights of one call."""
+    """Filtered battles, standardised features, weights and their (pair, outcome, style row) cells."""
 
     def __init__(self, table: pd.DataFrame, features: Any, reweight: bool, min_pair_count: float,
                  anony: Any, language: Any, category: Any) -> None:
@@ -130,6 +144,16 @@ class _Data:
         else:
             w = np.asarray(battles.weight, dtype=np.float64)
         self.battles, self.w = battles, w
+        self.cells = style_cells(battles.a, battles.b, battles.outcome, self.X, w)
+
+    def fit(self, reg: float) -> tuple[np.ndarray, np.ndarray]:
+        c = self.cells
+        return fit_contextual(c.a, c.b, c.y, c.X, c.weight, self.battles.n_systems, reg=reg, n_battles=c.n_battles)
+
+    def sandwich(self, theta: np.ndarray, gamma: np.ndarray, reg: float) -> np.ndarray:
+        c = self.cells
+        return contextual_sandwich(c.a, c.b, c.y, c.X, c.weight, self.battles.n_systems, theta, gamma, reg=reg,
+                                   w_sq=c.weight_sq, n_battles=c.n_battles)
 
 
 def _check(reg: float, scale: float, base: float) -> None:
@@ -165,7 +189,7 @@ def bradley_terry_contextual(table: pd.DataFrame, *, features: Any = "v1", reg: 
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
     b = d.battles
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, b.n_systems, reg=reg)
+    theta, gamma = d.fit(reg)
     return MethodResult(to_elo_scale(theta, scale=scale, base=base, init=init),
                         {"systems": b.systems, "coefficients": dict(zip(d.features, gamma.tolist())),
                          "theta": theta, "n_battles": len(b.a)})
@@ -180,10 +204,9 @@ def bradley_terry_contextual_sandwich(table: pd.DataFrame, *, features: Any = "v
     """Ratings and their sandwich covariance on the Elo scale (arena-rank's ``ci_method="sandwich"``)."""
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
-    b = d.battles
-    n = b.n_systems
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, n, reg=reg)
-    cov = contextual_sandwich(b.a, b.b, b.outcome, d.X, d.w, n, theta, gamma, reg=reg)
+    n = d.battles.n_systems
+    theta, gamma = d.fit(reg)
+    cov = d.sandwich(theta, gamma, reg)
     unit = to_elo_scale(1.0, scale=scale, base=base, init=0.0)
     return to_elo_scale(theta, scale=scale, base=base, init=init), unit ** 2 * cov[:n, :n]
 
@@ -194,17 +217,20 @@ def bradley_terry_contextual_bootstrap(table: pd.DataFrame, n_boot: int, rng: np
                                        min_pair_count: float = 50.0, scale: float = 400.0, base: float = 10.0,
                                        init: float = 1000.0, anony: bool | None = None, language: Any = None,
                                        category: str | None = None) -> np.ndarray:
-    """Ratings over battle resamples (rows drawn with replacement, weights and features travel along)."""
+    """Ratings over battle resamples (rows drawn with replacement, weights and features travel along).
+
+    Each round reweights the deduplicated cells (:func:`~scorebench.aggregate.style_cells.resample_cell_weights`).
+    """
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
-    b = d.battles
-    N = len(b.a)
-    full = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, b.n_systems, reg=reg)
-    out = np.empty((n_boot, b.n_systems))
+    c, n = d.cells, d.battles.n_systems
+    full = d.fit(reg)
+    out = np.empty((n_boot, n))
     for i in range(n_boot):
-        counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(np.float64)
-        # warm start at the full-data estimate: 2-3 Newton steps instead of 6-8
-        theta, _ = fit_contextual(b.a, b.b, b.outcome, d.X, d.w * counts, b.n_systems, reg=reg, tol=1e-8, start=full)
+        # N battles drawn with replacement, their weights summed per cell; warm start at the full-data
+        # estimate: 2-3 Newton steps instead of 6-8
+        theta, _ = fit_contextual(c.a, c.b, c.y, c.X, resample_cell_weights(c, rng), n, reg=reg, tol=1e-8,
+                                  start=full, n_battles=c.n_battles)
         out[i] = to_elo_scale(theta, scale=scale, base=base, init=init)
     return out
 
@@ -222,10 +248,9 @@ def contextual_frame(table: pd.DataFrame, *, ci: float = 0.95, **params: Any) ->
     if params:
         raise InputError(f"contextual_frame: unknown parameter(s) {sorted(params)}")
     d = _Data(table, features, reweight, mpc, filters["anony"], filters["language"], filters["category"])
-    b = d.battles
-    n = b.n_systems
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, n, reg=reg)
-    cov = contextual_sandwich(b.a, b.b, b.outcome, d.X, d.w, n, theta, gamma, reg=reg)
+    n = d.battles.n_systems
+    theta, gamma = d.fit(reg)
+    cov = d.sandwich(theta, gamma, reg)
     se = np.sqrt(np.clip(np.diag(cov)[n:], 0.0, None))
     lo, hi = normal_bounds(gamma, se, ci)
     return pd.DataFrame({"feature": list(d.features), "coefficient": gamma, "se": se, "ci_low": lo, "ci_high": hi})
