@@ -94,7 +94,7 @@ def test_continuous_features_keep_every_row_and_resample_totals():
     X = rng.normal(size=(200, 3))
     cells = style_cells(a, b, np.ones(200), X, np.full(200, 2.0))
     assert cells.n_cells == 200
-    np.testing.assert_array_equal(cells.inverse, np.arange(200))
+    np.testing.assert_array_equal(np.sort(cells.inverse), np.arange(200))
     wts = resample_cell_weights(cells, np.random.default_rng(1))
     assert wts.sum() == pytest.approx(400.0) and np.all(wts % 2.0 == 0)
 

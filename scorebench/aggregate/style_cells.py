@@ -45,7 +45,9 @@ __all__ = ["StyleCells", "style_cells", "resample_cell_weights"]
 
 @dataclass(frozen=True)
 class StyleCells:
-    """Distinct battle rows (in order of first appearance) with their weight sums.
+    """Distinct battle rows (ordered by pair ``a * n + b``, then first appearance) with their weight sums.
+
+    The pair order lets a fit sum over each pair's contiguous block of cells in one pass.
 
     Attributes
     ----------
@@ -111,6 +113,10 @@ def style_cells(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: n
         code = _combine(code, X[:, j] + 0.0)  # + 0.0: -0.0 and 0.0 are one value
     first = np.flatnonzero(~pd.Index(code).duplicated())  # codes number rows by first appearance
     U = len(first)
+    order = np.argsort(a[first] * n + b[first], kind="stable")  # cells of one pair contiguous
+    rank = np.empty(U, dtype=np.int64)
+    rank[order] = np.arange(U)
+    code, first = rank[code], first[order]
     return StyleCells(a[first], b[first], y[first], X[first], np.bincount(code, w, U), np.bincount(code, w * w, U),
                       code, w, N)
 
