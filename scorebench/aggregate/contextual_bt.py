@@ -110,7 +110,7 @@ class _Pairs:
 def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int, *,
                    reg: float = 1.0, tol: float = 1e-12, max_iter: int = 100,
                    start: tuple[np.ndarray, np.ndarray] | None = None,
-                 n_battles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   n_battles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Strengths (centred) and coefficients minimising the objective of the module docstring (Newton).
 
     Rows may be battles or deduplicated cells (:func:`~scorebench.aggregate.style_cells.style_cells`,
@@ -125,11 +125,16 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
     True
     """
     N = X.shape[0] if n_battles is None else n_battles
-    p = X.shape[1]
+    return _newton(_Pairs(a, b, n, X), y, w, N, reg, tol, max_iter, start)
+
+
+def _newton(pairs: _Pairs, y: np.ndarray, w: np.ndarray, N: int, reg: float, tol: float, max_iter: int,
+            start: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method of :func:`fit_contextual` on prepared rows (reused across bootstrap rounds)."""
+    n, p = pairs.n, pairs.Xt.shape[0]
     theta, gamma = (np.zeros(n), np.zeros(p)) if start is None else (start[0].copy(), start[1].copy())
     lift = np.zeros((n + p, n + p))
     lift[:n, :n] = 1.0 / n  # the strengths' shift: fixed by centring, made invertible here
-    pairs = _Pairs(a, b, n, X)
     for _ in range(max_iter):
         prob = expit(pairs.difference(theta) + gamma @ pairs.Xt)
         H, grad = pairs.products(w * prob * (1.0 - prob) / N, w * (y - prob) / N)
@@ -267,12 +272,12 @@ def bradley_terry_contextual_bootstrap(table: pd.DataFrame, n_boot: int, rng: np
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
     c, n = d.cells, d.battles.n_systems
     full = d.fit(reg)
+    pairs = _Pairs(c.a, c.b, n, c.X)
     out = np.empty((n_boot, n))
     for i in range(n_boot):
         # N battles drawn with replacement, their weights summed per cell; warm start at the full-data
         # estimate: 3 Newton steps instead of 6-8 (a last step < 1e-6 leaves an error ~1e-12: quadratic)
-        theta, _ = fit_contextual(c.a, c.b, c.y, c.X, resample_cell_weights(c, rng), n, reg=reg, tol=1e-6,
-                                  start=full, n_battles=c.n_battles)
+        theta, _ = _newton(pairs, c.y, resample_cell_weights(c, rng), c.n_battles, reg, 1e-6, 100, full)
         out[i] = to_elo_scale(theta, scale=scale, base=base, init=init)
     return out
 
