@@ -12,7 +12,7 @@ from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.pair_counts import ipw_weights
 from scorebench.aggregate.pairwise import to_elo_scale
 from scorebench.aggregate.style_cells import resample_cell_weights, style_cells
-from scorebench.aggregate.style_control import (_bootstrap_params, _prepare, fit_contextual_bt, style_features)
+from scorebench.aggregate.style_control import bradley_terry_style_bootstrap, fit_contextual_bt, style_features
 from scorebench.errors import InputError
 
 
@@ -75,16 +75,18 @@ def test_cells_bootstrap_equals_per_battle_resamples():
 
 def test_fastchat_bootstrap_on_cells_equals_per_battle():
     t = _table(1200, seed=2)
-    p = _prepare(t, ["len", "bold"], None, None, None)
+    b = as_battles(t)
+    X = style_features(t, ["len", "bold"])[0]
     alpha = float(np.log(10.0))
-    start = fit_contextual_bt(p.a, p.b, p.X, p.y, 5, weights=p.w, alpha=alpha, reg=0.5)
-    got = _bootstrap_params(p, 4, np.random.default_rng(3), alpha, 0.5, start)
+    start = fit_contextual_bt(b.a, b.b, X, b.outcome, 5, weights=b.weight, alpha=alpha, reg=0.5)
+    got = bradley_terry_style_bootstrap(t, 4, np.random.default_rng(3), features=["len", "bold"])
     rng = np.random.default_rng(3)
-    N = len(p.a)
+    N = len(b.a)
     for i in range(4):
         counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(float)
-        want = fit_contextual_bt(p.a, p.b, p.X, p.y, 5, weights=counts * p.w, alpha=alpha, reg=0.5, start=start)
-        np.testing.assert_allclose(got[i], want, atol=1e-7)
+        want = fit_contextual_bt(b.a, b.b, X, b.outcome, 5, weights=counts * b.weight, alpha=alpha, reg=0.5,
+                                 start=start)
+        np.testing.assert_allclose(got[i], 1000.0 + 400.0 * want[:5], atol=1e-5)
 
 
 def test_continuous_features_keep_every_row_and_resample_totals():
