@@ -52,3 +52,21 @@ def test_dask_counts_errors():
         pair_counts_dask(dd.from_pandas(bad, npartitions=2))
     with pytest.raises(InputError, match="dask DataFrame"):
         pair_counts_dask(bad)
+
+
+def test_dask_counts_partition_independent_with_empty_and_one_sided_partitions():
+    """Contract: pandas = Dask whatever the partitioning (1 to many parts, an empty part, a part missing models)."""
+    t = _table(900, seed=3, weights=True)
+    t = t.sort_values("model_a", kind="stable").reset_index(drop=True)  # parts see only some models
+    mem = pair_counts(as_battles(t))
+    for nparts in (1, 2, 7):
+        pc = pair_counts_dask(dd.from_pandas(t, npartitions=nparts))
+        for field in ("a", "b", "outcome", "count"):
+            np.testing.assert_array_equal(getattr(pc, field), getattr(mem, field))
+        np.testing.assert_allclose(pc.weight, mem.weight, rtol=1e-12)
+        np.testing.assert_allclose(pc.weight_sq, mem.weight_sq, rtol=1e-12)
+    parts = dd.from_pandas(t, npartitions=3)
+    with_empty = dd.concat([parts, dd.from_pandas(t.iloc[:0], npartitions=1)])
+    pc = pair_counts_dask(with_empty)
+    np.testing.assert_array_equal(pc.count, mem.count)
+    assert pc.systems == mem.systems and pc.n_battles == mem.n_battles

@@ -39,6 +39,7 @@ from .input import Battles, as_battles
 from .pair_counts import HESSIAN_REG, ipw_weights
 from .pairwise import to_elo_scale
 from .registry import MethodResult, register_bootstrap, register_intervals, register_method
+from .style_cells import resample_cell_weights, style_cells
 from .style_control import filter_battles, style_features
 
 expit = lazy_attr("scipy.special", "expit")
@@ -48,27 +49,73 @@ __all__ = ["fit_contextual", "contextual_sandwich", "bradley_terry_contextual", 
 _CITE = "lmarena/arena-rank 0.1.1 ContextualBradleyTerry; Chiang et al. (2024), Chatbot Arena, ICML"
 
 
-def _design_products(a: np.ndarray, b: np.ndarray, X: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
-    """:math:`\\sum_k v_k z_k z_k^\\top` for :math:`z_k = (e_{a_k} - e_{b_k}, x_k)`, dense (n + p)²."""
-    from .pair_counts import laplacian
+class _Pairs:
+    """Sums over the rows of each ordered pair: one ``reduceat`` pass when rows are sorted by pair
+    (cells from :func:`~scorebench.aggregate.style_cells.style_cells` are), ``bincount`` otherwise.
+    Holds the features transposed (k, rows), so that every per-row product is contiguous."""
 
-    p = X.shape[1]
-    out = np.empty((n + p, n + p))
-    out[:n, :n] = laplacian(n, a, b, v)
-    vx = v[:, None] * X
-    cross = np.empty((n, p))
-    for j in range(p):  # bincount per feature: O(N), far faster than np.add.at on rows
-        cross[:, j] = np.bincount(a, vx[:, j], n) - np.bincount(b, vx[:, j], n)
-    out[:n, n:] = cross
-    out[n:, :n] = cross.T
-    out[n:, n:] = X.T @ vx
-    return out
+    def __init__(self, a: np.ndarray, b: np.ndarray, n: int, X: np.ndarray) -> None:
+        pid = a * n + b
+        self.n = n
+        self.Xt = np.ascontiguousarray(X.T)
+        self.buffer = np.empty((X.shape[1] + 2, len(pid)))
+        if len(pid) > 1 and np.all(pid[1:] >= pid[:-1]):
+            self.starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+            self.lengths = np.diff(np.r_[self.starts, len(pid)])
+            self.a, self.b = a[self.starts], b[self.starts]
+        else:
+            self.starts, self.pid = None, pid
+            self.a, self.b = np.divmod(np.arange(n * n), n)
+
+    def sums(self, M: np.ndarray) -> np.ndarray:
+        """Per-pair row sums of ``M`` (k x rows), shape (k, pairs)."""
+        if self.starts is not None:
+            return np.add.reduceat(M, self.starts, axis=1)
+        return np.stack([np.bincount(self.pid, row, self.n * self.n) for row in M])
+
+    def spread(self, values: np.ndarray) -> np.ndarray:
+        """A per-pair value on every row."""
+        return np.repeat(values, self.lengths) if self.starts is not None else values[self.pid]
+
+    def difference(self, theta: np.ndarray) -> np.ndarray:
+        r""":math:`\theta_a - \theta_b` on every row."""
+        return self.spread(theta[self.a] - theta[self.b])
+
+    def products(self, v: np.ndarray, r: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        r""":math:`\sum_k v_k z_k z_k^\top` for :math:`z_k = (e_{a_k} - e_{b_k}, x_k)`, dense (n + p)², and,
+        given ``r``, :math:`\sum_k r_k z_k` — from one pass over the rows."""
+        from .pair_counts import laplacian
+
+        n, p = self.n, self.Xt.shape[0]
+        M = self.buffer
+        M[0] = v
+        np.multiply(self.Xt, v, out=M[1:p + 1])
+        if r is not None:
+            M[p + 1] = r
+        S = self.sums(M if r is not None else M[:p + 1])
+        out = np.empty((n + p, n + p))
+        out[:n, :n] = laplacian(n, self.a, self.b, S[0])
+        cross = np.empty((n, p))
+        for j in range(p):  # over pairs, not rows
+            cross[:, j] = np.bincount(self.a, S[1 + j], n) - np.bincount(self.b, S[1 + j], n)
+        out[:n, n:] = cross
+        out[n:, :n] = cross.T
+        out[n:, n:] = M[1:p + 1] @ self.Xt.T
+        if r is None:
+            return out, None
+        return out, np.concatenate([np.bincount(self.a, S[p + 1], n) - np.bincount(self.b, S[p + 1], n),
+                                    self.Xt @ r])
 
 
 def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int, *,
                    reg: float = 1.0, tol: float = 1e-12, max_iter: int = 100,
-                   start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   start: tuple[np.ndarray, np.ndarray] | None = None,
+                   n_battles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Strengths (centred) and coefficients minimising the objective of the module docstring (Newton).
+
+    Rows may be battles or deduplicated cells (:func:`~scorebench.aggregate.style_cells.style_cells`,
+    ``w`` = the cells' :math:`\\sum w`); ``n_battles`` is then the :math:`N` of the mean loss
+    (default: the number of rows).
 
     Examples
     --------
@@ -77,16 +124,22 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
     >>> round(float(th[0] - th[1]), 6) == round(float(np.log(3.0)), 6)
     True
     """
-    N, p = X.shape
+    N = X.shape[0] if n_battles is None else n_battles
+    return _newton(_Pairs(a, b, n, X), y, w, N, reg, tol, max_iter, start)
+
+
+def _newton(pairs: _Pairs, y: np.ndarray, w: np.ndarray, N: int, reg: float, tol: float, max_iter: int,
+            start: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method of :func:`fit_contextual` on prepared rows (reused across bootstrap rounds)."""
+    n, p = pairs.n, pairs.Xt.shape[0]
     theta, gamma = (np.zeros(n), np.zeros(p)) if start is None else (start[0].copy(), start[1].copy())
     lift = np.zeros((n + p, n + p))
     lift[:n, :n] = 1.0 / n  # the strengths' shift: fixed by centring, made invertible here
     for _ in range(max_iter):
-        eta = theta[a] - theta[b] + X @ gamma
-        prob = expit(eta)
-        r = w * (y - prob) / N
-        grad = np.concatenate([np.bincount(a, r, n) - np.bincount(b, r, n), X.T @ r - reg * gamma])
-        H = _design_products(a, b, X, w * prob * (1.0 - prob) / N, n) + lift
+        prob = expit(pairs.difference(theta) + gamma @ pairs.Xt)
+        H, grad = pairs.products(w * prob * (1.0 - prob) / N, w * (y - prob) / N)
+        grad[n:] -= reg * gamma
+        H += lift
         H[np.arange(n, n + p), np.arange(n, n + p)] += reg
         step = np.linalg.solve(H, grad)
         theta += step[:n]
@@ -99,13 +152,21 @@ def fit_contextual(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w
 
 def contextual_sandwich(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarray, w: np.ndarray, n: int,
                         theta: np.ndarray, gamma: np.ndarray, *, reg: float = 1.0,
-                        hessian_reg: float = HESSIAN_REG) -> np.ndarray:
-    """Sandwich covariance of ``(theta, gamma)`` (module docstring), shape (n + p, n + p)."""
-    N, p = X.shape
-    prob = expit(theta[a] - theta[b] + X @ gamma)
-    H = _design_products(a, b, X, w * prob * (1.0 - prob) / N, n)
+                        hessian_reg: float = HESSIAN_REG, w_sq: np.ndarray | None = None,
+                        n_battles: int | None = None) -> np.ndarray:
+    """Sandwich covariance of ``(theta, gamma)`` (module docstring), shape (n + p, n + p).
+
+    On deduplicated cells pass ``w`` = :math:`\\sum w`, ``w_sq`` = :math:`\\sum w^2` per cell and
+    ``n_battles``; the defaults (``w ** 2``, the number of rows) are those of battles.
+    """
+    N = X.shape[0] if n_battles is None else n_battles
+    p = X.shape[1]
+    w_sq = w * w if w_sq is None else w_sq
+    pairs = _Pairs(a, b, n, X)
+    prob = expit(pairs.difference(theta) + gamma @ pairs.Xt)
+    H = pairs.products(w * prob * (1.0 - prob) / N)[0]
     H[np.diag_indices(n + p)] += hessian_reg
-    G = _design_products(a, b, X, (w * (y - prob)) ** 2 / N, n)
+    G = pairs.products(w_sq * (y - prob) ** 2 / N)[0]
     G[n:, n:] -= (reg ** 2 / N) * np.outer(gamma, gamma)
     # (1, 0) is an eigenvector of H (eigenvalue hessian_reg) that G annihilates: lifting it is exact
     H[:n, :n] += np.trace(H[:n, :n]) / n / n
@@ -115,7 +176,7 @@ def contextual_sandwich(a: np.ndarray, b: np.ndarray, y: np.ndarray, X: np.ndarr
 
 
 class _Data:
-    """Filtered battles, standardised features and weights of one call."""
+    """Filtered battles, standardised features, weights and their (pair, outcome, style row) cells."""
 
     def __init__(self, table: pd.DataFrame, features: Any, reweight: bool, min_pair_count: float,
                  anony: Any, language: Any, category: Any) -> None:
@@ -130,6 +191,16 @@ class _Data:
         else:
             w = np.asarray(battles.weight, dtype=np.float64)
         self.battles, self.w = battles, w
+        self.cells = style_cells(battles.a, battles.b, battles.outcome, self.X, w)
+
+    def fit(self, reg: float) -> tuple[np.ndarray, np.ndarray]:
+        c = self.cells
+        return fit_contextual(c.a, c.b, c.y, c.X, c.weight, self.battles.n_systems, reg=reg, n_battles=c.n_battles)
+
+    def sandwich(self, theta: np.ndarray, gamma: np.ndarray, reg: float) -> np.ndarray:
+        c = self.cells
+        return contextual_sandwich(c.a, c.b, c.y, c.X, c.weight, self.battles.n_systems, theta, gamma, reg=reg,
+                                   w_sq=c.weight_sq, n_battles=c.n_battles)
 
 
 def _check(reg: float, scale: float, base: float) -> None:
@@ -165,7 +236,7 @@ def bradley_terry_contextual(table: pd.DataFrame, *, features: Any = "v1", reg: 
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
     b = d.battles
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, b.n_systems, reg=reg)
+    theta, gamma = d.fit(reg)
     return MethodResult(to_elo_scale(theta, scale=scale, base=base, init=init),
                         {"systems": b.systems, "coefficients": dict(zip(d.features, gamma.tolist())),
                          "theta": theta, "n_battles": len(b.a)})
@@ -180,10 +251,9 @@ def bradley_terry_contextual_sandwich(table: pd.DataFrame, *, features: Any = "v
     """Ratings and their sandwich covariance on the Elo scale (arena-rank's ``ci_method="sandwich"``)."""
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
-    b = d.battles
-    n = b.n_systems
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, n, reg=reg)
-    cov = contextual_sandwich(b.a, b.b, b.outcome, d.X, d.w, n, theta, gamma, reg=reg)
+    n = d.battles.n_systems
+    theta, gamma = d.fit(reg)
+    cov = d.sandwich(theta, gamma, reg)
     unit = to_elo_scale(1.0, scale=scale, base=base, init=0.0)
     return to_elo_scale(theta, scale=scale, base=base, init=init), unit ** 2 * cov[:n, :n]
 
@@ -194,17 +264,20 @@ def bradley_terry_contextual_bootstrap(table: pd.DataFrame, n_boot: int, rng: np
                                        min_pair_count: float = 50.0, scale: float = 400.0, base: float = 10.0,
                                        init: float = 1000.0, anony: bool | None = None, language: Any = None,
                                        category: str | None = None) -> np.ndarray:
-    """Ratings over battle resamples (rows drawn with replacement, weights and features travel along)."""
+    """Ratings over battle resamples (rows drawn with replacement, weights and features travel along).
+
+    Each round reweights the deduplicated cells (:func:`~scorebench.aggregate.style_cells.resample_cell_weights`).
+    """
     _check(reg, scale, base)
     d = _Data(table, features, reweight, min_pair_count, anony, language, category)
-    b = d.battles
-    N = len(b.a)
-    full = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, b.n_systems, reg=reg)
-    out = np.empty((n_boot, b.n_systems))
+    c, n = d.cells, d.battles.n_systems
+    full = d.fit(reg)
+    pairs = _Pairs(c.a, c.b, n, c.X)
+    out = np.empty((n_boot, n))
     for i in range(n_boot):
-        counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(np.float64)
-        # warm start at the full-data estimate: 2-3 Newton steps instead of 6-8
-        theta, _ = fit_contextual(b.a, b.b, b.outcome, d.X, d.w * counts, b.n_systems, reg=reg, tol=1e-8, start=full)
+        # N battles drawn with replacement, their weights summed per cell; warm start at the full-data
+        # estimate: 3 Newton steps instead of 6-8 (a last step < 1e-6 leaves an error ~1e-12: quadratic)
+        theta, _ = _newton(pairs, c.y, resample_cell_weights(c, rng), c.n_battles, reg, 1e-6, 100, full)
         out[i] = to_elo_scale(theta, scale=scale, base=base, init=init)
     return out
 
@@ -222,10 +295,9 @@ def contextual_frame(table: pd.DataFrame, *, ci: float = 0.95, **params: Any) ->
     if params:
         raise InputError(f"contextual_frame: unknown parameter(s) {sorted(params)}")
     d = _Data(table, features, reweight, mpc, filters["anony"], filters["language"], filters["category"])
-    b = d.battles
-    n = b.n_systems
-    theta, gamma = fit_contextual(b.a, b.b, b.outcome, d.X, d.w, n, reg=reg)
-    cov = contextual_sandwich(b.a, b.b, b.outcome, d.X, d.w, n, theta, gamma, reg=reg)
+    n = d.battles.n_systems
+    theta, gamma = d.fit(reg)
+    cov = d.sandwich(theta, gamma, reg)
     se = np.sqrt(np.clip(np.diag(cov)[n:], 0.0, None))
     lo, hi = normal_bounds(gamma, se, ci)
     return pd.DataFrame({"feature": list(d.features), "coefficient": gamma, "se": se, "ci_low": lo, "ci_high": hi})

@@ -43,6 +43,7 @@ from ..validation import check_level, check_positive_int
 from .input import as_battles
 from .ranking import competition_ranks
 from .registry import MethodResult, register_bootstrap, register_method
+from .style_cells import resample_cell_weights, style_cells
 from .._lazy import lazy_attr
 
 minimize = lazy_attr("scipy.optimize", "minimize")
@@ -286,12 +287,13 @@ def bradley_terry_style(table: pd.DataFrame, *, features: Any = "v1", reg: float
 
 def _bootstrap_params(p: _Prepared, n_boot: int, rng: np.random.Generator, alpha: float, reg: float,
                       start: np.ndarray) -> np.ndarray:
-    N = len(p.a)
+    # battles deduplicated to (pair, outcome, style row) cells; a round draws N battles with replacement
+    # (the per-battle resample) and refits the cells reweighted by the drawn battles' weights
+    cells = style_cells(p.a, p.b, p.y, p.X, p.w)
     out = np.empty((n_boot, len(start)))
     for i in range(n_boot):
-        counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(np.float64)  # rows drawn with replacement
-        out[i] = fit_contextual_bt(p.a, p.b, p.X, p.y, len(p.systems), weights=counts * p.w, alpha=alpha, reg=reg,
-                                   start=start)
+        out[i] = fit_contextual_bt(cells.a, cells.b, cells.X, cells.y, len(p.systems),
+                                   weights=resample_cell_weights(cells, rng), alpha=alpha, reg=reg, start=start)
     return out
 
 
