@@ -1,4 +1,4 @@
-"""Chatbot Arena battles (FastChat ``clean_battle_<date>.json``, ``*.battle.jsonl``) -> a ``battles`` table.
+r"""Chatbot Arena battles (FastChat ``clean_battle_<date>.json``, ``*.battle.jsonl``) -> a ``battles`` table.
 
 The file is a JSON array of battles (``clean_battle_<date>.json``, as GenAI-Arena publishes
 it too) or JSON Lines, one battle a line (FastChat's ``*.battle.jsonl``); gzipped copies
