@@ -66,3 +66,23 @@ def test_ood_labels_checked(tmp_path):
     path.write_bytes(pickle.dumps({"id": {"test": zeros}, "ood": {"near": {"x": zeros}}}))
     with pytest.raises(InputError, match=r"field 'ood.near.x\[2\]': OOD labels must all be -1"):
         read_results(path)
+
+
+def test_seed_layout_reads_as_one_table_with_a_seed_column(tmp_path):
+    import shutil
+
+    import pandas as pd
+
+    from scorebench.readers import detect_results_format
+
+    run = tmp_path / "cifar10_resnet18_32x32_base_e100_lr0.1_default"
+    for seed in (0, 1, 2):
+        shutil.copytree(SCORES, run / f"s{seed}" / "scores")
+    assert detect_results_format(run) == "openood"
+    table = read_results(run)
+    one = read_results(SCORES)
+    assert sorted(table["seed"].unique()) == [0, 1, 2] and len(table) == 3 * len(one)
+    assert table.attrs["seeds"] == [0, 1, 2]
+    for seed in (0, 1, 2):
+        part = table[table["seed"] == seed].drop(columns="seed").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, one.reset_index(drop=True))

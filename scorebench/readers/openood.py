@@ -23,6 +23,7 @@ Detection, arXiv:2306.09301.
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -66,16 +67,44 @@ def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False) -> Any:
         raise InputError(f"{path}: not a readable pickle ({type(exc).__name__}: {exc}; truncated?)") from None
 
 
+_SEED = re.compile(r"^s(\d+)$")
+
+
+def _seed_folders(path: Path) -> list[tuple[int, Path]]:
+    """``[(seed, <run>/s<seed>/scores)]`` of OpenOOD's seed layout, sorted by seed (empty if not that layout)."""
+    if not path.is_dir():
+        return []
+    found = []
+    for child in path.iterdir():
+        match = _SEED.match(child.name)
+        if match and child.is_dir() and (child / "scores").is_dir() and any((child / "scores").glob("*.pkl")):
+            found.append((int(match.group(1)), child / "scores"))
+    return sorted(found)
+
+
 def detect(path: Path) -> bool:
-    """True for a ``.pkl`` file or a folder (or its ``scores/``) of them."""
+    """True for a ``.pkl`` file, a folder (or its ``scores/``) of them, or a run of ``s<seed>/scores/`` folders."""
     if path.is_file():
         return path.suffix == ".pkl"
     folder = path / "scores" if (path / "scores").is_dir() else path
-    return any(folder.glob("*.pkl"))
+    return any(folder.glob("*.pkl")) or bool(_seed_folders(path))
 
 
 def read(path: Path, *, trust_pickle: bool = False) -> pd.DataFrame:
-    """Read OpenOOD score pickles (one file, or every ``*.pkl`` of a folder or its ``scores/``)."""
+    """Read OpenOOD score pickles: one file, every ``*.pkl`` of a folder or its ``scores/``, or the
+    seed layout ``<run>/s0|s1|s2/scores/*.pkl`` as one table with a ``seed`` column (OpenOOD
+    reports the mean and standard deviation over seeds: evaluate ``by="system,task,seed"``)."""
+    seeds = _seed_folders(path)
+    if seeds:
+        prov = Provenance("openood", path)
+        frames = []
+        for seed, folder in seeds:
+            for file in sorted(folder.glob("*.pkl")):
+                for frame in _frames(safe_load(file, prov.read(file), trust_pickle=trust_pickle), file):
+                    frames.append(frame.assign(seed=seed))
+        table = pd.concat(frames, ignore_index=True)
+        return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()),
+                          seeds=[s for s, _ in seeds])
     folder = path.parent if path.is_file() else (path / "scores" if (path / "scores").is_dir() else path)
     files = [path] if path.is_file() else sorted(folder.glob("*.pkl"))
     if not files:
