@@ -42,7 +42,8 @@ def load_json(path: Path, data: bytes | None = None) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if exc.pos >= len(exc.doc.rstrip()) - 1 else ""
+        at_end = exc.pos >= len(exc.doc.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        hint = " (the file looks truncated)" if at_end else ""
         raise InputError(f"{path}: invalid JSON: {_where(exc)}{hint}") from None
 
 
@@ -62,7 +63,8 @@ def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
             try:
                 out.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                at_end = number == last and exc.pos >= len(line.rstrip()) - 1
+                at_end = number == last and (exc.pos >= len(line.rstrip()) - 1
+                                             or exc.msg.startswith("Unterminated string"))
                 hint = "; truncated file?" if at_end else ""
                 raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg.removesuffix(' at')} at "
                                  f"column {exc.colno}{hint})") from None
