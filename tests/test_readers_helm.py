@@ -65,3 +65,19 @@ def test_malformed_instance(tmp_path):
     path.write_text(json.dumps(rows))
     with pytest.raises(InputError, match=r"per_instance_stats.json: field '\[3\].instance_id': missing"):
         read_results(tmp_path / "runs", format="helm")
+
+
+def test_benchmark_output_root_and_stats_file(tmp_path):
+    import shutil
+
+    from scorebench.readers import detect_results_format
+
+    runs = Path(__file__).parent / "fixtures" / "helm" / "runs"
+    root = tmp_path / "benchmark_output"
+    shutil.copytree(runs, root / "runs")
+    assert detect_results_format(root) == "helm"
+    assert set(read_results(root)["system"]) == set(read_results(runs)["system"])
+    run = next(p for p in (root / "runs" / "v1.0.0").iterdir())
+    stats = read_results(run / "stats.json")
+    assert stats.attrs["level"] == "stats" and stats.attrs["files"] == ["run_spec.json", "stats.json"]
+    assert {"metric", "value"} <= set(stats.columns)

@@ -37,12 +37,21 @@ def detect(path: Path) -> bool:
     if path.is_file():
         return path.name in ("per_instance_stats.json", "stats.json") and (path.parent / "run_spec.json").is_file()
     return any(True for pattern in ("per_instance_stats.json", "*/per_instance_stats.json",
-                                    "*/*/per_instance_stats.json") for _ in path.glob(pattern))
+                                    "*/*/per_instance_stats.json", "*/*/*/per_instance_stats.json")
+               for _ in path.glob(pattern))
 
 
-def read(path: Path, *, level: str = "samples", split: str = "test", perturbation: str | None = None,
+def read(path: Path, *, level: str | None = None, split: str = "test", perturbation: str | None = None,
          system: str | None = None) -> pd.DataFrame:
-    """Read HELM run folders under ``path`` (options as in the module docstring)."""
+    """Read HELM run folders under ``path`` (options as in the module docstring).
+
+    ``path`` may be ``benchmark_output`` (helm-run's default root, runs three levels down),
+    ``runs/<suite>``, one run folder, or one of its files: ``stats.json`` reads that file
+    (``level="stats"``), ``per_instance_stats.json`` the instances. ``level`` defaults to
+    ``"stats"`` for a ``stats.json`` path and ``"samples"`` otherwise.
+    """
+    if level is None:
+        level = "stats" if path.is_file() and path.name == "stats.json" else "samples"
     if level not in ("samples", "stats"):
         raise InputError(f"level={level!r}: expected 'samples' or 'stats'")
     root = path.parent if path.is_file() else path
