@@ -14,7 +14,10 @@ The table has one task per OOD dataset (``near/<dataset>``, ``far/<dataset>``, a
 samples (``is_ood = 1``), as OpenOOD pairs them; ``score = -conf`` (higher = more OOD, the
 ``ood`` kind's convention), with ``conf``, ``pred`` and ``gt`` kept; ``system`` = the
 postprocessor (file stem). ``auroc`` on a task equals OpenOOD's AUROC for that dataset
-(its ROC of the OOD indicator against ``-conf``).
+(its ROC of the OOD indicator against ``-conf``). OpenOOD's metric conventions are the
+format's defaults (``attrs["metric_defaults"]``, applied by ``evaluate`` to metrics named
+without parameters): ``fpr_at_95_tpr(convention=openood)`` and the ``aupr*`` metrics with
+``method=trapezoid``, so the numbers equal OpenOOD's.
 
 Reference: Zhang et al. (2023), OpenOOD v1.5: Enhanced Benchmark for Out-of-Distribution
 Detection, arXiv:2306.09301.
@@ -33,7 +36,13 @@ import pandas as pd
 from ..errors import InputError
 from ._common import Provenance, field_error
 
-__all__ = ["read", "detect", "safe_load"]
+__all__ = ["read", "detect", "safe_load", "METRIC_DEFAULTS"]
+
+#: OpenOOD v1.5's conventions (``openood/evaluators/metrics.py``): FPR@95 with OOD as the positive
+#: class, AUPR as the trapezoid area of the precision-recall points. ``evaluate`` applies them to
+#: these metrics named without parameters (the result rows carry them in the metric's name).
+METRIC_DEFAULTS = {"fpr_at_95_tpr": {"convention": "openood"}, "aupr": {"method": "trapezoid"},
+                   "aupr_in": {"method": "trapezoid"}, "aupr_out": {"method": "trapezoid"}}
 
 # The globals a pickle of NumPy arrays needs (NumPy 1.x and 2.x module names).
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"),
@@ -104,7 +113,7 @@ def read(path: Path, *, trust_pickle: bool = False) -> pd.DataFrame:
                     frames.append(frame.assign(seed=seed))
         table = pd.concat(frames, ignore_index=True)
         return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()),
-                          seeds=[s for s, _ in seeds])
+                          seeds=[s for s, _ in seeds], metric_defaults=METRIC_DEFAULTS)
     folder = path.parent if path.is_file() else (path / "scores" if (path / "scores").is_dir() else path)
     files = [path] if path.is_file() else sorted(folder.glob("*.pkl"))
     if not files:
@@ -115,7 +124,8 @@ def read(path: Path, *, trust_pickle: bool = False) -> pd.DataFrame:
         scores = safe_load(file, prov.read(file), trust_pickle=trust_pickle)
         frames.extend(_frames(scores, file))
     table = pd.concat(frames, ignore_index=True)
-    return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()))
+    return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()),
+                      metric_defaults=METRIC_DEFAULTS)
 
 
 def _triple(value: Any, file: Path, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

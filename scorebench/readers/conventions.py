@@ -1,0 +1,42 @@
+"""A format's metric conventions as defaults: a metric named after a benchmark's number reproduces it.
+
+A reader may record in ``attrs["metric_defaults"]`` the parameters under which a metric
+equals the tool's own number (OpenOOD's FPR@95 has OOD as the positive class and its AUPR
+is the trapezoid area, not average precision). :func:`with_source_defaults` rewrites each
+metric given by its bare name (``"fpr_at_95_tpr"``) to carry those parameters
+(``"fpr_at_95_tpr(convention=openood)"``), so the result rows say which convention was used;
+a metric given with explicit parameters is left as asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["with_source_defaults"]
+
+
+def with_source_defaults(table: Any, metrics: Any) -> Any:
+    """``metrics`` with the table's ``attrs["metric_defaults"]`` applied to bare metric names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"score": [0.1], "is_ood": [1]})
+    >>> t.attrs["metric_defaults"] = {"aupr": {"method": "trapezoid"}}
+    >>> with_source_defaults(t, ["aupr", "auroc", "aupr(method=average_precision)"])
+    ['aupr(method=trapezoid)', 'auroc', 'aupr(method=average_precision)']
+    """
+    defaults = getattr(table, "attrs", {}).get("metric_defaults") if hasattr(table, "attrs") else None
+    if not isinstance(defaults, dict) or not defaults:
+        return metrics
+    single = isinstance(metrics, str) or not isinstance(metrics, Iterable)
+    out = [_with(m, defaults) for m in ([metrics] if single else list(metrics))]
+    return out[0] if single else out
+
+
+def _with(metric: Any, defaults: dict[str, dict[str, Any]]) -> Any:
+    if not isinstance(metric, str) or metric not in defaults:
+        return metric
+    params = ",".join(f"{k}={v}" for k, v in defaults[metric].items())
+    return f"{metric}({params})"
