@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..readers.conventions import refuse_mixed_metrics
 from ..errors import InputError
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
@@ -120,6 +121,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     >>> scorebench.aggregate(wide, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
+    refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
     record = get_method(method)
     record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look

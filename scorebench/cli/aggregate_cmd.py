@@ -9,6 +9,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from ..readers.conventions import refuse_mixed_metrics
 from ..errors import InputError
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
@@ -82,6 +83,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
     table = load_table(scores, source_format, source_options)
+    refuse_mixed_metrics(table)
     options = parse_options(params)
     names = list(methods) or ["borda"]
     if coefficients:

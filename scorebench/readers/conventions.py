@@ -13,7 +13,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["with_source_defaults"]
+__all__ = ["with_source_defaults", "refuse_mixed_metrics"]
+
+
+def refuse_mixed_metrics(table: Any) -> None:
+    """Raise when a reader marked its table as holding stats of different meaning (``attrs["mixed_metrics"]``,
+    e.g. HELM's accuracy beside token counts and runtimes): ranking over them would mix scales and directions.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"system": ["a"], "metric": ["exact_match"], "value": [0.5]})
+    >>> refuse_mixed_metrics(t)  # nothing marked: fine
+    """
+    from ..errors import InputError
+
+    mixed = getattr(table, "attrs", {}).get("mixed_metrics") if hasattr(table, "attrs") else None
+    if mixed:
+        fmt = table.attrs.get("source_format", "the reader")
+        raise InputError(f"{fmt}: the table holds stats of different meaning ({', '.join(map(str, mixed[:8]))}"
+                         f"{' ...' if len(mixed) > 8 else ''}); aggregating would rank over all of them as if "
+                         "they were one score. Pick one with the reader's metric= option (CLI: --from-option "
+                         "metric=NAME), or give HELM's schema.json (schema=PATH) for each scenario's main metric")
 
 
 def with_source_defaults(table: Any, metrics: Any) -> Any:
