@@ -235,3 +235,42 @@ def test_groups_kept_and_recomputed_from_samples(tmp_path):
                                atol=1e-15)
     assert read_results(run, tasks="sb_all")["task"].unique().tolist() == ["sb_mc", "sb_gen", "sb_all"] or \
         set(read_results(run, tasks="sb_all")["task"]) == {"sb_mc", "sb_gen", "sb_all"}
+
+
+# ---- files written by lm-eval 0.4.2 itself (tests/fixtures/lm_eval/make_fixtures_042.py) --------------------
+V042 = Path(__file__).parent / "fixtures" / "lm_eval_042"
+
+
+def test_real_0_4_2_run_reproduces_its_results():
+    from scorebench.readers import detect_results_format
+
+    run = V042 / "single"
+    assert detect_results_format(run) == "lm_eval"
+    table = read_results(run)
+    reported = json.loads((run / "results.json").read_text())["results"]["sb_mc"]
+    assert set(table["system"]) == {"example/dummy-lm"} and len(table) == 8
+    for key in ("acc,none", "acc_norm,none"):
+        np.testing.assert_allclose(table[key].mean(), reported[key], rtol=0, atol=2e-16)
+    scores = read_results(run / "results.json", level="results").set_index("metric")["value"]
+    assert scores["acc,none"] == reported["acc,none"]
+
+
+def test_real_0_4_2_group_kept_and_recomputed(tmp_path):
+    run = V042 / "group"
+    reported = json.loads((run / "results.json").read_text())["results"]
+    scores = read_results(run, level="results")
+    group = scores[scores["task"] == "sb_all"].set_index("metric")["value"]
+    assert group["acc,none"] == reported["sb_all"]["acc,none"]
+    assert scores.loc[scores["task"] == "sb_all", "is_group"].all()
+    table = read_results(run)
+    rows = table[table["task"] == "sb_all"]
+    assert len(rows) == 13  # 8 + 5 documents: the harness weights the group by sample size
+    for key in ("acc,none", "acc_norm,none"):
+        np.testing.assert_allclose(rows[key].mean(), reported["sb_all"][key], rtol=0, atol=2e-16)
+    out = scorebench.evaluate(table, "sample_mean@acc,none", n_boot=0).set_index("task")["value"]
+    np.testing.assert_allclose(out["sb_all"], reported["sb_all"]["acc,none"], atol=2e-16)
+    # the same results file under another name, passed explicitly
+    shutil.copytree(run, tmp_path / "g")
+    (tmp_path / "g" / "results.json").rename(tmp_path / "g" / "arc.json")
+    again = read_results(tmp_path / "g" / "arc.json", level="results")
+    assert again.set_index(["task", "metric"])["value"][("sb_all", "acc,none")] == reported["sb_all"]["acc,none"]

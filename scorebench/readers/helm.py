@@ -56,8 +56,8 @@ def detect(path: Path) -> bool:
 # Stats HELM reports as costs or counts (lower is better, or no "better" at all) when no schema says.
 _LOWER = {"inference_runtime", "inference_denoised_runtime", "batch_size", "training_co2_cost",
           "training_energy_cost", "num_prompt_tokens", "num_output_tokens", "num_completion_tokens",
-          "max_num_output_tokens", "num_train_instances", "num_train_trials", "prompt_truncated", "finish_reason_length",
-          "finish_reason_unknown", "num_bytes", "ece_1_bin", "ece_10_bin", "num_references", "num_instances",
+          "max_num_output_tokens", "num_train_instances", "num_train_trials", "prompt_truncated",
+          "finish_reason_length", "finish_reason_unknown", "num_bytes", "ece_1_bin", "ece_10_bin", "num_references", "num_instances",
           "toxic_frac", "expected_max_toxicity", "max_toxicity_probability", "monte_carlo_entropy"}
 
 

@@ -190,7 +190,8 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         versions.add(version or "unknown")
         for metric, value in values.items():
             rows.append({"system": system, "task": task, "task_type": spec["type"], "metric": metric,
-                         "value": value, "main_metric": spec["main_score"], "revision": _revision_of(file.parent, system),
+                         "value": value, "main_metric": spec["main_score"],
+                         "revision": _revision_of(file.parent, system),
                          "mteb_version": version or ""})
     if not rows:
         raise InputError(f"{path}: no (model, task) score of benchmark {bench['name']!r} found "
