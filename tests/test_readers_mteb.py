@@ -247,6 +247,9 @@ def test_legacy_flat_layout_names_each_model(tmp_path):
         (folder / "BIOSSES.json").write_text(json.dumps({
             "mteb_dataset_name": "BIOSSES", "mteb_version": "1.0.1", "dataset_revision": "d3fb88f8",
             "test": {"cos_sim": {"spearman": value, "pearson": 0.8}, "evaluation_time": 1.0}}))
+    from scorebench.readers import detect_results_format
+
+    assert detect_results_format(tmp_path) == "mteb"
     table = _read(tmp_path)
     assert table.set_index("system")["value"].to_dict() == {"all-MiniLM-L6-v2": 0.81, "gtr-t5-base": 0.79}
     assert set(table["revision"]) == {""}

@@ -174,3 +174,19 @@ def test_section_intervals_carry_the_math_prm_weight(tmp_path):
     assert row["ci_low"] <= row["value"] <= row["ci_high"]
     part = table[table["section"] == "Reasoning"]
     assert np.average(part["correct"], weights=part["weight"]) == pytest.approx(sections["Reasoning"], abs=1e-15)
+
+
+def test_eval_set_summaries_alone_give_the_section_scores(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    a = _write_run_rm(tmp_path, "org/rm-a", _scores(5))
+    summaries = tmp_path / "results" / "eval-set"
+    table = read_results(summaries)
+    assert table.attrs["level"] == "sections" and set(table["system"]) == {"org/rm-a"}
+    assert table["value"].mean() == pytest.approx(_official(a), abs=2e-16)
+    with pytest.raises(InputError, match="only RewardBench summaries"):
+        read_results(summaries, level="samples")
+    result = CliRunner().invoke(cli, ["import", str(summaries)])
+    assert result.exit_code == 0 and "Chat Hard" in result.output

@@ -139,21 +139,28 @@ def section_scores(subset_accuracy: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd.DataFrame:
+def read(path: Path, *, level: str | None = None, system: str | None = None) -> pd.DataFrame:
     """Read RewardBench outputs: a file, or a folder (searched recursively) of one or more models.
 
     Parameters
     ----------
-    level : {"samples", "sections"}
-        One row per prompt, or the four section scores of each model.
+    level : {"samples", "sections"}, optional
+        One row per prompt, or the four section scores of each model. Default: ``"samples"``,
+        or ``"sections"`` when ``path`` holds only summaries (``eval-set/<org>/<model>.json``),
+        whose per-subset accuracies give the section scores.
     system : str, optional
         Name of the reward model when ``path`` holds one (default: the summary's ``model``,
         else the file's path below the results folder, ``_outputs`` dropped).
     """
-    if level not in ("samples", "sections"):
+    if level not in (None, "samples", "sections"):
         raise InputError(f"level={level!r}: expected 'samples' or 'sections'")
     prov = Provenance("rewardbench", path if path.is_dir() else path.parent)
-    models = _models(path, prov)
+    models, summaries = _models(path, prov)
+    if not models:
+        if level == "samples":
+            raise InputError(f"{path}: only RewardBench summaries, no per-prompt outputs; read level='sections'")
+        return _summary_sections(summaries, prov, system)
+    level = level or "samples"
     if system is not None and len(models) > 1:
         raise InputError(f"system={system!r} names one reward model, but {path} holds {len(models)}: "
                          f"{', '.join(sorted(models))}")
@@ -225,12 +232,38 @@ def _models(path: Path, prov: Provenance) -> dict[str, tuple[tuple[Path, list], 
             outputs[key] = (file, records)
         elif isinstance(value, dict) and ("extra_results" in value or _subset_keys(value)):
             summaries[key] = (file, value)
-    if not outputs:
+    if not outputs and not summaries:
         raise InputError(f"{path}: no RewardBench per-prompt outputs found (records, or columns, with "
-                         "scores_chosen, scores_rejected, results and subset)")
+                         "scores_chosen, scores_rejected, results and subset) and no summary")
     if len(outputs) == 1 and len(summaries) == 1 and next(iter(outputs)) not in summaries:
         summaries = {next(iter(outputs)): next(iter(summaries.values()))}  # one model, two names
-    return {key: (found, summaries.get(key)) for key, found in outputs.items()}
+    return {key: (found, summaries.get(key)) for key, found in outputs.items()}, summaries
+
+
+def _summary_sections(summaries: dict[str, tuple[Path, dict]], prov: Provenance, system: str | None) -> pd.DataFrame:
+    """Section scores from summaries alone (their per-subset accuracies)."""
+    if system is not None and len(summaries) > 1:
+        raise InputError(f"system={system!r} names one reward model, but there are {len(summaries)} summaries")
+    frames, accuracies = [], {}
+    for key, (file, summary) in sorted(summaries.items()):
+        extra = summary.get("extra_results", {k: summary[k] for k in _subset_keys(summary)})
+        if not isinstance(extra, dict) or not extra:
+            raise field_error(file, "extra_results", "no per-subset accuracies (null: a local dataset copy); "
+                                                     "section scores need them or the per-prompt outputs")
+        acc = {}
+        for subset, value in extra.items():
+            if subset not in _SECTION_OF:
+                raise field_error(file, subset, f"unknown subset {subset!r}; expected a RewardBench subset")
+            acc[subset] = as_number(value, file, subset)
+        name = system or _summary_model((file, summary)) or key
+        scores = section_scores(acc)
+        accuracies[name] = acc
+        frames.append(pd.DataFrame({"system": name, "task": list(scores), "metric": "accuracy",
+                                    "value": list(scores.values())}))
+    table = pd.concat(frames, ignore_index=True)
+    only = next(iter(accuracies)) if len(accuracies) == 1 else None
+    return prov.stamp(table, [], level="sections", subset_accuracy=accuracies[only] if only else accuracies,
+                      model=only or sorted(accuracies), n_systems=len(accuracies), from_summaries=True)
 
 
 def _subset_keys(value: dict) -> list[str]:
