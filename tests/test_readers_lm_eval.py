@@ -274,3 +274,21 @@ def test_real_0_4_2_group_kept_and_recomputed(tmp_path):
     (tmp_path / "g" / "results.json").rename(tmp_path / "g" / "arc.json")
     again = read_results(tmp_path / "g" / "arc.json", level="results")
     assert again.set_index(["task", "metric"])["value"][("sb_all", "acc,none")] == reported["sb_all"]["acc,none"]
+
+
+def test_gzipped_run_reads_like_the_plain_one(tmp_path):
+    import gzip
+
+    from scorebench.readers import detect_results_format
+
+    run = tmp_path / "gz"
+    run.mkdir()
+    for file in (FIXTURES / "seed0").iterdir():
+        (run / (file.name + ".gz")).write_bytes(gzip.compress(file.read_bytes()))
+    assert detect_results_format(run) == "lm_eval"
+    zipped, plain = read_results(run), read_results(FIXTURES / "seed0")
+    pd_cols = sorted(plain.columns)
+    assert sorted(zipped.columns) == pd_cols
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(zipped[pd_cols], plain[pd_cols])

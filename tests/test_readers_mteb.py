@@ -272,3 +272,13 @@ def test_corrupt_file_of_a_task_outside_the_benchmark_is_skipped(tmp_path):
     bad.rename(bad.parent / "BIOSSES2.json")
     with pytest.raises(InputError, match="invalid JSON"):
         read_results(tmp_path)
+
+
+def test_gzipped_result_files(tmp_path):
+    import gzip
+
+    path = _write(tmp_path, "o__m", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                                "scores": {"test": [_entry("default", 0.5)]}})
+    (path.parent / "BIOSSES.json.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    assert _read(tmp_path, format="mteb")["value"].tolist() == [0.5]
