@@ -122,3 +122,21 @@ def test_schema_main_metric_selected_and_aggregate_refuses_mixed_stats(tmp_path)
     result = CliRunner().invoke(cli, ["aggregate", str(runs), "--from", "helm", "-m", "win_rate",
                                       "--from-option", "level=stats"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_lower_is_better_stat_is_ranked_that_way(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    tokens = read_results(RUNS, metric="num_output_tokens", level="stats")
+    assert tokens.attrs["higher_is_better"] == {"num_output_tokens": False}
+    values = tokens.set_index("system")["value"]
+    assert values["meta/llama-7b"] < values["openai/gpt2"]
+    ranking = scorebench.aggregate(tokens, "win_rate", n_boot=0).to_frame().set_index("system")["score"]
+    assert ranking["meta/llama-7b"] == 1.0 and ranking["openai/gpt2"] == 0.0  # fewer tokens wins
+    result = CliRunner().invoke(cli, ["aggregate", str(RUNS), "--from", "helm", "-m", "win_rate", "--from-option",
+                                      "level=stats", "--from-option", "metric=num_output_tokens"])
+    assert result.exit_code == 0, result.output
+    first = [line for line in result.stdout.splitlines() if "llama" in line or "gpt2" in line][0]
+    assert "llama" in first

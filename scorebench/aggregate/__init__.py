@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..readers.conventions import refuse_mixed_metrics
+from ..readers.conventions import refuse_mixed_metrics, source_directions
 from ..errors import InputError
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
@@ -122,6 +122,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
     refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
+    if higher_is_better is None:
+        higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
     record = get_method(method)
     record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from ..readers.conventions import refuse_mixed_metrics
+from ..readers.conventions import refuse_mixed_metrics, source_directions
 from ..errors import InputError
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
@@ -92,7 +92,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, params, system_co
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:
         raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
-    how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or None,
+    how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or source_directions(table),
            "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates}
     data = _shared_input(table, records, how)
     conventions = table.attrs.get("aggregate_defaults", {})

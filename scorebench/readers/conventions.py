@@ -13,7 +13,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["with_source_defaults", "refuse_mixed_metrics"]
+__all__ = ["with_source_defaults", "refuse_mixed_metrics", "source_directions"]
+
+
+def source_directions(table: Any) -> dict[str, bool] | None:
+    """The direction of each metric a reader recorded for a long scores table (``attrs["higher_is_better"]``,
+    ``{metric: bool}``, e.g. HELM's ``lower_is_better`` stats), or None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"system": ["a"], "task": ["t"], "metric": ["num_output_tokens"], "value": [2.0]})
+    >>> t.attrs["higher_is_better"] = {"num_output_tokens": False}
+    >>> source_directions(t)
+    {'num_output_tokens': False}
+    """
+    attrs = getattr(table, "attrs", None) if hasattr(table, "columns") else None
+    found = (attrs or {}).get("higher_is_better")
+    if "metric" not in getattr(table, "columns", ()) or not isinstance(found, dict) or not found:
+        return None
+    if not all(isinstance(k, str) and isinstance(v, bool) for k, v in found.items()):
+        return None  # another shape (lm-eval's per-task mapping): not a per-metric direction
+    return dict(found)
 
 
 def refuse_mixed_metrics(table: Any) -> None:
