@@ -37,8 +37,8 @@ from .errors import InputError
 from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
 from .pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
 from .registry import Metric
-from .stats import (PairedTest, benjamini_hochberg, check_resampling, diebold_mariano, holm, paired_permutation,
-                    paired_t, percentile_interval, rng_for)
+from .stats import (PairedTest, benjamini_hochberg, check_resampling, check_sign_flips, diebold_mariano, holm,
+                    paired_permutation, paired_t, percentile_interval, rng_for)
 from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
 from .tables import hash_labels, label_text
@@ -291,6 +291,8 @@ def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, 
     if n < 2:
         raise InputError(f"a paired test needs at least 2 paired rows, got {n}")
     draws = max(n_boot, 1) if "bootstrap" in tests else n_boot
+    if "permutation" in tests and n > 16:
+        check_sign_flips(n_perm, n, "paired rows")  # 0 draws cannot stand in for an enumeration
     flips = permutation_rounds(n, n_perm) if "permutation" in tests and n > 16 else 0
     sums = pair_sums(um.matrix, unit_hashes(um.units), seed=seed, n_boot=draws, n_perm=flips)
     res = pair_tests(sums, ia, ib, [t for t in tests if t in PAIRWISE_TESTS], ci=ci, alpha=alpha, power=power,

@@ -30,7 +30,7 @@ from .dask_engine import co_partition
 from .errors import InputError
 from .pairwise import PairSums, pair_sums, pair_tests, permutation_rounds
 from .registry import Metric
-from .stats import check_resampling
+from .stats import check_resampling, check_sign_flips
 from .tables import NAN_POLICIES, get_kind
 from .validation import check_choice, check_level
 
@@ -74,6 +74,9 @@ def compare_dask(ddf: Any, metric: str | Metric, *, baseline: str | None = None,
     spec, kind_options = resolve_kind([record], kind, kind_options)
     has_task = "task" in ddf.columns
     plan = _layout(ddf, has_task)
+    for task, (_, n) in plan.items():
+        if n > _SMALL and (tests is None or "permutation" in tests):
+            check_sign_flips(n_perm, n, "paired rows")  # 0 draws cannot stand in for an enumeration
     flips = {task: (permutation_rounds(n, n_perm) if n > _SMALL else 0) for task, (_, n) in plan.items()}
     draws = max(n_boot, 1)  # rounds for the interval, and for the bootstrap test (as in memory)
     moved = co_partition(ddf, ["id", "task"] if has_task else ["id"])

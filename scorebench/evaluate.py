@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .readers.conventions import with_source_defaults
 from .core.engines import engine_for
 from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
     resolve_metrics, score_attrs
@@ -245,7 +246,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     _check_options(ci, n_boot)
     check_choice(bootstrap, "bootstrap", BOOTSTRAPS)
     check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
-    records = resolve_metrics(metrics)
+    records = resolve_metrics(with_source_defaults(table, metrics))
     prep = _prepare(_with_clusters(table, cluster, bootstrap, records), records, kind, by, nan_policy, kind_options)
     settings = _Settings(ci, n_boot, seed, nan_policy, proportion_interval, per_unit,
                          None if cluster is None else prep.inputs.frame[cluster].to_numpy(),

@@ -45,7 +45,8 @@ RTOL = 1e-9
 AT_VALUES = {"k": 5, "r": 0.5, "m": 1.5, "column": "acc"}
 #: Parameters a metric needs that have no default.
 REQUIRED_PARAMS = {"threshold_brier_score": {"threshold": 0.5},
-                   "kid": {"n_subsets": 10}}  # fewer subsets than the default 100: same contract, faster
+                   "kid": {"n_subsets": 10},  # fewer subsets than the default 100: same contract, faster
+                   "rewardbench_section": {"section": "chat"}}  # default None = the group's one section
 
 #: (check, metric) -> why the metric is expected to fail that check (found by these tests;
 #: the fixes lie outside the contract tests' files).

@@ -285,3 +285,48 @@ def test_board_spec_source_from_mteb(tmp_path):
     ranked = data.sort_values("rank")["system"].tolist()
     assert ranked == ["o/b", "o/a", "o/c"]  # Borda points 3, 2, 1
     assert any(key == "source mteb" and "sha256" in value for key, value in board.provenance)
+
+
+def test_legacy_flat_layout_names_each_model(tmp_path):
+    """mteb < 1.11 wrote results/<model>/<Task>.json (no revision folder)."""
+    for model, value in (("all-MiniLM-L6-v2", 0.81), ("gtr-t5-base", 0.79)):
+        folder = tmp_path / "results" / model
+        folder.mkdir(parents=True)
+        (folder / "BIOSSES.json").write_text(json.dumps({
+            "mteb_dataset_name": "BIOSSES", "mteb_version": "1.0.1", "dataset_revision": "d3fb88f8",
+            "test": {"cos_sim": {"spearman": value, "pearson": 0.8}, "evaluation_time": 1.0}}))
+    from scorebench.readers import detect_results_format
+
+    assert detect_results_format(tmp_path) == "mteb"
+    table = _read(tmp_path)
+    assert table.set_index("system")["value"].to_dict() == {"all-MiniLM-L6-v2": 0.81, "gtr-t5-base": 0.79}
+    assert set(table["revision"]) == {""}
+    one = _read(tmp_path / "results" / "gtr-t5-base")  # the model's folder itself
+    assert one["system"].tolist() == ["gtr-t5-base"]
+    # the revision layout keeps naming by the model folder, also when one model folder is given
+    _write(tmp_path / "new", "org__m", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                                  "scores": {"test": [_entry("default", 0.5)]}},
+           revision="no_revision_available")
+    assert _read(tmp_path / "new" / "org__m")["system"].tolist() == ["org/m"]
+
+
+def test_corrupt_file_of_a_task_outside_the_benchmark_is_skipped(tmp_path):
+    _write(tmp_path, "o__m", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                         "scores": {"test": [_entry("default", 0.5)]}})
+    bad = _write(tmp_path, "o__m", "SomeOtherTask", '{"task_name": "SomeOtherTask", "scores": {"test": [')
+    table = _read(tmp_path)
+    assert table["task"].tolist() == ["BIOSSES"] and table.attrs["ignored_files"] == 1
+    bad.write_text('{"task_name": "BIOSSES", "scores": {"test": [')  # inside the benchmark: refused
+    bad.rename(bad.parent / "BIOSSES2.json")
+    with pytest.raises(InputError, match="invalid JSON"):
+        read_results(tmp_path)
+
+
+def test_gzipped_result_files(tmp_path):
+    import gzip
+
+    path = _write(tmp_path, "o__m", "BIOSSES", {"task_name": "BIOSSES", "mteb_version": "1.18.0",
+                                                "scores": {"test": [_entry("default", 0.5)]}})
+    (path.parent / "BIOSSES.json.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    assert _read(tmp_path, format="mteb")["value"].tolist() == [0.5]

@@ -52,9 +52,13 @@ def test_section_scores_use_official_counts_like_the_reader():
     t = _table(seed=1)
     out = scorebench.evaluate(t, ["rewardbench_score", "rewardbench_section(section=reasoning)"],
                               n_boot=0).set_index(["system", "metric"])["value"]
+    half = scorebench.evaluate(t, "rewardbench_score(ties=half)", n_boot=0).set_index("system")["value"]
     for system, part in t.groupby("system"):
         c, r = part.score_chosen.to_numpy(), part.score_rejected.to_numpy()
-        acc = pd.Series((c > r) + 0.5 * (c == r), index=part.subset.to_numpy()).groupby(level=0).mean().to_dict()
+        acc_half = pd.Series((c > r) + 0.5 * (c == r), index=part.subset.to_numpy()).groupby(level=0).mean()
+        assert half[system] == pytest.approx(np.mean(list(section_scores(acc_half.to_dict()).values())), rel=1e-12)
+        # RewardBench's default: a tie is a loss (strict chosen > rejected)
+        acc = pd.Series((c > r) + 0.0, index=part.subset.to_numpy()).groupby(level=0).mean().to_dict()
         sections = section_scores(acc)  # the RewardBench reader's implementation of the convention
         assert out[system, "rewardbench_score"] == pytest.approx(np.mean(list(sections.values())), rel=1e-12)
         assert out[system, "rewardbench_section(section=reasoning)"] == pytest.approx(sections["Reasoning"])
@@ -65,11 +69,11 @@ def test_section_scores_use_official_counts_like_the_reader():
     part = t[t.subset.isin(SECTIONS["Reasoning"])]
     for system, p in part.groupby("system"):
         c, r = p.score_chosen.to_numpy(), p.score_rejected.to_numpy()
-        assert observed.set_index("system").loc[system, "value"] == pytest.approx(((c > r) + 0.5 * (c == r)).mean())
+        assert observed.set_index("system").loc[system, "value"] == pytest.approx((c > r).mean())
 
 
 def test_section_score_of_the_rewardbench_reader_output(tmp_path):
-    """The reader's per-prompt table (task = subset, margin) evaluates to the reader's own section scores."""
+    """The reader's per-prompt table (subset, margin) evaluates to the reader's own section scores by default."""
     records = []
     rng = np.random.default_rng(2)
     for subset in ("alpacaeval-easy", "mt-bench-hard", "donotanswer", "hep-go", "math-prm"):
@@ -81,19 +85,32 @@ def test_section_score_of_the_rewardbench_reader_output(tmp_path):
     path.write_text(json.dumps(records))
     samples = scorebench.readers.rewardbench.read(path)
     sections = scorebench.readers.rewardbench.read(path, level="sections")
-    ours = scorebench.evaluate(samples.drop(columns=["task"]).assign(subset=samples["task"]),
-                               "rewardbench_score(ties=loss)", n_boot=0)
-    assert ours.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)
-    # the reader's table as it comes (subset in `task`), scored over all subsets at once
-    direct = scorebench.evaluate(samples, "rewardbench_score(ties=loss)", by="system", n_boot=0)
-    assert direct.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)
-    per_subset = scorebench.evaluate(samples, "rm_accuracy(ties=loss)", n_boot=0).set_index("task")["value"]
+    # default grouping (system, task): one row per reward model, RewardBench's number
+    ours = scorebench.evaluate(samples, "rewardbench_score", n_boot=0)
+    assert len(ours) == 1 and ours.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)
+    per_subset = scorebench.evaluate(samples, "rm_accuracy(ties=loss)", by="system,subset",
+                                     n_boot=0).set_index("subset")["value"]
     assert per_subset.to_dict() == pytest.approx(samples.attrs["subset_accuracy"])
+    # per section with intervals: the official (math-prm-weighted) section scores
+    by_section = scorebench.evaluate(samples, "rewardbench_section", by="system,section", n_boot=50)
+    present = sections[sections["value"] > 0].set_index("task")["value"]
+    got = by_section.set_index("section")["value"]
+    for name in got.index:
+        assert got[name] == pytest.approx(sections.set_index("task")["value"][name], rel=1e-12)
+    assert set(got.index) <= set(sections["task"]) and len(present) >= 1
+    weighted = samples.groupby("section").apply(lambda p: np.average(p["correct"], weights=p["weight"]))
+    assert weighted.to_dict() == pytest.approx(got.to_dict(), rel=1e-12)
 
 
 def test_section_errors():
     with pytest.raises(InputError, match="not RewardBench subsets"):
         rewardbench_score([1.0], [0.0], [0], ("my-subset",))
+    with pytest.raises(InputError, match="counts a missing section as 0"):
+        rewardbench_score([1.0], [0.0], [0], ("hep-go",), missing="raise")
+    assert rewardbench_score([1.0], [0.0], [0], ("hep-go",)) == 0.25  # Chat, Chat Hard, Safety absent: 0
+    assert rewardbench_score([1.0], [0.0], [0], ("hep-go",), missing="available") == 1.0
+    with pytest.raises(InputError, match="spans sections"):
+        rewardbench_section([1.0, 1.0], [0.0, 0.0], [0, 1], ("hep-go", "donotanswer"))
     with pytest.raises(InputError, match="no prompt of section"):
         rewardbench_section([1.0], [0.0], [0], ("hep-go",), section="safety")
     with pytest.raises(InputError, match="section"):

@@ -263,3 +263,27 @@ def test_cli_from_arena_file(tmp_path, battles):
     ours = style_control(battles.head(1000)[battles.head(1000).anony])
     got = frame[frame.method == "bradley_terry_style"].set_index("system")["score"]
     np.testing.assert_allclose(got[list(ours.systems)].to_numpy(), ours.scores, atol=1e-6)
+
+
+def test_plain_ratings_are_fastchats_unpenalised_fit(battles):
+    """FastChat's compute_mle_elo: LogisticRegression(fit_intercept=False, penalty=None) on the plain matchups."""
+    from sklearn.linear_model import LogisticRegression
+
+    ours = style_control(battles)
+    matchups, _, outcomes, models = _fastchat_preprocess(battles)
+    n, N = len(models), len(battles)
+    X = np.zeros((N, n))
+    X[np.arange(N), matchups[:, 0]] = math.log(10)
+    X[np.arange(N), matchups[:, 1]] = -math.log(10)
+    X2 = np.vstack([X, X])
+    y2 = np.concatenate([outcomes == 1.0, outcomes >= 0.5]).astype(int)  # a tie = one win and one loss
+    lr = LogisticRegression(fit_intercept=False, C=np.inf, tol=1e-12, max_iter=100_000).fit(X2, y2)
+    ref = pd.Series(lr.coef_[0] * 400 + 1000, index=models)
+    plain = pd.Series(ours.plain_scores, index=ours.systems)
+    assert np.abs(plain - ref[plain.index]).max() < 1e-4
+    # the ridge (reg=0.5) fit is visibly different: the plain column is not penalised
+    ridge = scorebench.aggregate.style_control.fit_contextual_bt(
+        np.array([ours.systems.index(m) for m in np.array(models)[matchups[:, 0]]]),
+        np.array([ours.systems.index(m) for m in np.array(models)[matchups[:, 1]]]),
+        np.zeros((N, 0)), outcomes, n, alpha=math.log(10), reg=0.5) * 400 + 1000
+    assert np.abs(ridge - ours.plain_scores).max() > 1e-3

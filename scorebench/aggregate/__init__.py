@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, warn_user
+from ..readers.conventions import refuse_mixed_metrics, source_directions
 from ..stats import check_resampling, rng_for
 from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from . import style_control  # noqa: F401  (registers bradley_terry_style)
@@ -145,6 +146,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     >>> scorebench.aggregate(wide, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
+    refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
+    if higher_is_better is None:
+        higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
     record = get_method(method)
     params = record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look

@@ -17,8 +17,11 @@ penalty :math:`\tfrac{\lambda}{2}\lVert(r, \gamma)\rVert^2` (``reg`` :math:`\lam
 default), by L-BFGS. Ratings are :math:`R = R_0 + s\,r` (``init`` :math:`R_0 = 1000`,
 ``scale`` :math:`s = 400`, ``base`` :math:`\beta = 10`), shifted so that an ``anchor`` model,
 if given, sits at ``anchor_rating``. "Rank Δ (style)" compares with the plain
-Bradley–Terry ratings fitted the same way without covariates: positive when a model
-rises once style is controlled.
+Bradley–Terry ratings without covariates: positive when a model rises once style is
+controlled. The plain ratings are FastChat's unpenalised maximum-likelihood fit
+(``compute_mle_elo``: ``LogisticRegression(penalty=None)``), as :func:`bt_fit` with no
+prior computes it; only when that fit does not exist (a model that never loses, or never
+wins, along a chain of battles) do they keep the ``reg`` ridge.
 
 The Arena rank of a model is 1 + the number of models whose interval's lower bound
 exceeds its upper bound (:attr:`StyleControl.arena_rank`, ``Ranking.rank_ub``).
@@ -41,6 +44,7 @@ from ..errors import ConvergenceError, InputError
 from ..stats import interval_bounds, rng_for
 from ..validation import check_level, check_positive_int
 from .input import as_battles
+from .pairwise import bt_fit
 from .ranking import competition_ranks
 from .registry import MethodResult, register_bootstrap, register_method
 from .style_cells import resample_cell_weights, style_cells
@@ -276,13 +280,34 @@ def bradley_terry_style(table: pd.DataFrame, *, features: Any = "v1", reg: float
     p = _prepare(table, features, anony, language, category)
     n = len(p.systems)
     params = fit_contextual_bt(p.a, p.b, p.X, p.y, n, weights=p.w, alpha=alpha, reg=reg)
-    plain = fit_contextual_bt(p.a, p.b, np.zeros((len(p.a), 0)), p.y, n, weights=p.w, alpha=alpha, reg=reg)
+    plain = _plain_fit(p, n, alpha, reg)
     scores = _to_elo(params[:n], p.systems, scale, init, anchor, anchor_rating)
     plain_scores = _to_elo(plain, p.systems, scale, init, anchor, anchor_rating)
     delta = competition_ranks(plain_scores) - competition_ranks(scores)
     return MethodResult(scores, {"systems": p.systems, "coefficients": dict(zip(p.features, params[n:].tolist())),
                                  "plain": dict(zip(p.systems, plain_scores.tolist())),
                                  "rank_delta": dict(zip(p.systems, delta.tolist())), "n_battles": len(p.a)})
+
+
+def _plain_fit(p: _Prepared, n: int, alpha: float, reg: float, weights: np.ndarray | None = None) -> np.ndarray:
+    """Plain Bradley–Terry strengths (the ``r`` scale): unpenalised as FastChat's, ridge only if none exists."""
+    w = p.w if weights is None else weights
+    W = np.zeros((n, n))
+    np.add.at(W, (p.a, p.b), w * p.y)
+    np.add.at(W, (p.b, p.a), w * (1.0 - p.y))
+    try:
+        return bt_fit(W, prior=0.0) / alpha
+    except InputError:  # no maximum-likelihood estimate: the ridge keeps the ratings finite
+        return fit_contextual_bt(p.a, p.b, np.zeros((len(p.a), 0)), p.y, n, weights=w, alpha=alpha, reg=reg)
+
+
+def _plain_bootstrap(p: _Prepared, n_boot: int, rng: np.random.Generator, alpha: float, reg: float) -> np.ndarray:
+    N, n = len(p.a), len(p.systems)
+    out = np.empty((n_boot, n))
+    for i in range(n_boot):
+        counts = np.bincount(rng.integers(N, size=N), minlength=N).astype(np.float64)
+        out[i] = _plain_fit(p, n, alpha, reg, counts * p.w)
+    return out
 
 
 def _bootstrap_params(p: _Prepared, n_boot: int, rng: np.random.Generator, alpha: float, reg: float,
@@ -385,15 +410,13 @@ def style_control(table: pd.DataFrame, *, features: Any = "v1", reg: float = 0.5
     p = _prepare(table, features, anony, language, category)
     n = len(p.systems)
     params = fit_contextual_bt(p.a, p.b, p.X, p.y, n, weights=p.w, alpha=alpha, reg=reg)
-    empty = np.zeros((len(p.a), 0))
-    plain = fit_contextual_bt(p.a, p.b, empty, p.y, n, weights=p.w, alpha=alpha, reg=reg)
+    plain = _plain_fit(p, n, alpha, reg)
     elo = lambda r: _to_elo(r, p.systems, scale, init, anchor, anchor_rating)  # noqa: E731
     extra: dict[str, Any] = {}
     if n_boot:
         rng = rng_for(seed, "style_control")
         boot = _bootstrap_params(p, n_boot, rng, alpha, reg, params)
-        plain_p = _Prepared(p.systems, p.a, p.b, p.y, p.w, empty, ())
-        plain_boot = _bootstrap_params(plain_p, n_boot, rng_for(seed, "style_control", "plain"), alpha, reg, plain)
+        plain_boot = _plain_bootstrap(p, n_boot, rng_for(seed, "style_control", "plain"), alpha, reg)
 
         def bounds(estimates: np.ndarray, reps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             pairs = [interval_bounds(float(e), reps[:, j], ci, "percentile") for j, e in enumerate(estimates)]

@@ -60,6 +60,8 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
         note = f"; {skipped} cell(s) skipped, listed in {target}"
     else:
         note = f"; {skipped} cell(s) skipped (list them with --skipped FILE)" if skipped else ""
+    if table.attrs.get("n_self_play_dropped"):
+        note += f"; {table.attrs['n_self_play_dropped']} battle(s) of a model against itself dropped"
     click.echo(f"read {table.attrs['source_format']} results: {table.attrs['files_read']} files, "
                f"{len(table)} rows{note}", err=True)
     return table

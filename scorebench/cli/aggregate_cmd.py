@@ -10,6 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from ..readers.conventions import refuse_mixed_metrics, source_directions
 from ..errors import InputError
 from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
@@ -101,6 +102,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
     table = load_table(scores, source_format, source_options)
+    refuse_mixed_metrics(table)
     options = parse_options(params)
     names = list(methods) or ["borda"]
     if predict:
@@ -113,7 +115,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     unused = [k for k in options if not any(k in r.params for r in records)]
     if unused:
         raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
-    how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or None,
+    how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or source_directions(table),
            "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates,
            "convention": convention}
     data = _shared_input(table, records, how)

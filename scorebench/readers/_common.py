@@ -38,7 +38,8 @@ import pandas as pd
 from ..errors import InputError
 
 __all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number", "read_bytes",
-           "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined"]
+           "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined", "gunzip",
+           "plain_name"]
 
 # Folders reads are confined to (resolved paths), or None when reads are not confined.
 _CONFINED: ContextVar[tuple[Path, ...] | None] = ContextVar("scorebench_confined_reads", default=None)
@@ -203,8 +204,15 @@ def load_json(path: Path, data: bytes | None = None) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if exc.pos >= len(data.rstrip()) - 1 else ""
-        raise InputError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}{hint}") from None
+        at_end = exc.pos >= len(exc.doc.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        hint = " (the file looks truncated)" if at_end else ""
+        raise InputError(f"{path}: invalid JSON: {_where(exc)}{hint}") from None
+
+
+def _where(exc: json.JSONDecodeError) -> str:
+    """``"<problem> at line L, column C"`` without doubling the ``at`` some messages end with."""
+    msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    return f"{msg} at line {exc.lineno}, column {exc.colno}"
 
 
 def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
@@ -215,13 +223,59 @@ def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(f"{path}: line {line}: not UTF-8 text (byte {exc.start})") from None
     out = []
-    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
+    lines = text.split("\n")  # not splitlines(): U+2028 may sit in a string
+    last = max((i for i, line in enumerate(lines, start=1) if line.strip()), default=0)
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 out.append((number, _loads(line, path, f"line {number}.")))
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg}; truncated file?)") from None
+                at_end = number == last and (exc.pos >= len(line.rstrip()) - 1
+                                             or exc.msg.startswith("Unterminated string"))
+                hint = "; truncated file?" if at_end else ""
+                raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg.removesuffix(' at')} at "
+                                 f"column {exc.colno}{hint})") from None
     return out
+
+
+def plain_name(path: Path) -> str:
+    """The file name without a trailing ``.gz`` (``results.json.gz`` -> ``results.json``)."""
+    return path.name[:-3] if path.name.endswith(".gz") else path.name
+
+
+def gunzip(path: Path, data: bytes) -> bytes:
+    """``data`` decompressed when ``path`` ends in ``.gz``, else unchanged.
+
+    The decompressed size is bounded like a plain file read into memory
+    (:func:`scorebench.resources.check_allocation`), checked chunk by chunk, so a small
+    compressed bomb is refused before it is inflated; a truncated or corrupt stream is an
+    :class:`InputError` naming the file.
+    """
+    if not path.name.endswith(".gz"):
+        return data
+    import zlib
+
+    from ..resources import available_memory, format_bytes
+
+    limit = int(0.5 * available_memory())
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out, size, rest = [], 0, data
+    try:
+        while rest:
+            chunk = inflater.decompress(rest, 1 << 24)
+            size += len(chunk)
+            if size > limit:
+                raise InputError(f"{path}: decompresses to more than {format_bytes(limit)}, over half the "
+                                 "available memory; refusing to inflate it")
+            out.append(chunk)
+            rest = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise InputError(f"{path}: the gzip stream ends early (truncated file?)")
+    except zlib.error as exc:
+        raise InputError(f"{path}: not a readable gzip file ({exc})") from None
+    return b"".join(out)
 
 
 def require(obj: Any, key: str, types: type | tuple[type, ...], path: Path, field: str | None = None) -> Any:
@@ -270,10 +324,10 @@ class Provenance:
         self.files[self.relative(path)] = hashlib.sha256(data).hexdigest()
 
     def read(self, path: Path) -> bytes:
-        """The bytes of ``path``, recorded."""
+        """The bytes of ``path`` (decompressed when it ends in ``.gz``), recorded."""
         data = read_bytes(path)
         self.add(path, data)
-        return data
+        return gunzip(path, data)
 
     def relative(self, path: Path) -> str:
         try:

@@ -115,7 +115,8 @@ def _result_files(root: Path) -> list[Path]:
     found = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
-        found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".json") and n != "model_meta.json")
+        found.extend(os.path.join(folder, n) for n in sorted(names)
+                     if n.endswith((".json", ".json.gz")) and n != "model_meta.json")
     return regular_files(Path(f) for f in found)
 
 
@@ -160,9 +161,15 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
     versions: set[str] = set()
     ignored = 0
     for file in files:
-        obj = load_json(file, prov.read(file))
-        if not isinstance(obj, dict):
-            raise field_error(file, "(top level)", f"expected a JSON object, got {type(obj).__name__}")
+        try:
+            obj = load_json(file, prov.read(file))
+            if not isinstance(obj, dict):
+                raise field_error(file, "(top level)", f"expected a JSON object, got {type(obj).__name__}")
+        except InputError:
+            if _outside(file, bench):  # a broken file of a task the benchmark does not use
+                ignored += 1
+                continue
+            raise
         task = _task_name(obj, file, bench)
         if task is None:
             ignored += 1
@@ -183,7 +190,8 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         versions.add(version or "unknown")
         for metric, value in values.items():
             rows.append({"system": system, "task": task, "task_type": spec["type"], "metric": metric,
-                         "value": value, "main_metric": spec["main_score"], "revision": file.parent.name,
+                         "value": value, "main_metric": spec["main_score"],
+                         "revision": _revision_of(file.parent, system),
                          "mteb_version": version or ""})
     if not rows:
         raise InputError(f"{path}: no (model, task) score of benchmark {bench['name']!r} found "
@@ -210,6 +218,19 @@ def _task_name(obj: dict, file: Path, bench: dict) -> str | None:
     return bench["lower"].get(name.lower())
 
 
+_NAME_IN_HEAD = re.compile(rb'"(?:task_name|mteb_dataset_name)"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _outside(file: Path, bench: dict) -> bool:
+    """True when neither the file name (mteb writes ``<task_name>.json``) nor a task name in its
+    first bytes is a task of the benchmark: an unreadable file that the read can skip."""
+    with open(file, "rb") as fh:
+        head = fh.read(4096)
+    names = [file.name.removesuffix(".gz").removesuffix(".json"), *(m.decode("utf-8", "replace")
+                                                                    for m in _NAME_IN_HEAD.findall(head))]
+    return not any(n in bench["tasks"] or n.lower() in bench["lower"] for n in names)
+
+
 def _version(obj: dict, file: Path) -> str | None:
     version = obj.get("mteb_version")
     if version is None:
@@ -221,14 +242,33 @@ def _version(obj: dict, file: Path) -> str | None:
     return str(version)
 
 
+def _revision_of(folder: Path, system: str) -> str:
+    """The revision folder's name, or ``""`` in the flat legacy layout (the folder is the model's)."""
+    return "" if folder.name.replace("__", "/") == system or system.endswith("/" + folder.name) else folder.name
+
+
+_REVISION = re.compile(r"^(?:[0-9a-f]{7,64}|no_revision_available|external|main)$")
+
+
 def _system(folder: Path, prov: Provenance, names: dict[Path, str]) -> str:
-    """The model id: ``name`` in the folder's ``model_meta.json``, else the folder name (``__`` = ``/``)."""
+    """The model id: ``name`` in the folder's ``model_meta.json``, else from the folders (``__`` = ``/``).
+
+    mteb >= 1.11 writes ``<org>__<model>/<revision>/<Task>.json``; older versions wrote the
+    flat ``<model>/<Task>.json``. The file's folder is a revision when it sits two levels
+    (or more) below the results root, or when its name looks like one (a commit hash,
+    ``no_revision_available``, ``external``, ``main``); otherwise it is the model's own folder.
+    """
     if folder not in names:
         meta = folder / "model_meta.json"
         if meta.is_file():
             names[folder] = require(load_json(meta, prov.read(meta)), "name", str, meta)
         else:
-            names[folder] = folder.parent.name.replace("__", "/")
+            try:
+                depth = len(folder.relative_to(prov.root).parts)
+            except ValueError:
+                depth = -1
+            revision = depth >= 2 or bool(_REVISION.match(folder.name))
+            names[folder] = (folder.parent if revision else folder).name.replace("__", "/")
     return names[folder]
 
 

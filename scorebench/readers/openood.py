@@ -14,7 +14,10 @@ The table has one task per OOD dataset (``near/<dataset>``, ``far/<dataset>``, a
 samples (``is_ood = 1``), as OpenOOD pairs them; ``score = -conf`` (higher = more OOD, the
 ``ood`` kind's convention), with ``conf``, ``pred`` and ``gt`` kept; ``system`` = the
 postprocessor (file stem). ``auroc`` on a task equals OpenOOD's AUROC for that dataset
-(its ROC of the OOD indicator against ``-conf``).
+(its ROC of the OOD indicator against ``-conf``). OpenOOD's metric conventions are the
+format's defaults (``attrs["metric_defaults"]``, applied by ``evaluate`` to metrics named
+without parameters): ``fpr_at_95_tpr(convention=openood)`` and the ``aupr*`` metrics with
+``method=trapezoid``, so the numbers equal OpenOOD's.
 
 Reference: Zhang et al. (2023), OpenOOD v1.5: Enhanced Benchmark for Out-of-Distribution
 Detection, arXiv:2306.09301.
@@ -23,6 +26,7 @@ Detection, arXiv:2306.09301.
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +37,13 @@ from ..errors import InputError
 from ..validation import parse_bool
 from ._common import Provenance, field_error, is_regular_file, regular_files
 
-__all__ = ["read", "detect", "safe_load"]
+__all__ = ["read", "detect", "safe_load", "METRIC_DEFAULTS"]
+
+#: OpenOOD v1.5's conventions (``openood/evaluators/metrics.py``): FPR@95 with OOD as the positive
+#: class, AUPR as the trapezoid area of the precision-recall points. ``evaluate`` applies them to
+#: these metrics named without parameters (the result rows carry them in the metric's name).
+METRIC_DEFAULTS = {"fpr_at_95_tpr": {"convention": "openood"}, "aupr": {"method": "trapezoid"},
+                   "aupr_in": {"method": "trapezoid"}, "aupr_out": {"method": "trapezoid"}}
 
 # The globals a pickle of NumPy arrays needs (NumPy 1.x and 2.x module names).
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"),
@@ -78,16 +88,33 @@ def safe_load(path: Path, data: bytes, *, trust_pickle: bool = False, pickle_sha
         raise InputError(f"{path}: not a readable pickle ({type(exc).__name__}: {exc}; truncated?)") from None
 
 
+_SEED = re.compile(r"^s(\d+)$")
+
+
+def _seed_folders(path: Path) -> list[tuple[int, Path]]:
+    """``[(seed, <run>/s<seed>/scores)]`` of OpenOOD's seed layout, sorted by seed (empty if not that layout)."""
+    if not path.is_dir():
+        return []
+    found = []
+    for child in path.iterdir():
+        match = _SEED.match(child.name)
+        if match and child.is_dir() and (child / "scores").is_dir() and any((child / "scores").glob("*.pkl")):
+            found.append((int(match.group(1)), child / "scores"))
+    return sorted(found)
+
+
 def detect(path: Path) -> bool:
-    """True for a ``.pkl`` file or a folder (or its ``scores/``) of them."""
+    """True for a ``.pkl`` file, a folder (or its ``scores/``) of them, or a run of ``s<seed>/scores/`` folders."""
     if path.is_file():
         return path.suffix == ".pkl" and is_regular_file(path)
     folder = path / "scores" if (path / "scores").is_dir() else path
-    return bool(regular_files(folder.glob("*.pkl")))
+    return bool(regular_files(folder.glob("*.pkl"))) or bool(_seed_folders(path))
 
 
 def read(path: Path, *, trust_pickle: bool = False, pickle_sha256: str | None = None) -> pd.DataFrame:
-    """Read OpenOOD score pickles (one file, or every ``*.pkl`` of a folder or its ``scores/``).
+    """Read OpenOOD score pickles: one file, every ``*.pkl`` of a folder or its ``scores/``, or the
+    seed layout ``<run>/s0|s1|s2/scores/*.pkl`` as one table with a ``seed`` column (OpenOOD
+    reports the mean and standard deviation over seeds: evaluate ``by="system,task,seed"``).
 
     ``pickle_sha256`` pins the file (one file only): its bytes must have that SHA-256 before
     anything is unpickled. A leaderboard spec may set ``trust_pickle = true`` only together
@@ -96,6 +123,17 @@ def read(path: Path, *, trust_pickle: bool = False, pickle_sha256: str | None = 
     trust_pickle = parse_bool(trust_pickle, "trust_pickle")
     if pickle_sha256 is not None and not path.is_file():
         raise InputError(f"{path}: pickle_sha256 pins one file; name the .pkl file, not a folder")
+    seeds = _seed_folders(path)
+    if seeds:
+        prov = Provenance("openood", path)
+        frames = []
+        for seed, folder in seeds:
+            for file in sorted(regular_files(folder.glob("*.pkl"))):
+                for frame in _frames(safe_load(file, prov.read(file), trust_pickle=trust_pickle), file):
+                    frames.append(frame.assign(seed=seed))
+        table = pd.concat(frames, ignore_index=True)
+        return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()),
+                          seeds=[s for s, _ in seeds], metric_defaults=METRIC_DEFAULTS)
     folder = path.parent if path.is_file() else (path / "scores" if (path / "scores").is_dir() else path)
     files = [path] if path.is_file() else sorted(regular_files(folder.glob("*.pkl")))
     if not files:
@@ -106,7 +144,8 @@ def read(path: Path, *, trust_pickle: bool = False, pickle_sha256: str | None = 
         scores = safe_load(file, prov.read(file), trust_pickle=trust_pickle, pickle_sha256=pickle_sha256)
         frames.extend(_frames(scores, file))
     table = pd.concat(frames, ignore_index=True)
-    return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()))
+    return prov.stamp(table, [], trust_pickle=trust_pickle, n_systems=int(table["system"].nunique()),
+                      metric_defaults=METRIC_DEFAULTS)
 
 
 def _triple(value: Any, file: Path, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -3,10 +3,12 @@ r"""Reward-model accuracy on preference pairs (RewardBench) and best-of-N sets (
 A reward model :math:`r` is right on a prompt when it scores the chosen response above
 every rejected one. **Ties** are the one convention that differs between tools:
 RewardBench v1 counts ``score_chosen > score_rejected`` strictly (a tie is a loss,
-``ties="loss"``); scorebench's default ``ties="half"`` shares the credit evenly among the
-tied maxima, so a tied pair scores 1/2 and a chosen response tied with two rejected ones
-at the top scores 1/3 — the expected accuracy of breaking ties at random, and RewardBench
-2's best-of-N convention.
+``ties="loss"``); ``ties="half"`` shares the credit evenly among the tied maxima, so a
+tied pair scores 1/2 and a chosen response tied with two rejected ones at the top scores
+1/3 — the expected accuracy of breaking ties at random, and RewardBench 2's best-of-N
+convention. ``rm_accuracy`` defaults to ``"half"``; the metrics named after RewardBench
+(``rewardbench_score``, ``rewardbench_section``) reproduce RewardBench by default, so they
+default to ``"loss"`` (the half-tie variant stays an option).
 
 Section scores follow RewardBench's published convention: within a section, subset
 accuracies are averaged with weights equal to the subsets' **official example counts**
@@ -126,7 +128,8 @@ def subset_accuracy(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[s
     return {str(subsets[k]): float(sums[k] / counts[k]) for k in range(len(subsets)) if counts[k] > 0}
 
 
-def _section_scores(acc: dict[str, float], counts: dict[str, int], weights: str) -> dict[str, float]:
+def _section_scores(acc: dict[str, float], counts: dict[str, int], weights: str,
+                    missing: str = "available") -> dict[str, float]:
     unknown = sorted(s for s in acc if s not in _SECTION_OF)
     if unknown:
         raise InputError(f"subset(s) {unknown} are not RewardBench subsets; section scores need the subsets "
@@ -137,6 +140,12 @@ def _section_scores(acc: dict[str, float], counts: dict[str, int], weights: str)
         if present:
             w = np.array([EXAMPLE_COUNTS[s] if weights == "official" else counts[s] for s in present], dtype=float)
             out[section] = float(w @ np.array([acc[s] for s in present]) / w.sum())
+        elif missing == "zero":
+            out[section] = 0.0
+        elif missing == "raise":
+            raise InputError(f"rewardbench_score: no prompt of section {section!r} (subsets {list(members)}); "
+                             "RewardBench counts a missing section as 0 (missing='zero'), or average the "
+                             "sections present with missing='available'")
     return out
 
 
@@ -146,57 +155,76 @@ def _counts(subset: Any, subsets: Sequence[str]) -> dict[str, int]:
 
 
 @register("rewardbench_score", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected", "subset", "subsets"),
-          higher_is_better=True, bounds=(0.0, 1.0), per_row=False, params={"ties": "half", "weights": "official"},
+          higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
+          params={"ties": "loss", "weights": "official", "missing": "zero"},
           citation=_CITE + "; section weighting as in allenai/reward-bench rewardbench/utils.py calculate_scores_per_section")
-def rewardbench_score(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *, ties: str = "half",
-                      weights: str = "official") -> float:
+def rewardbench_score(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *, ties: str = "loss",
+                      weights: str = "official", missing: str = "zero") -> float:
     r"""RewardBench score: the mean of the section scores, each an example-count-weighted mean.
 
     .. math::
         S_k = \frac{\sum_{s \in k} n_s\,\mathrm{acc}_s}{\sum_{s \in k} n_s}, \qquad
         \mathrm{score} = \frac{1}{|K|}\sum_{k \in K} S_k
 
-    over the sections :math:`K` (Chat, Chat Hard, Safety, Reasoning) with at least one
-    subset present. ``weights="official"`` (default) takes :math:`n_s` from RewardBench's
-    official example counts whatever the table holds (``math-prm`` = 984); ``"observed"``
-    uses the table's prompt counts. Subsets that are not RewardBench subsets raise. A
-    table missing a whole section averages the sections it has (RewardBench's script would
-    count the absent section as 0).
+    over the four sections :math:`K` (Chat, Chat Hard, Safety, Reasoning). The defaults
+    reproduce RewardBench's own number: ``ties="loss"`` (its strict ``chosen > rejected``;
+    ``"half"`` gives a tie 1/2), ``weights="official"`` takes :math:`n_s` from RewardBench's
+    official example counts whatever the table holds (``math-prm`` = 984; ``"observed"``
+    uses the table's prompt counts), and ``missing="zero"`` scores a section with no prompt
+    in the group 0, as ``calculate_scores_per_section`` does (``"available"`` averages the
+    sections present, ``"raise"`` refuses). Subsets that are not RewardBench subsets raise.
 
     Examples
     --------
     >>> subsets = ("hep-go", "math-prm")
-    >>> round(rewardbench_score([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0, 0, 1], subsets), 4)  # 164 / (164 + 984)
+    >>> chosen, rejected = [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]
+    >>> round(rewardbench_score(chosen, rejected, [0, 0, 1], subsets, missing="available"), 4)  # 164 / 1148
     0.1429
+    >>> round(rewardbench_score(chosen, rejected, [0, 0, 1], subsets), 4)  # three sections absent: 0
+    0.0357
     """
     check_choice(weights, "weights", ("official", "observed"))
+    check_choice(missing, "missing", ("zero", "available", "raise"))
     acc = subset_accuracy(chosen, rejected, subset, subsets, ties=ties)
-    scores = _section_scores(acc, _counts(subset, subsets), weights)
+    scores = _section_scores(acc, _counts(subset, subsets), weights, missing)
     return float(np.mean(list(scores.values())))
 
 
 @register("rewardbench_section", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected", "subset", "subsets"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
-          params={"section": "chat", "ties": "half", "weights": "official"}, citation=_CITE)
+          params={"section": None, "ties": "loss", "weights": "official"}, citation=_CITE)
 def rewardbench_section(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *,
-                        section: str = "chat", ties: str = "half", weights: str = "official") -> float:
+                        section: str | None = None, ties: str = "loss", weights: str = "official") -> float:
     r"""One RewardBench section score (``chat``, ``chat_hard``, ``safety``, ``reasoning``).
 
     .. math:: S_k = \frac{\sum_{s \in k} n_s\,\mathrm{acc}_s}{\sum_{s \in k} n_s}
 
-    with :math:`n_s` the official example counts (see :func:`rewardbench_score`).
-    Raises when the table holds no subset of the section.
+    with :math:`n_s` the official example counts (see :func:`rewardbench_score`; ties
+    count as a loss by default, as in RewardBench). ``section=None`` (default) scores the
+    one section the group's prompts belong to, so ``evaluate(..., by="system,section")``
+    on the RewardBench reader's table gives each section's official score with a bootstrap
+    interval; a group spanning several sections then raises. Raises when the group holds no
+    subset of the section.
 
     Examples
     --------
     >>> subsets = ("alpacaeval-easy", "mt-bench-easy")
     >>> round(rewardbench_section([1.0, 0.0], [0.0, 1.0], [0, 1], subsets, section="chat"), 4)  # 100 / 128
     0.7812
+    >>> round(rewardbench_section([1.0, 0.0], [0.0, 1.0], [0, 1], subsets), 4)  # the group's one section
+    0.7812
     """
-    check_choice(section, "section", tuple(SECTION_SLUGS))
+    if section is not None:
+        check_choice(section, "section", tuple(SECTION_SLUGS))
     check_choice(weights, "weights", ("official", "observed"))
     acc = subset_accuracy(chosen, rejected, subset, subsets, ties=ties)
     scores = _section_scores(acc, _counts(subset, subsets), weights)
+    if section is None:
+        if len(scores) != 1:
+            raise InputError(f"rewardbench_section: the group spans sections {sorted(scores)}; name one with "
+                             "section= (chat, chat_hard, safety, reasoning) or group by section "
+                             "(by='system,section')")
+        return next(iter(scores.values()))
     name = SECTION_SLUGS[section]
     if name not in scores:
         raise InputError(f"rewardbench_section: no prompt of section {name!r} (subsets {list(SECTIONS[name])}) "
