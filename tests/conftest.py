@@ -11,8 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference"
 
 # Scripts that regenerate committed reference outputs in their own virtual environments
-# (e.g. arena-rank with its pinned numpy and jax); they are run by hand, never collected.
-collect_ignore_glob = ["reference/*.py"]
+# (arena-rank with its pinned numpy and jax, lm-eval 0.4.2, Inspect, Every Eval Ever); they are
+# run by hand, never collected.
+collect_ignore_glob = ["reference/*.py", "fixtures/*.py", "fixtures/*/*.py"]
 
 
 @pytest.fixture
