@@ -113,11 +113,17 @@ def read_bytes(path: Path) -> bytes:
 
 
 def head_bytes(path: Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of ``path``, or ``b""`` when it is not a readable regular file (format sniffing)."""
+    """The first ``size`` bytes of ``path`` (of its decompressed content when it ends in ``.gz``),
+    or ``b""`` when it is not a readable regular file or stream (format sniffing)."""
+    import gzip
+
     try:
         with os.fdopen(_open_regular(Path(path)), "rb") as fh:
+            if Path(path).name.endswith(".gz"):
+                with gzip.GzipFile(fileobj=fh, mode="rb") as inflated:
+                    return inflated.read(size)
             return fh.read(size)
-    except (OSError, InputError):
+    except (OSError, EOFError, InputError):
         return b""
 
 

@@ -64,16 +64,7 @@ def detect(path: Path) -> bool:
     name = plain_name(path)
     if not path.is_file() or not name.endswith((".json", ".jsonl")):
         return False
-    if path.name.endswith(".gz"):
-        import gzip
-
-        try:
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(4096).lstrip()
-        except (OSError, EOFError):
-            return False
-    else:
-        head = head_bytes(path).lstrip()
+    head = head_bytes(path).lstrip()
     return head.startswith((b"[", b"{")) and b'"model_a"' in head and b'"model_b"' in head and b'"winner"' in head
 
 

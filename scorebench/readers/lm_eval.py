@@ -50,18 +50,8 @@ def _is_results_file(path: Path, named: bool = False) -> bool:
     name = plain_name(path)
     if not (named and name.endswith(".json") or _RESULTS.match(name) or name == "results.json"):
         return False
-    head = head_bytes(path, 1 << 20) if not path.name.endswith(".gz") else _gz_head(path)
+    head = head_bytes(path, 1 << 20)
     return b'"results"' in head and any(k in head for k in _HEAD_KEYS)
-
-
-def _gz_head(path: Path) -> bytes:
-    import gzip
-
-    try:
-        with gzip.open(path, "rb") as fh:
-            return fh.read(1 << 20)
-    except (OSError, EOFError):
-        return b""
 
 
 def detect(path: Path) -> bool:

@@ -51,7 +51,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, as_number, field_error, jsonl_records, load_json, plain_name, require
+from ._common import Provenance, as_number, field_error, head_bytes, jsonl_records, load_json, plain_name, require
 
 __all__ = ["read", "detect", "SECTIONS", "EXAMPLE_COUNTS", "section_scores"]
 
@@ -93,7 +93,7 @@ def detect(path: Path) -> bool:
     """
     for file in _candidates(path)[:20]:
         if file.name.endswith(".gz"):
-            if _looks_like_rewardbench(_gz_head(file)):
+            if _looks_like_rewardbench(head_bytes(file, 1 << 16)):
                 return True
             continue
         with open(file, "rb") as fh:
@@ -104,16 +104,6 @@ def detect(path: Path) -> bool:
         if _looks_like_rewardbench(head) or _looks_like_rewardbench(tail):
             return True
     return False
-
-
-def _gz_head(file: Path) -> bytes:
-    import gzip
-
-    try:
-        with gzip.open(file, "rb") as fh:
-            return fh.read(1 << 16)
-    except (OSError, EOFError):
-        return b""
 
 
 def _looks_like_rewardbench(chunk: bytes) -> bool:
