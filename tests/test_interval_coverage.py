@@ -303,7 +303,9 @@ def test_every_registered_metric_lies_inside_its_own_interval():
             continue  # no interval by declaration (the mdp distances: tests/test_reward_mdp_kind.py)
         percentile = record.interval_method == "percentile"
         table, options = (many if percentile else few)[record.kind]
-        name = "threshold_brier_score(threshold=0.5)" if record.name == "threshold_brier_score" else record.name
+        # metrics with a required parameter (rewardbench_section's default None = the group's one section)
+        name = {"threshold_brier_score": "threshold_brier_score(threshold=0.5)",
+                "rewardbench_section": "rewardbench_section(section=chat)"}.get(record.name, record.name)
         name = name.replace("@k", "@5").replace("@r", "@0.5").replace("@m", "@1.5").replace("@column", "@acc")
         scores = scorebench.evaluate(table, name, n_boot=MIN_BOOT * (5 if percentile else 1), seed=0,
                                      nan_policy="omit", **options)

@@ -71,7 +71,8 @@ def test_duplicate_documents_are_refused(systems: int, judged: bool) -> None:
     twice = pd.concat([run, run.iloc[[pick]].assign(score=-5.0)], ignore_index=True)
     with pytest.raises(InputError, match="retrieved twice") as err:
         extract_ranking(twice, qrels=qrels)
-    assert str(pick) in str(err.value) and str(len(run)) in str(err.value)
+    # data rows are counted from 1 in messages: the original and the appended copy
+    assert f"data rows {pick + 1}, {len(run) + 1}" in str(err.value)
 
 
 def test_same_document_in_two_systems_is_no_duplicate() -> None:
