@@ -60,9 +60,9 @@ def parse_adaptive(data: Any, where: str) -> AdaptiveSpec:
     scorebench.errors.InputError: b.toml: adaptive: 'budgets' expected a non-empty list of positive integers, got [0]
     """
     from ..irt import MODELS
-    from .spec import _Reader
+    from .spec import SpecReader
 
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     budgets = r.get("budgets", list, [10, 25, 50])
     if not budgets or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in budgets):
         raise InputError(f"{where}: 'budgets' expected a non-empty list of positive integers, got {budgets!r}")

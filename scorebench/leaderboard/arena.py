@@ -86,9 +86,9 @@ def parse_arena(data: Any, where: str) -> ArenaSpec:
     ...
     scorebench.errors.InputError: b.toml: arena: 'reg' must be > 0 (a ridge penalty), got 0.0
     """
-    from .spec import _check_rounds, _Reader
+    from .spec import check_rounds, SpecReader
 
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     features = r.get("features", (str, list), "v1")
     if isinstance(features, list):
         if not features or not all(isinstance(f, str) and f for f in features):
@@ -116,7 +116,7 @@ def parse_arena(data: Any, where: str) -> ArenaSpec:
     if spec.anchor_rating is not None and spec.anchor is None:
         raise InputError(f"{where}: 'anchor_rating' needs 'anchor' (the model placed at that rating)")
     if spec.n_boot is not None:
-        _check_rounds(spec.n_boot, f"{where} n_boot")
+        check_rounds(spec.n_boot, f"{where} n_boot")
     return spec
 
 
@@ -255,7 +255,6 @@ def _ties_section(battles: Any, block: ArenaSpec, key: str, spec: Any) -> Sectio
     """Ratings with ties modelled beside plain BT (tie = ½ win), both with sandwich intervals."""
     from ..aggregate.pair_counts import normal_bounds
     from ..aggregate.pairwise import bradley_terry_sandwich
-    from ..aggregate.ranking import competition_ranks
     from ..aggregate.tie_models import TIE_MODELS, fit_tie_model
 
     fit = fit_tie_model(battles, block.tie_model, ci=spec.ci)

@@ -66,9 +66,9 @@ def parse_health(data: Any, where: str) -> HealthSpec:
     scorebench.errors.InputError: b.toml: health: 'alpha' must be in (0, 1), got 2.0
     """
     from ..irt import MODELS
-    from .spec import _Reader
+    from .spec import SpecReader
 
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     prior = r.get("a_prior", list, [])
     spec = HealthSpec(sources=r.strings("sources", required=True), layout=r.get("layout", str, "systems_x_items"),
                       model=r.get("model", str, "2pl"), max_iter=r.get("max_iter", int, 500),

@@ -48,9 +48,9 @@ def parse_sampling(data: Any, where: str) -> SamplingSpec:
     ...
     scorebench.errors.InputError: b.toml: sampling: 'ks' expected distinct integers >= 1, got [0]
     """
-    from .spec import _check_rounds, _Reader
+    from .spec import check_rounds, SpecReader
 
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     ks = r.get("ks", list, [])
     if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks) or len(set(ks)) != len(ks):
         raise InputError(f"{where}: 'ks' expected distinct integers >= 1, got {ks!r}")
@@ -58,7 +58,7 @@ def parse_sampling(data: Any, where: str) -> SamplingSpec:
                         n_boot=r.get("n_boot", int, None), title=r.get("title", str, None))
     r.done()
     if spec.n_boot is not None:
-        _check_rounds(spec.n_boot, f"{where} n_boot")
+        check_rounds(spec.n_boot, f"{where} n_boot")
     return spec
 
 

@@ -314,7 +314,7 @@ def load_spec(path: str | Path, *, allow_outside: bool = False,
     return parse_spec(data, path, allow_outside=allow_outside, trusted_paths=trusted_paths)
 
 
-class _Reader:
+class SpecReader:
     """Pops typed keys from a TOML table, naming the spec and key in every error."""
 
     def __init__(self, data: Any, where: str) -> None:
@@ -366,7 +366,7 @@ def _names(types: type | tuple[type, ...]) -> str:
                         "dict": "a table", "bool": "a boolean"}.get(t.__name__, t.__name__) for t in types)
 
 
-def _entries(root: _Reader, key: str) -> list[Any]:
+def _entries(root: SpecReader, key: str) -> list[Any]:
     value = root.get(key, list, [])
     return list(value)
 
@@ -382,7 +382,7 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False,
     """
     path = Path(path)
     base = path.parent
-    r = _Reader(data, str(path))
+    r = SpecReader(data, str(path))
     settings = _settings(r, path)
     sources = _sources(r, base, path)
     evaluate = tuple(_evaluate(e, f"{path}: evaluate[{i}]") for i, e in enumerate(_entries(r, "evaluate")))
@@ -401,7 +401,7 @@ def parse_spec(data: dict[str, Any], path: Path, *, allow_outside: bool = False,
     return spec
 
 
-def _sources(r: _Reader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
+def _sources(r: SpecReader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
     sources = tuple(_source(s, base, f"{path}: sources[{i}]") for i, s in enumerate(_entries(r, "sources")))
     names = [s.name for s in sources]
     dups = sorted({n for n in names if names.count(n) > 1})
@@ -410,7 +410,7 @@ def _sources(r: _Reader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
     return sources
 
 
-def _section_blocks(r: _Reader, path: Path) -> dict[str, Any]:
+def _section_blocks(r: SpecReader, path: Path) -> dict[str, Any]:
     """The spec's section blocks, each read by its declared parser (block name -> frozen block)."""
     from .sections import section_kinds
 
@@ -424,7 +424,7 @@ def _check_spec(spec: BoardSpec, blocks: dict[str, Any]) -> None:
 
     for block in spec.evaluate:
         if block.n_boot is not None:
-            _check_rounds(block.n_boot, f"{spec.path}: evaluate n_boot")
+            check_rounds(block.n_boot, f"{spec.path}: evaluate n_boot")
     kinds = [k for k in section_kinds() if k.block in blocks]
     if not (spec.evaluate or any(k.standalone for k in kinds)):
         tables = [f"[{k.block}]" for k in section_kinds() if k.standalone]
@@ -436,7 +436,7 @@ def _check_spec(spec: BoardSpec, blocks: dict[str, Any]) -> None:
         spec.source(ref)
 
 
-def _settings(r: _Reader, path: Path) -> dict[str, Any]:
+def _settings(r: SpecReader, path: Path) -> dict[str, Any]:
     """The board-wide keys: name, title, description, script, seed, ci, n_boot, digits."""
     name = r.get("name", str, required=True)
     if (not name or any(c in name for c in "/\\") or name.startswith(".")
@@ -450,13 +450,13 @@ def _settings(r: _Reader, path: Path) -> dict[str, Any]:
     digits = r.get("digits", int, 4)
     if not 0 <= digits <= 12:
         raise InputError(f"{path}: 'digits' must be in 0..12, got {digits}")
-    _check_rounds(n_boot, f"{path}: n_boot")
+    check_rounds(n_boot, f"{path}: n_boot")
     # bidirectional controls made visible, as in every data-derived name (build._mark_bidi)
     return dict(name=name, title=mark_bidi(title), description=mark_bidi(r.get("description", str, "")),
                 script=r.get("script", str, None), seed=seed, ci=ci, n_boot=n_boot, digits=digits)
 
 
-def _check_rounds(n_boot: int, where: str) -> None:
+def check_rounds(n_boot: int, where: str) -> None:
     from ..validation import check_count
 
     try:
@@ -466,7 +466,7 @@ def _check_rounds(n_boot: int, where: str) -> None:
 
 
 def _source(data: Any, base: Path, where: str) -> SourceSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = SourceSpec(name=r.get("name", str, required=True), path=(base / r.get("path", str, required=True)),
                       format=r.get("format", str, None), system_column=r.get("system_column", str, None),
                       exclude=r.strings("exclude"), complete_only=r.get("complete_only", bool, False),
@@ -533,7 +533,7 @@ def _reader_options(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _evaluate(data: Any, where: str) -> EvaluateSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     metrics = r.strings("metrics", required=True)
     spec = EvaluateSpec(source=r.get("source", str, required=True), metrics=metrics, kind=r.get("kind", str, None),
                         rank_by=r.get("rank_by", str, None), where=r.table("where"), title=r.get("title", str, None),
@@ -565,7 +565,7 @@ def _resolved_names(spec: EvaluateSpec, where: str) -> list[str]:
     return names
 
 
-def _params(r: _Reader, metrics: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+def _params(r: SpecReader, metrics: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
     """``params = { kid = { n_subsets = 10 } }``: per-metric parameter overrides."""
     value = r.get("params", dict, {})
     out = []
@@ -579,7 +579,7 @@ def _params(r: _Reader, metrics: tuple[str, ...]) -> tuple[tuple[str, tuple[tupl
 
 
 def _compare(data: Any, where: str) -> CompareSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = CompareSpec(source=r.get("source", str, required=True), metric=r.get("metric", str, required=True),
                        kind=r.get("kind", str, None), test=r.get("test", str, "bootstrap"),
                        horizon=r.get("horizon", int, 1), where=r.table("where"))
@@ -592,12 +592,12 @@ def _compare(data: Any, where: str) -> CompareSpec:
 
 
 def _aggregate(data: Any, where: str) -> AggregateSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = AggregateSpec(methods=r.strings("methods", required=True), metrics=r.strings("metrics"),
                          source=r.get("source", str, None), n_boot=r.get("n_boot", int, None))
     r.done()
     if spec.n_boot is not None:
-        _check_rounds(spec.n_boot, f"{where.rsplit(': ', 1)[0]}: aggregate n_boot")
+        check_rounds(spec.n_boot, f"{where.rsplit(': ', 1)[0]}: aggregate n_boot")
     if bool(spec.metrics) == bool(spec.source):
         raise InputError(f"{where} needs either 'metrics' (of the evaluated scores) or 'source' "
                          "(a wide systems x tasks table), not both")
@@ -605,14 +605,14 @@ def _aggregate(data: Any, where: str) -> AggregateSpec:
 
 
 def _irt(data: Any, where: str) -> IRTSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = IRTSpec(source=r.get("source", str, required=True), model=r.get("model", str, "rasch"))
     r.done()
     return spec
 
 
 def _incomplete(data: Any, where: str) -> IncompleteSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = IncompleteSpec(source=r.get("source", str, required=True), n_boot=r.get("n_boot", int, None),
                           top=r.get("top", int, 15))
     r.done()
@@ -622,7 +622,7 @@ def _incomplete(data: Any, where: str) -> IncompleteSpec:
 
 
 def _items(data: Any, where: str) -> ItemsSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     prior = r.get("a_prior", list, [])
     spec = ItemsSpec(source=r.get("source", str, required=True), layout=r.get("layout", str, "items_x_systems"),
                      model=r.get("model", str, "2pl"), max_iter=r.get("max_iter", int, 500),
@@ -642,7 +642,7 @@ def _items(data: Any, where: str) -> ItemsSpec:
 
 
 def _compression(data: Any, where: str) -> CompressionSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     sizes = r.get("sizes", list, [10, 25, 50, 100])
     if not sizes or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in sizes):
         raise InputError(f"{where}: 'sizes' expected a non-empty list of positive integers, got {sizes!r}")
@@ -662,7 +662,7 @@ def _compression(data: Any, where: str) -> CompressionSpec:
 
 
 def _plot(data: Any, where: str) -> PlotSpec:
-    r = _Reader(data, where)
+    r = SpecReader(data, where)
     spec = PlotSpec(type=r.get("type", str, required=True), source=r.get("source", str, None),
                     metric=r.get("metric", str, None), task=r.get("task", str, None), title=r.get("title", str, None))
     r.done()
