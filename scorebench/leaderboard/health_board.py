@@ -149,8 +149,9 @@ def health_sections(ctx: Any, block: HealthSpec) -> list[Section]:
         if not at["duplicates_checked"]:
             notes.append(f"{name}: duplicates not checked (only {at['n_systems']} systems)")
     k = (f"top and bottom third of the systems by accuracy; strong/weak = their accuracies on the item")
-    note = (f"Item health ({block.model.upper()} fitted by marginal maximum likelihood"
-            + (f", slope prior N{tuple(block.a_prior)}" if block.a_prior else "")
+    note = (f"Item health ({block.model.upper()} fitted "
+            + (f"by MAP with a normal slope prior N{tuple(block.a_prior)}" if block.a_prior
+               else "by marginal maximum likelihood")
             + f"). Saturated: every system right or every one wrong. Negative / low discrimination: corrected "
             f"item-total correlation r < 0 / in [0, {block.min_discrimination:g}). Misfit: Orlando–Thissen S-X2 "
             f"(with RMSEA > 0.05) or the item l_z statistic significant after Benjamini–Hochberg at FDR "
