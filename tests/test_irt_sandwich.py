@@ -41,3 +41,17 @@ def test_sandwich_errors():
         irt.ability_sandwich(y, "not a fit")
     with pytest.raises(InputError, match="responses"):
         irt.ability_sandwich(y.iloc[:, :5], f)
+
+
+def test_item_part_matches_a_small_full_item_bootstrap():
+    th, y = _sim(1, 20, 100)
+    f = irt.fit(y, "2pl", priors={"a": PRIOR}, warn=False)
+    sand = irt.ability_sandwich(y, f, a_prior=PRIOR, scale_term=False)["se"].to_numpy()
+    rng = np.random.default_rng(7)
+    boots = []
+    for _ in range(25):
+        yb = y.iloc[:, rng.integers(0, y.shape[1], y.shape[1])].copy()
+        yb.columns = range(y.shape[1])
+        boots.append(irt.fit(yb, "2pl", priors={"a": PRIOR}, warn=False).abilities["theta"].to_numpy())
+    ratio = np.median(sand / np.std(boots, axis=0, ddof=1))
+    assert 0.75 < ratio < 1.33

@@ -21,7 +21,7 @@ from .result import IRTFit
 
 
 def ability_sandwich(responses: Any, fit: IRTFit, *, ci: float = 0.95,
-                     a_prior: tuple[float, float] | None = None) -> pd.DataFrame:
+                     a_prior: tuple[float, float] | None = None, scale_term: bool = True) -> pd.DataFrame:
     r"""Abilities with item-cluster sandwich (infinitesimal-jackknife) standard errors.
 
     Joint estimating equations of a 2PL (:math:`P_{pi} = \sigma(a_i\theta_p + d_i)`,
@@ -64,6 +64,10 @@ def ability_sandwich(responses: Any, fit: IRTFit, *, ci: float = 0.95,
         Confidence level of the band.
     a_prior : (mean, sd), optional
         The normal slope prior the fit used (adds its curvature to each item block).
+    scale_term : bool
+        Add the identification term ``I`` to the meat (default). ``False`` gives the pure
+        item-resampling sandwich, the first-order analogue of an item bootstrap that refits on
+        the same N(0, 1) scale (it leaves out the sampling of the systems that fixes the scale).
 
     Returns
     -------
@@ -133,7 +137,7 @@ def ability_sandwich(responses: Any, fit: IRTFit, *, ci: float = 0.95,
     u = u - u.mean(axis=0)
     meat = u.T @ u * (n / (n - 1.0))
     s_inv = np.linalg.pinv(s)
-    cov = s_inv @ (meat + np.eye(len(theta))) @ s_inv.T     # + the N(0, 1) term: Var(theta_p) = 1
+    cov = s_inv @ (meat + np.eye(len(theta)) * float(scale_term)) @ s_inv.T     # + the N(0, 1) term: Var(theta_p) = 1
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = float(norm.ppf(0.5 + ci / 2.0))
     return pd.DataFrame({"theta": theta, "se": se, "se_known": 1.0 / np.sqrt(-h_tt),
