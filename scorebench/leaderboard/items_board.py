@@ -115,7 +115,9 @@ def items_sections(ctx: Any, block: Any) -> list:
                "plus the N(0, 1) scale identification), so it includes the uncertainty of the item parameters, "
                f"which are estimated from these same {len(systems)} systems; the sd column is that se. In simulation "
                "at 20 systems x 150 items it covered the true θ 94% of the time where the posterior-sd band (item "
-               "parameters treated as known) covered 68%. " if sandwich else
+               "parameters treated as known) covered 68%. Much of the width is the uncertainty of the scale's location "
+               "and spread, which all systems share and which cancels in a difference, so overlapping bands do not "
+               "mean a pair is indistinguishable. " if sandwich else
                "What the ability band covers: θ ± 1.96 posterior sd given the fitted item parameters, treated as "
                "known, so it is too narrow. ")
             + "Non-overlapping bands are still no test of a difference: use the McNemar matrix for that. With few "
