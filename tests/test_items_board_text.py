@@ -40,3 +40,12 @@ def test_committed_chembench_board():
     theta = board[(board["section"] == "items") & (board["metric"] == "2pl ability")]["value"]
     grid = board[board["section"] == "items-information"]["theta"]
     assert grid.min() <= theta.min() and grid.max() >= theta.max()  # Galactica sits near -6
+
+
+def test_disagreements_report_both_band_counts():
+    systems = ["a", "b"]
+    p = np.array([[1.0, 0.5], [0.5, 1.0]])
+    text = _disagreements(systems, np.array([0.6, 0.59]), np.array([1.0, 0.8]), np.array([0.1, 0.1]), p, 0.05,
+                          se_known=np.array([0.04, 0.04]))
+    assert "0 of the 1 pairs McNemar finds not different" in text
+    assert "(1 with posterior-sd bands that treat the item parameters as known)" in text

@@ -36,7 +36,7 @@ _EXPORTS = {
     "PolyIRTFit": "polyfit", "s_x2": "sumscore", "eap_sum_table": "sumscore", "lord_wingersky": "sumscore",
     "m2": "limited", "marginal_reliability": "limited", "lz_poly": "polypersonfit",
     "irt_estimate": "tiny", "pirt_estimate": "tiny", "gpirt_estimate": "tiny", "gp_weight": "tiny",
-    "ability_from_seen": "tiny",
+    "ability_from_seen": "tiny", "ability_sandwich": "sandwich",
 }
 
 __all__ = sorted(_EXPORTS)
