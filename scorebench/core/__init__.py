@@ -1,6 +1,7 @@
-"""The evaluation core: one pipeline from a table to scores, for every engine.
+"""The ground floor: errors, the generic registry of records, the metric registry, table kinds
+and their declarations, validation, resampling statistics and resource bounds.
 
-See ``docs/architecture.md``. :mod:`.partial` holds the mergeable partial results,
-:mod:`.pipeline` the steps every engine runs, :mod:`.engines` the registry of engines for
-table types other than pandas (Dask), imported lazily from here only.
+Nothing here imports the wings above it (metrics, evaluation, io, aggregate, leaderboard,
+cli); the registries load the built-in registrations by name (:mod:`.builtins`). See
+``docs/architecture.md``.
 """

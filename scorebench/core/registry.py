@@ -1,0 +1,442 @@
+"""The metric registry: one frozen record per metric, looked up by name.
+
+A metric is registered with the :func:`register` decorator on its public numpy function::
+
+    @register("brier_score", family="scoring_rules", kind="binary", inputs=("y", "p"),
+              higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
+              citation="Brier (1950), Monthly Weather Review 78(1)")
+    def brier_score(y, p): ...
+
+Parameterised names resolve by their ``@`` parameter: a metric registered as ``ndcg@k``
+with ``params={"k": None}`` is found by ``metric("ndcg@10")`` with ``k=10`` bound.
+Third-party packages add metrics through the entry-point group ``scorebench.metrics``;
+each entry point names a module (or a callable) whose import registers its metrics.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from scorebench.core.builtins import load_builtins
+from scorebench.core.records import Registry
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.core.validation import parse_bool
+
+__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT"]
+
+ENTRY_POINT_GROUP = "scorebench.metrics"
+_PROPER = (None, "proper", "strict")
+#: What a metric's interval covers (``Metric.covers``); None = derived from ``per_row``.
+COVERS = (None, "population", "estimator_mean")
+COVERS_TEXT = {"population": "the population value (unbiased or bias-corrected estimator)",
+               "estimator_mean": "the estimator's mean at this n (biased plug-in; not the population value)"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Everything scorebench knows about one metric.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (``"crps_normal"``), or the resolved name of a parameterised
+        metric (``"ndcg@10"``).
+    family : str
+        Metric family (``"scoring_rules"``, ``"calibration"``, ``"ranking"``, ...).
+    kind : str
+        Input table kind the metric reads (see :mod:`scorebench.core.tables`).
+    fn : callable
+        The public function (numpy, or a lazy torch wrapper).
+    inputs : tuple of str
+        Names of the kind's arrays passed positionally to ``fn`` when evaluating a table.
+    higher_is_better : bool or None
+        Direction; ``None`` means the values have no order (e.g. a signed bias).
+    bounds : (float, float)
+        Range of attainable values.
+    proper : {"strict", "proper", None}
+        Propriety of a scoring rule; ``None`` for metrics that are not scoring rules.
+    per_row : bool
+        True when the metric is the mean of per-row (or per-query) contributions, which
+        ``fn`` returns; the table value is then their mean and the bootstrap resamples
+        contributions. False for set-level metrics whose ``fn`` returns one number.
+    params : mapping
+        Keyword parameters and their current values (defaults, or bound by the name).
+    at_param : str or None
+        The parameter spelled after ``@`` in the name (``k`` in ``ndcg@10``).
+    needs_torch : bool
+        Whether ``fn`` needs torch.
+    differentiable : bool
+        Whether the metric is a differentiable (training) objective.
+    citation : str
+        Where the definition comes from.
+    table_fn : callable
+        ``table_fn(arrays, **params)``: how every engine applies the metric to a kind's
+        arrays. Given for metrics that cannot be called as ``fn(*arrays)`` (ranking metrics
+        over queries); otherwise derived from ``fn`` and ``inputs`` (:class:`Positional`).
+    partial, finalize : callable or None
+        For set-level metrics that reduce by sums (binned calibration errors, FID's
+        moments): ``partial(arrays, weights, **params)`` returns sufficient statistics
+        that add across partitions — shape ``(S,)``, or ``(B, S)`` with a ``(B, n)``
+        weight matrix — and ``finalize(stats, **params)`` turns (batched) statistics into
+        values. The Dask engine uses them instead of collecting rows.
+    proportion : bool
+        True when the per-row contributions are right/wrong (0/1) outcomes, so the value is
+        a proportion: :func:`scorebench.evaluate` then gives a Wilson (or Jeffreys) interval
+        instead of a percentile bootstrap, and McNemar's test applies.
+    interval : str or None
+        The interval rule (a name in :data:`scorebench.core.stats.INTERVAL_METHODS`) that every
+        engine applies to this metric's bootstrap replicates; ``None`` means the default
+        of :attr:`interval_method`.
+    bootstrap_stats : callable or None
+        Optional fast multinomial bootstrap of the sufficient statistics for large tables,
+        ``bootstrap_stats(arrays, n_boot, rng, **params)`` -> ``(n_boot, S)`` (binned
+        calibration errors: exact cell counts, normal sums within cells).
+    note : callable or None
+        Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
+        attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
+    covers : {"population", "estimator_mean"} or None
+        What the metric's interval covers (:attr:`interval_covers`): ``"population"`` when the
+        estimator is unbiased (or bias-corrected) for the population value, so its interval
+        is an interval for that value; ``"estimator_mean"`` when it is a plug-in estimator
+        biased at finite n, so its interval covers the estimator's expectation at this
+        sample size, not the population value. ``None``: ``"population"`` for means of
+        per-row contributions, ``"estimator_mean"`` for set-level metrics.
+    distribution : mapping or None
+        For rules of a parametric forecast distribution: ``{"parameters": {name: (support,
+        default)}, "support": <support of the outcome>}`` (default ``None`` = required), the
+        columns a ``parametric`` table provides.
+    """
+
+    name: str
+    family: str
+    kind: str
+    fn: Callable[..., Any] = field(repr=False, compare=False)
+    inputs: tuple[str, ...] = ()
+    higher_is_better: bool | None = None
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+    proper: str | None = None
+    per_row: bool = True
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    at_param: str | None = None
+    needs_torch: bool = False
+    differentiable: bool = False
+    citation: str = ""
+    table_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    partial: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    finalize: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    proportion: bool = False
+    interval: str | None = None
+    bootstrap_stats: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    distribution: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    covers: str | None = None
+
+    @property
+    def interval_covers(self) -> str:
+        """What the interval covers: ``"population"`` (the population value) or
+        ``"estimator_mean"`` (the estimator's mean at this n; see :attr:`covers`)."""
+        if self.covers is not None:
+            return self.covers
+        return "population" if self.per_row else "estimator_mean"
+
+    @property
+    def interval_method(self) -> str:
+        """The interval rule: declared, else ``percentile`` for means of per-row
+        contributions and ``centered_percentile`` for set-level metrics (a plug-in
+        set-level estimator is in general biased at finite n, and a percentile bootstrap
+        adds that bias a second time)."""
+        if self.interval is not None:
+            return self.interval
+        return "percentile" if self.per_row else "centered_percentile"
+
+    @property
+    def mergeable(self) -> bool:
+        """Whether the value reduces by adding per-partition statistics."""
+        return self.per_row or (self.partial is not None and self.finalize is not None)
+
+    def partial_stats(self, arrays: Mapping[str, Any], weights: Any = None) -> Any:
+        """Sufficient statistics of a set-level mergeable metric (see ``partial``)."""
+        return self.partial(arrays, weights, **self._call_params())
+
+    def finalize_stats(self, stats: Any) -> Any:
+        """Values from (batched) sufficient statistics (see ``finalize``)."""
+        return self.finalize(stats, **self._call_params())
+
+    @property
+    def base_name(self) -> str:
+        """The registered name, with ``@param`` in place of a bound value."""
+        return self.name.split("@", 1)[0] + (f"@{self.at_param}" if self.at_param else "")
+
+    @property
+    def description(self) -> str:
+        """First line of the function's docstring."""
+        doc = inspect.getdoc(self.fn) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    def with_params(self, **params: Any) -> Metric:
+        """Return a copy with parameters overridden (unknown names raise).
+
+        The copy's name spells the bound ``@`` value and every parameter that differs
+        from the registered default, e.g. ``crps_ensemble(estimator=fair)``, so variants
+        of one metric can be evaluated side by side and parsed back by :func:`metric`.
+        """
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise InputError(
+                f"metric {self.name!r}: unknown parameter(s) {sorted(unknown)}; "
+                f"accepted: {sorted(self.params) or 'none'}"
+            )
+        # on/off parameters are parsed strictly ("no" is not true); see validation.parse_bool
+        params = {k: parse_bool(v, f"metric {self.name!r}: parameter {k!r}")
+                  if isinstance(self.params.get(k), bool) and v is not None else v for k, v in params.items()}
+        merged = {**self.params, **params}
+        base = self.name.split("@", 1)[0].split("(", 1)[0]
+        defaults = _REGISTRY[base].params if base in _REGISTRY else self.params
+        name = base
+        if self.at_param and merged.get(self.at_param) is not None:
+            name += f"@{_format_param(merged[self.at_param])}"
+        changed = [f"{k}={_format_param(v)}" for k, v in merged.items()
+                   if k != self.at_param and k in defaults and v != defaults[k]]
+        if changed:
+            name += f"({','.join(changed)})"
+        return replace(self, name=name, params=MappingProxyType(merged))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function with the bound parameters (overridable by keyword)."""
+        return self.fn(*args, **{**self._call_params(), **kwargs})
+
+    def _call_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.params.items() if v is not None or k != self.at_param}
+
+    def __post_init__(self) -> None:
+        # One way to run a metric on a table: a record without its own table function
+        # gets the one that passes its ``inputs`` to ``fn`` positionally.
+        if self.table_fn is None:
+            object.__setattr__(self, "table_fn", Positional(self.fn, self.inputs))
+
+    def compute(self, arrays: Mapping[str, Any]) -> Any:
+        """Apply the metric to a kind's arrays: per-row contributions or one value."""
+        try:
+            return self.table_fn(arrays, **self._call_params())
+        except MissingInputs as exc:
+            raise InputError(f"metric {self.name!r} needs input(s) {exc.names} that the table does not "
+                             "provide") from None
+
+
+class MissingInputs(Exception):
+    """Raised by :class:`Positional` when the arrays lack some of the inputs."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(names)
+        self.names = names
+
+
+@dataclass(frozen=True)
+class Positional:
+    """The table function of an array function: ``fn(*(arrays[i] for i in inputs), **params)``.
+
+    Examples
+    --------
+    >>> Positional(lambda y, p: y - p, ("y", "p"))({"y": 3.0, "p": 1.0})
+    2.0
+    """
+
+    fn: Callable[..., Any]
+    inputs: tuple[str, ...]
+
+    def __call__(self, arrays: Mapping[str, Any], **params: Any) -> Any:
+        missing = [name for name in self.inputs if name not in arrays]
+        if missing:
+            raise MissingInputs(missing)
+        return self.fn(*(arrays[name] for name in self.inputs), **params)
+
+
+_REGISTRY: Registry[Metric] = Registry("metric", site=lambda m: definition_site(m.fn))
+_entry_points_loaded = False
+
+
+def _format_param(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def parse_value(text: str) -> Any:
+    """Text from a name or the command line as a bool, int, float or plain string."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
+             higher_is_better: bool | None, bounds: tuple[float, float] = (-math.inf, math.inf),
+             proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
+             needs_torch: bool = False, differentiable: bool = False, citation: str = "",
+             table_fn: Callable[..., Any] | None = None, partial: Callable[..., Any] | None = None,
+             finalize: Callable[..., Any] | None = None,
+             proportion: bool = False, interval: str | None = None,
+             bootstrap_stats: Callable[..., Any] | None = None,
+             note: Callable[..., Any] | None = None,
+             distribution: Mapping[str, Any] | None = None,
+             covers: str | None = None) -> Callable[[Callable], Callable]:
+    """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
+
+    ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
+    Registering a name twice raises, so two plugins cannot silently shadow each other.
+    """
+    if proper not in _PROPER:
+        raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
+    from scorebench.core.stats import INTERVAL_METHODS
+
+    if interval is not None and interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {sorted(INTERVAL_METHODS)}, got {interval!r}")
+    if covers not in COVERS:
+        raise ValueError(f"covers must be one of {COVERS}, got {covers!r}")
+    base, _, at_param = name.partition("@")
+    at_param = at_param or None
+    params = dict(params or {})
+    if at_param is not None and at_param not in params:
+        raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
+
+    def decorate(fn: Callable) -> Callable:
+        # The same function registering again is its module being imported a second
+        # time (e.g. by a doctest runner); the newer definition replaces the older one.
+        _REGISTRY.add(base, Metric(
+            name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
+            higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
+            proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
+            needs_torch=needs_torch, differentiable=differentiable, citation=citation,
+            table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
+            bootstrap_stats=bootstrap_stats, note=note, distribution=distribution, covers=covers,
+        ))
+        return fn
+
+    return decorate
+
+
+def definition_site(fn: Callable) -> str:
+    """Where a function was defined: its source file and qualified name (not its module
+    name, which differs when a test runner imports the same file under another name)."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename if code else getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = ep.load()
+        if callable(loaded) and not inspect.ismodule(loaded):
+            loaded()
+
+
+def _ensure_loaded() -> None:
+    # The built-in families register on import (one start-up module); plugins come on first use.
+    load_builtins()
+    _load_entry_points()
+
+
+def metric(name: str, **params: Any) -> Metric:
+    """Look a metric up by name, e.g. ``metric("crps_normal")`` or ``metric("ndcg@10")``.
+
+    Parameters can also be spelled in the name, ``"crps_ensemble(estimator=fair)"`` or
+    ``"ndcg@10(gain=exponential)"`` (handy on the command line). Keyword arguments override parameters. An unknown name raises
+    :class:`~scorebench.core.errors.UnknownMetricError` listing close matches.
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> m = scorebench.metric("brier_score")
+    >>> m.higher_is_better, m.per_row
+    (False, True)
+    >>> float(m.fn([1, 0], [0.8, 0.4]).mean())
+    0.1
+    >>> scorebench.metric("crps_ensemble", estimator="fair").name
+    'crps_ensemble(estimator=fair)'
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownMetricError(f"metric name must be a non-empty string, got {name!r}")
+    _ensure_loaded()
+    name = name.strip()
+    head, paren, tail = name.partition("(")
+    if paren:
+        if not tail.endswith(")"):
+            raise UnknownMetricError(f"metric {name!r}: expected name(param=value, ...)")
+        params = {**_parse_call_params(name, tail[:-1]), **params}
+    base, sep, value = head.strip().partition("@")
+    record = _REGISTRY.get(base)
+    if record is None:
+        raise UnknownMetricError(f"unknown metric {name!r}{_REGISTRY.suggest(base, n=4)} (see `scorebench metrics`)")
+    if sep:
+        if record.at_param is None:
+            raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
+        if not value:
+            raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
+        params = {record.at_param: parse_value(value), **params}
+    elif record.at_param is not None:
+        # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
+        record = replace(record, name=base)
+    return record.with_params(**params) if params else record
+
+
+def _parse_call_params(name: str, text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UnknownMetricError(f"metric {name!r}: expected param=value, got {item!r}")
+        out[key.strip()] = parse_value(value.strip())
+    return out
+
+
+def all_metrics() -> list[Metric]:
+    """Every registered metric record, sorted by family then name."""
+    _ensure_loaded()
+    return sorted(_REGISTRY.values(), key=lambda m: (m.family, m.name))
+
+
+def list_metrics(family: str | None = None):
+    """The registry as a DataFrame: one row per metric with its metadata.
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> table = scorebench.list_metrics(family="scoring_rules")
+    >>> "crps_normal" in set(table["name"])
+    True
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "name": m.name, "family": m.family, "kind": m.kind,
+            "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
+            "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
+            "interval": "wilson" if m.proportion else m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
+            "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
+            "needs_torch": m.needs_torch, "differentiable": m.differentiable,
+            "description": m.description, "citation": m.citation,
+        }
+        for m in all_metrics()
+        if family is None or m.family == family
+    ]
+    if family is not None and not rows:
+        families = sorted({m.family for m in all_metrics()})
+        raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
+    columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
+               "per_row", "interval", "interval_covers", "params", "needs_torch", "differentiable", "description", "citation"]
+    return pd.DataFrame(rows, columns=columns)
