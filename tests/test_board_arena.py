@@ -21,13 +21,13 @@ from scorebench.leaderboard.sections import section_kinds
 from scorebench.leaderboard.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_reward_style_control import _fixture  # noqa: E402  (battles from a known style-controlled model)
+from _style_battles import style_battles  # noqa: E402  (battles from a known style-controlled model)
 
 EVIL = "<script>alert(1)</script>"
 
 
 def _battles(tmp_path) -> pd.DataFrame:
-    table = _fixture(seed=11, n=1500)
+    table = style_battles(seed=11, n=1500)
     table["model_a"] = table["model_a"].replace({"m2": EVIL})
     table["model_b"] = table["model_b"].replace({"m2": EVIL})
     table.to_csv(tmp_path / "battles.csv", index=False)

@@ -19,11 +19,11 @@ from scorebench.leaderboard.render import board_files
 from scorebench.leaderboard.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_reward_style_control import _fixture  # noqa: E402
+from _style_battles import style_battles  # noqa: E402
 
 
 def _spec(tmp_path, body: str) -> Path:
-    table = _fixture(seed=12, n=1500)
+    table = style_battles(seed=12, n=1500)
     table.to_csv(tmp_path / "battles.csv", index=False)
     spec = tmp_path / "arena.toml"
     spec.write_text('name = "ar"\nn_boot = 0\n[[sources]]\nname = "b"\npath = "battles.csv"\n'

@@ -20,7 +20,7 @@ from scorebench.leaderboard.incomplete import METHODS, model_sizes, pareto_domin
 from scorebench.leaderboard.render import board_files
 from scorebench.leaderboard.spec import load_spec
 
-from .conftest import REFERENCE
+from _paths import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 MTEB_RESULTS = REFERENCE / "mteb" / "results"

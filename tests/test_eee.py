@@ -19,7 +19,7 @@ from scorebench.core.errors import InputError
 from scorebench.io.eee import instance_records, to_eee, write_eee
 from scorebench.io.readers import detect_results_format, read_results
 
-from .conftest import REFERENCE
+from _paths import REFERENCE
 
 jsonschema = pytest.importorskip("jsonschema")
 

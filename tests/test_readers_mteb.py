@@ -16,7 +16,7 @@ from scorebench.cli import cli
 from scorebench.core.errors import InputError
 from scorebench.io.tables import read_results
 
-from .conftest import REFERENCE
+from _paths import REFERENCE
 
 MTEB_RESULTS = REFERENCE / "mteb" / "results"
 needs_data = pytest.mark.skipif(not MTEB_RESULTS.is_dir(), reason=f"reference data not found at {MTEB_RESULTS}")
