@@ -95,3 +95,32 @@ def test_refusals():
     bad = dd.from_pandas(pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["nobody"]}), npartitions=1)
     with pytest.raises(InputError):
         scorebench.aggregate(bad, "bradley_terry", n_boot=0)
+
+
+def test_cli_aggregate_engine_dask_equals_pandas(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    t = _battles(n=900, seed=8)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        t.iloc[i::3].to_parquet(folder / f"part{i}.parquet")
+    t.to_parquet(tmp_path / "all.parquet")
+    runner = CliRunner()
+    outs = []
+    for engine, src in (("dask", str(folder / "*.parquet")), ("pandas", str(tmp_path / "all.parquet"))):
+        path = tmp_path / f"{engine}.csv"
+        res = runner.invoke(cli, ["aggregate", src, "-m", "bradley_terry", "--engine", engine, "--bootstrap", "100",
+                                  "--intervals", "bootstrap", "-o", str(path)])
+        assert res.exit_code == 0, res.output
+        outs.append(pd.read_csv(path))
+    assert outs[0]["system"].tolist() == outs[1]["system"].tolist()
+    assert outs[0]["rank_low"].tolist() == outs[1]["rank_low"].tolist()
+    np.testing.assert_allclose(outs[0]["score"], outs[1]["score"], rtol=1e-9)
+    np.testing.assert_allclose(outs[0]["ci_low"], outs[1]["ci_low"], rtol=1e-9)
+    bad = runner.invoke(cli, ["aggregate", str(folder / "*.parquet"), "-m", "elo", "--engine", "dask"])
+    assert bad.exit_code != 0 and "does not run from battle counts" in bad.output
+    bad = runner.invoke(cli, ["aggregate", str(tmp_path / "all.parquet"), "--engine", "dask", "--predict"])
+    assert bad.exit_code != 0 and "--predict: not with --engine dask" in bad.output
