@@ -6,7 +6,8 @@ Usage::
 
 The full public repository (all benchmarks, all revisions) cannot be fetched here, so the
 270-model MTEB(eng, v2) folder in ``../shared/reference/mteb/results`` is multiplied: each copy
-of a model folder gets a new model name (hard links, so no disk is used). Each reader runs in a
+of a model folder gets a new model name (hard links for the result files, a rewritten
+``model_meta.json``). Each reader runs in a
 fresh subprocess (``ru_maxrss`` is its own peak): ``scorebench.io.read_results(folder,
 format="mteb")`` and, if ``mteb`` is importable, ``mteb.cache.ResultCache(...).load_results(
 require_model_meta=False, validate_and_filter=False)`` (all tasks, all revisions).
@@ -55,6 +56,11 @@ def build(copies: int, target: Path) -> int:
         for i in range(copies):
             dest = results / (model.name if i == 0 else f"{model.name}-copy{i}")
             shutil.copytree(model, dest, copy_function=os.link)
+            for meta in dest.glob("*/model_meta.json") if i else ():  # a new model id (the reader's system)
+                obj = json.loads(meta.read_text())
+                obj["name"] = f"{obj['name']}-copy{i}"
+                meta.unlink()
+                meta.write_text(json.dumps(obj))
             n += sum(len(files) for _, _, files in os.walk(dest))
     return n
 
