@@ -92,6 +92,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         systems x tasks table (index = systems), a ``battles`` table (``a``, ``b``,
         ``winner``), or per-item scores (``evaluate(..., per_unit=True)``; see
         :mod:`scorebench.aggregate.items`), whose rank intervals resample items within tasks.
+        A Dask DataFrame of battles is reduced to battle cells partition by partition and ranked
+        by the methods with a counts record (:mod:`scorebench.aggregate.dask_aggregate`; the
+        same numbers as pandas).
     method : str
         Registered method name (see :func:`list_methods`).
     weights, higher_is_better
