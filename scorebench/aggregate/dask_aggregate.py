@@ -183,8 +183,8 @@ def _bt_bootstrap(cells: BattleCells, n_boot: int, rng: np.random.Generator, *, 
 
 register_counts(CountsMethod(
     "bradley_terry", _bt_fit, _bt_intervals, _bt_bootstrap,
-    refuse=(("reweight", True, "inverse-propensity weights need the battles one by one; "
-                               "pass reweight=False or a pandas table"),)))
+    refuse=(("reweight", True, ("inverse-propensity weights need the battles one by one; "
+                                "pass reweight=False or a pandas table")),)))
 
 
 def aggregate_dask(ddf: Any, method: str, *, n_boot: int, seed: int, ci: float, intervals: str | None,

@@ -26,7 +26,7 @@ csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")
 connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 expit, log_expit = lazy_attr("scipy.special", "expit"), lazy_attr("scipy.special", "log_expit")
 
-__all__ = ["bt_fit", "bt_loglik", "bradley_terry", "bradley_terry_sandwich", "elo", "plackett_luce", "pl_fit", "intransitivity",
+__all__ = ["bt_fit", "bt_loglik", "bradley_terry", "bradley_terry_sandwich", "bt_bootstrap_cells", "elo", "plackett_luce", "pl_fit", "intransitivity",
            "Intransitivity", "to_elo_scale"]
 
 _BT_CITATION = ("Bradley & Terry (1952), Biometrika 39; Hunter (2004), Ann. Statist. 32(1); "

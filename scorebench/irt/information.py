@@ -182,8 +182,7 @@ def _m_chunks(ops: ResponseOps, post: np.ndarray, P: np.ndarray, D: np.ndarray, 
         if two_pl:  # E_i[(y - P) x] with x = (theta, 1): two products instead of four
             ep = post @ P[sl].T
             etp = post @ (P[sl] * theta[None, :]).T
-            parts = {0: lambda: y * et - etp, 1: lambda: y - ep}
-            m = np.stack([parts[k]() for k in idx])
+            m = np.stack([y * et - etp if k == 0 else y - ep for k in idx])
             if obs is not None:
                 m *= obs[None]
         else:
