@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -71,6 +72,7 @@ def main() -> None:
         print(f"  dask (2 workers x 2 GB, 16 files, reading included): {time.perf_counter() - w0:.1f} s wall, "
               f"{time.process_time() - c0:.1f} s client CPU", flush=True)
     cluster.close()
+    shutil.rmtree(folder, ignore_errors=True)
     g, w = got.to_frame(), want.to_frame()
     same_ranks = all(g[c].tolist() == w[c].tolist() for c in g.columns if c.startswith("rank") or c == "system")
     diff = max(float(np.max(np.abs(g[c].to_numpy(float) - w[c].to_numpy(float))))
