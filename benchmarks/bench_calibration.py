@@ -9,7 +9,7 @@ Run: ``python benchmarks/bench_calibration.py``
   is importable (it is not a dependency);
 * ``scorebench.evaluate`` of the set-level ``ece`` with 1,000 bootstrap resamples, 100,000
   rows x 2 systems;
-* ``scorebench.power.power`` for the energy and variogram scores (when registered), 10
+* ``scorebench.analysis.power.power`` for the energy and variogram scores (when registered), 10
   dimensions, 50 members, N up to 100, 100 replications.
 """
 
@@ -69,7 +69,7 @@ def main() -> None:
     scorebench.evaluate(table, ["ece"], n_boot=1000, seed=0)
     print(f"evaluate ece, {m:,} rows x 2 systems, 1000 bootstrap resamples: {time.perf_counter() - start:.2f} s")
 
-    from scorebench.power import MultivariateNormal, misspecify, power
+    from scorebench.analysis.power import MultivariateNormal, misspecify, power
 
     rules = [r for r in ("energy_score", "variogram_score") if r in set(scorebench.list_metrics()["name"])]
     if not rules:

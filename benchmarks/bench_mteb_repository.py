@@ -8,7 +8,7 @@ The full public repository (all benchmarks, all revisions) cannot be fetched her
 270-model MTEB(eng, v2) folder in ``../shared/reference/mteb/results`` is multiplied: each copy
 of a model folder gets a new model name (hard links for the result files, a rewritten
 ``model_meta.json``). Each reader runs in a
-fresh subprocess (``ru_maxrss`` is its own peak): ``scorebench.io.read_results(folder,
+fresh subprocess (``ru_maxrss`` is its own peak): ``scorebench.io.tables.read_results(folder,
 format="mteb")`` and, if ``mteb`` is importable, ``mteb.cache.ResultCache(...).load_results(
 require_model_meta=False, validate_and_filter=False)`` (all tasks, all revisions).
 """
@@ -33,7 +33,7 @@ warnings.simplefilter("ignore")
 which, folder = sys.argv[1], sys.argv[2]
 w0, c0 = time.perf_counter(), time.process_time()
 if which == "scorebench":
-    from scorebench.io import read_results
+    from scorebench.io.tables import read_results
     t = read_results(folder, format="mteb")
     size = f"{t.attrs.get('files_read')} files, {len(t)} rows"
 else:

@@ -167,7 +167,7 @@ def main() -> None:
     cpu = {"scorebench": cpu_sb}
     if "evaluate" not in args.skip:
         t_ev, v_ev = timed(run_evaluate, run, qrels, args.n_boot)
-        print(f"scorebench.evaluate (n_boot={args.n_boot}, CIs included): {t_ev:.2f} s; {v_ev}", flush=True)
+        print(f"scorebench.evaluation.evaluate (n_boot={args.n_boot}, CIs included): {t_ev:.2f} s; {v_ev}", flush=True)
     if "pytrec" not in args.skip:
         t_pt, v_pt = timed(run_pytrec, run, qrels)
         results["pytrec_eval"] = t_pt

@@ -38,7 +38,7 @@ def main() -> None:
         rows = sum(1 for line in out.stdout.splitlines() if line.strip().startswith(("mean", "borda")))
         print(f"CLI aggregate run {run}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rows} ranking rows, "
               f"load {os.getloadavg()[0]:.1f}")
-    from scorebench.io import read_results
+    from scorebench.io.tables import read_results
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

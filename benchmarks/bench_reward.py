@@ -45,7 +45,7 @@ def main() -> None:
         print(f"style control: {n:>7,} battles, {k} models: fit {fit:.2f} s CPU, fit + 20 bootstrap rounds "
               f"{boot:.2f} s CPU")
     rng = np.random.default_rng(1)
-    subsets = list(scorebench.readers.rewardbench.EXAMPLE_COUNTS)
+    subsets = list(scorebench.io.readers.rewardbench.EXAMPLE_COUNTS)
     n = 3000
     prefs = pd.concat([pd.DataFrame({"system": f"rm{s}", "id": np.arange(n), "subset": np.array(subsets)[
         np.arange(n) % len(subsets)], "score_chosen": rng.normal(0.5, 1, n), "score_rejected": rng.normal(0, 1, n)})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binom
 
-from scorebench.stats_tests import jeffreys_interval, wilson_interval
+from scorebench.analysis.stats_tests import jeffreys_interval, wilson_interval
 
 
 def _bootstrap(k: int, n: int, ci: float = 0.95) -> tuple[float, float]:

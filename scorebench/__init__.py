@@ -7,24 +7,24 @@ so do the larger sub-packages (``scorebench.irt``, ``scorebench.losses``, ...).
 
 from __future__ import annotations
 
-from ._version import __version__
+from scorebench._version import __version__
 
 from importlib import import_module
 from typing import Any
 
-from . import accessor as _accessor  # noqa: F401  (registers DataFrame.scorebench)
-from . import metrics  # noqa: F401  (registers the built-in metric families)
-from .errors import InputError, ScorebenchError, UnknownMetricError
-from .comparison import compare
-from .evaluate import evaluate
-from .io import read_results, read_table, write_table
-from .registry import Metric, list_metrics, metric, register
+from scorebench import accessor as _accessor  # noqa: F401  (registers DataFrame.scorebench)
+from scorebench import metrics  # noqa: F401  (registers the built-in metric families)
+from scorebench.core.errors import InputError, ScorebenchError, UnknownMetricError
+from scorebench.evaluation.comparison import compare
+from scorebench.evaluation.evaluate import evaluate
+from scorebench.io.tables import read_results, read_table, write_table
+from scorebench.core.registry import Metric, list_metrics, metric, register
 
 # ``scorebench.aggregate`` is a callable package (scorebench.aggregate(table, "borda"));
 # ``power`` shares its name with its module, so it is bound eagerly: a lazy binding would
 # be replaced by the submodule as soon as anything imported it.
-from . import aggregate  # noqa: E402
-from .power import power  # noqa: E402
+from scorebench import aggregate  # noqa: E402
+from scorebench.analysis.power import power  # noqa: E402
 
 __all__ = [
     "__version__", "Metric", "metric", "list_metrics", "register", "evaluate", "compare",
@@ -40,9 +40,9 @@ _LAZY = {
     # comparison report, decision gates, confidence sequences, G-theory (issue 32)
     "comparison_report": ("scorebench.report", "comparison_report"),
     "write_report": ("scorebench.report", "write_report"),
-    "gate": ("scorebench.gates", "gate"),
-    "confidence_sequence": ("scorebench.confseq", "confidence_sequence"),
-    "g_study": ("scorebench.gtheory", "g_study"),
+    "gate": ("scorebench.analysis.gates", "gate"),
+    "confidence_sequence": ("scorebench.analysis.confseq", "confidence_sequence"),
+    "g_study": ("scorebench.analysis.gtheory", "g_study"),
 }
 __all__ += ["comparison_report", "write_report", "gate", "confidence_sequence", "g_study"]
 

@@ -1,11 +1,11 @@
 """The one start-up place that loads the built-in registrations.
 
 Metrics, table kinds and aggregation methods register themselves when their modules are
-imported. The registries (:mod:`scorebench.registry`, :mod:`scorebench.tables`) call
+imported. The registries (:mod:`scorebench.core.registry`, :mod:`scorebench.core.tables`) call
 :func:`load_builtins` before a lookup; it imports the registering packages *by name*, so no
 registry module imports the families that register into it (nothing imports upward), and a
 lookup made before ``import scorebench`` finished still sees every built-in entry. Plugins
-declared as ``scorebench.metrics`` entry points are loaded by :mod:`scorebench.registry` on
+declared as ``scorebench.metrics`` entry points are loaded by :mod:`scorebench.core.registry` on
 first use.
 """
 

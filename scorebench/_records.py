@@ -4,7 +4,7 @@ sections are each a :class:`Registry`.
 A registry maps names to frozen records. Adding a name twice raises, unless the record comes
 from the same definition (its module imported a second time, e.g. by a doctest runner: the
 newer record replaces the older one) or ``replace=True`` is given; lookups suggest close
-names. The built-in records are loaded by :mod:`scorebench._builtins`.
+names. The built-in records are loaded by :mod:`scorebench.core.builtins`.
 
 Examples
 --------
@@ -34,7 +34,7 @@ class Registry(Mapping[str, T], Generic[T]):
     """Named records of one sort (``what``), in registration order.
 
     ``site(record)`` names where a record was defined (see
-    :func:`scorebench.registry.definition_site`); without it every repeated name is refused.
+    :func:`scorebench.core.registry.definition_site`); without it every repeated name is refused.
     """
 
     def __init__(self, what: str, site: Callable[[T], str] | None = None) -> None:

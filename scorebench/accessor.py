@@ -24,12 +24,12 @@ class ScorebenchAccessor:
 
     def evaluate(self, metrics: Any, **options: Any) -> pd.DataFrame:
         """Same as :func:`scorebench.evaluate` on this DataFrame."""
-        from .evaluate import evaluate
+        from scorebench.evaluation.evaluate import evaluate
 
         return evaluate(self._frame, metrics, **options)
 
     def compare(self, metric: Any, **options: Any) -> pd.DataFrame:
         """Same as :func:`scorebench.compare` on this DataFrame."""
-        from .comparison import compare
+        from scorebench.evaluation.comparison import compare
 
         return compare(self._frame, metric, **options)

@@ -7,7 +7,7 @@ thread counts change the last bits.
 
 Examples
 --------
->>> from scorebench.board_tolerance import ATOL, RTOL
+>>> from scorebench.core.tolerance import ATOL, RTOL
 >>> RTOL, ATOL
 (1e-06, 1e-12)
 """

@@ -12,15 +12,15 @@ resampling follows the design of the evaluation:
   is two-level (items, then samples within items).
 
 On independent units every pair of a task comes from one units × systems matrix
-(:mod:`scorebench.pairwise`: McNemar and t from its Gram matrix, the bootstrap and the sign
+(:mod:`scorebench.evaluation.pairwise`: McNemar and t from its Gram matrix, the bootstrap and the sign
 flips from one draw of unit weights and signs shared by all pairs, derived from the hash of
 each unit's key), so all 79,800 pairs of 400 systems cost a few matrix products; a Dask table
-goes to :func:`scorebench.dask_compare.compare_dask`, which adds the same sums partition by
+goes to :func:`scorebench.evaluation.dask_compare.compare_dask`, which adds the same sums partition by
 partition.
 
 ``better`` names a system only when the Holm-corrected p-value of that test is below
 ``alpha``; ``mde`` is the minimum detectable effect of the comparison at ``alpha`` and
-``power`` (see :func:`scorebench.stats_tests.minimum_detectable_effect`).
+``power`` (see :func:`scorebench.analysis.stats_tests.minimum_detectable_effect`).
 """
 
 from __future__ import annotations
@@ -31,18 +31,18 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._version import __version__
-from .core.engines import engine_for
-from .errors import InputError
-from .evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
-from .pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
-from .registry import Metric
-from .stats import (PairedTest, benjamini_hochberg, check_resampling, check_sign_flips, diebold_mariano, holm,
+from scorebench._version import __version__
+from scorebench.evaluation.engines import engine_for
+from scorebench.core.errors import InputError
+from scorebench.evaluation.evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from scorebench.evaluation.pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
+from scorebench.core.registry import Metric
+from scorebench.core.stats import (PairedTest, benjamini_hochberg, check_resampling, check_sign_flips, diebold_mariano, holm,
                     paired_permutation, paired_t, percentile_interval, rng_for)
-from .stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
+from scorebench.analysis.stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
-from .tables import hash_labels, label_text
-from .validation import check_choice, check_level
+from scorebench.core.tables import hash_labels, label_text
+from scorebench.core.validation import check_choice, check_level
 
 __all__ = ["compare", "COMPARE_TESTS"]
 
@@ -284,7 +284,7 @@ def unit_hashes(units: Any) -> np.ndarray:
 
 def _all_pairs(record: Metric, task: Any, um: UnitMatrix, baseline: str | None, tests: list[str], ci: float,
                n_boot: int, n_perm: int, seed: int, horizon: int, alpha: float, power: float) -> pd.DataFrame:
-    """Every pair of one task on independent units, from the matrix engine (:mod:`scorebench.pairwise`)."""
+    """Every pair of one task on independent units, from the matrix engine (:mod:`scorebench.evaluation.pairwise`)."""
     pairs, ia, ib = pair_positions(um.systems, baseline)
     check_finite(um.matrix)
     n = um.matrix.shape[0]

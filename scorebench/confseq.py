@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .validation import check_level, check_positive_int
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_level, check_positive_int
 
 __all__ = ["betting_cs", "confidence_sequence", "fixed_n_interval"]
 
@@ -206,7 +206,7 @@ def confidence_sequence(table: Any, metric: str, *, baseline: str | None = None,
     >>> cs[["system", "t", "mean"]].values.tolist()
     [['a', 400, 0.75]]
     """
-    from .evaluate import evaluate
+    from scorebench.evaluation.evaluate import evaluate
 
     check_level(alpha, "alpha")
     scores = evaluate(table, [metric], kind=kind, n_boot=0, per_unit=True, **kind_options)

@@ -1,7 +1,7 @@
 """``compare`` on a Dask DataFrame: all system pairs from per-partition sums, as in memory.
 
 The paired tests of :func:`scorebench.compare` on independent units need, per task, only the
-sums of :class:`scorebench.pairwise.PairSums` over units (column sums, the Gram matrix, the
+sums of :class:`scorebench.evaluation.pairwise.PairSums` over units (column sums, the Gram matrix, the
 Poisson-weighted and sign-flipped column sums per round), and each unit's weights and signs
 derive from the hash of its key and the seed. So the rows of one unit are brought into one
 partition (hash of the ``id`` text, with ``task``), each partition reduces to its
@@ -23,16 +23,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .comparison import (check_finite, choose_tests, finish_pairs, pair_frame, pair_positions,
+from scorebench.evaluation.comparison import (check_finite, choose_tests, finish_pairs, pair_frame, pair_positions,
                          unit_hashes, unit_matrix)
-from .core.pipeline import contributions, resolve_kind, resolve_metrics
-from .dask_engine import co_partition
-from .errors import InputError
-from .pairwise import PairSums, pair_sums, pair_tests, permutation_rounds
-from .registry import Metric
-from .stats import check_resampling, check_sign_flips
-from .tables import NAN_POLICIES, get_kind
-from .validation import check_choice, check_level
+from scorebench.evaluation.pipeline import contributions, resolve_kind, resolve_metrics
+from scorebench.evaluation.dask_engine import co_partition
+from scorebench.core.errors import InputError
+from scorebench.evaluation.pairwise import PairSums, pair_sums, pair_tests, permutation_rounds
+from scorebench.core.registry import Metric
+from scorebench.core.stats import check_resampling, check_sign_flips
+from scorebench.core.tables import NAN_POLICIES, get_kind
+from scorebench.core.validation import check_choice, check_level
 
 __all__ = ["compare_dask", "compare_partials"]
 
@@ -116,7 +116,7 @@ def _layout(ddf: Any, has_task: bool) -> dict[Any, tuple[list[str], int]]:
 def compare_partials(part: pd.DataFrame, record: Metric, kind: str, systems: dict[Any, list[str]],
                      flips: dict[Any, int], n_boot: int, seed: int, nan_policy: str,
                      kind_options: dict[str, Any]) -> dict[Any, tuple[PairSums, np.ndarray | None]]:
-    """The :class:`~scorebench.pairwise.PairSums` of one partition per task (its whole units only),
+    """The :class:`~scorebench.evaluation.pairwise.PairSums` of one partition per task (its whole units only),
     with the matrix itself for tasks of at most 16 units."""
     if len(part) == 0:
         return {}

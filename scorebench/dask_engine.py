@@ -7,7 +7,7 @@ mergeable partial sums per (group, metric):
 * the value's sum of contributions and count, and
 * for each of ``n_boot`` Poisson-bootstrap rounds, the weighted sum and total weight,
   with each unit's Poisson(1) weight derived from its content hash and the seed
-  (:func:`scorebench.stats.poisson_weights`);
+  (:func:`scorebench.core.stats.poisson_weights`);
 * or, for set-level metrics with sufficient statistics (ECE, MCE, RMSE, ...), those
   statistics and their weighted versions per round.
 
@@ -25,7 +25,7 @@ client and evaluated in memory; the output's attrs name them and say how many ro
 bytes that was.
 
 Intervals follow each metric's declared rule (``Metric.interval_method``, see
-:data:`scorebench.stats.INTERVAL_METHODS`), as in memory: per-row means take the percentile
+:data:`scorebench.core.stats.INTERVAL_METHODS`), as in memory: per-row means take the percentile
 of the Poisson replicates; mergeable set-level metrics (binned calibration errors) the
 re-centred percentile of theirs (Poisson(1) weights approximate the multinomial bootstrap,
 so the rule stays valid); collected metrics go through the in-memory engine with the
@@ -44,18 +44,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._version import __version__
-from .core.partial import Partial, merge
-from .core.pipeline import (SCORE_COLUMNS, by_columns, finish, parse_by, resolve_kind, resolve_metrics,
+from scorebench._version import __version__
+from scorebench.evaluation.partial import Partial, merge
+from scorebench.evaluation.pipeline import (SCORE_COLUMNS, by_columns, finish, parse_by, resolve_kind, resolve_metrics,
                             score_attrs, unit_partials)
-from .errors import InputError
-from .io import read_table
-from .registry import Metric
-from .stats import interval_bounds
-from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
-from .stats_tests import proportion_interval as proportion_interval_of
-from .tables import NAN_POLICIES, Kind, get_kind, hash_labels, label_text
-from .validation import check_choice
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_table
+from scorebench.core.registry import Metric
+from scorebench.core.stats import interval_bounds
+from scorebench.analysis.stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
+from scorebench.analysis.stats_tests import proportion_interval as proportion_interval_of
+from scorebench.core.tables import NAN_POLICIES, Kind, get_kind, hash_labels, label_text
+from scorebench.core.validation import check_choice
 
 __all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials", "co_partition"]
 
@@ -135,9 +135,9 @@ def connect(scheduler: str | None) -> Iterator[Any]:
 def partition_partials(part: pd.DataFrame, names: Sequence[str | Metric], kind: str, by: Sequence[str] | None,
                        nan_policy: str, n_boot: int, seed: int, kind_options: dict[str, Any],
                        collect_keys: bool = False, partition: int | None = None) -> Partial:
-    """The mergeable :class:`~scorebench.core.partial.Partial` of one partition.
+    """The mergeable :class:`~scorebench.evaluation.partial.Partial` of one partition.
 
-    The partition goes through the kind and :func:`scorebench.core.pipeline.unit_partials`,
+    The partition goes through the kind and :func:`scorebench.evaluation.pipeline.unit_partials`,
     as every engine's units do. Unit keys seen per group are kept when ``collect_keys`` (a
     kind's ``complete_units`` hook needs them: they cost memory). Input errors name the
     ``partition`` (row numbers in them are the partition's own).
@@ -207,7 +207,7 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     Returns the same pandas ``scores`` table. Mergeable metrics reduce by partials on the
     workers; other set-level metrics are collected to the client (reported in ``attrs``).
     """
-    from .evaluate import _check_options
+    from scorebench.evaluation.evaluate import _check_options
 
     _check_options(ci, n_boot)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
@@ -271,7 +271,7 @@ def _collected_scores(ddf: Any, plan: _Plan, ci: float, attrs: dict[str, Any]) -
     """Scores of set-level metrics without partials: the table collected, evaluated in memory."""
     import dask
 
-    from .evaluate import evaluate
+    from scorebench.evaluation.evaluate import evaluate
 
     collected, collected_options = dask.compute(ddf, _computed_tables(plan.options))
     attrs["collected_metrics"] = ",".join(m.name for m in plan.collected)
@@ -373,7 +373,7 @@ def _co_partition(ddf: Any, columns: Sequence[str], options: dict[str, Any]) -> 
     ``columns`` is empty, i.e. the whole table is one group) through ``set_index`` with
     explicit divisions, so the run and each table option carrying those columns (qrels, as
     a file, a pandas or a Dask DataFrame) share one partitioning by contract and are
-    paired by position. The hash is of the label text (:func:`scorebench.tables.label_text`),
+    paired by position. The hash is of the label text (:func:`scorebench.core.tables.label_text`),
     so ``"7"``, ``7`` and ``7.0`` meet, as they do in the ranking kind. Returns the
     repartitioned table and, per table option, its delayed partitions.
     """

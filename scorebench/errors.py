@@ -30,7 +30,7 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     """Issue a warning attributed to the first caller outside the scorebench package.
 
     A fixed ``stacklevel`` names whichever scorebench frame happens to sit that many calls up
-    (``scorebench/evaluate.py:247``); this walks the stack to the user's own line (a script,
+    (``scorebench/evaluation/evaluate.py:247``); this walks the stack to the user's own line (a script,
     a notebook cell, a test), so ``python -W error`` and the warning's location point there.
 
     Examples

@@ -8,8 +8,8 @@ contributions without calling the metric again) or one number for a set of units
 metric once per round).
 
 The resolution, contributions and attrs are the core pipeline's
-(:mod:`scorebench.core.pipeline`, shared with the Dask engine); tables of other libraries
-go to the engine registered for them (:mod:`scorebench.core.engines`).
+(:mod:`scorebench.evaluation.pipeline`, shared with the Dask engine); tables of other libraries
+go to the engine registered for them (:mod:`scorebench.evaluation.engines`).
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .readers.conventions import with_source_defaults
-from .core.engines import engine_for
-from .core.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
+from scorebench.io.readers.conventions import with_source_defaults
+from scorebench.evaluation.engines import engine_for
+from scorebench.evaluation.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
     resolve_metrics, score_attrs
-from .errors import InputError, warn_user
-from .registry import Metric
-from .small_sample import clt_flags
-from .stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
+from scorebench.core.errors import InputError, warn_user
+from scorebench.core.registry import Metric
+from scorebench.analysis.small_sample import clt_flags
+from scorebench.core.stats import (EXACT_BOOTSTRAP_LIMIT, bootstrap_means, check_resampling, half_sample, half_sample_masks,
                     HALF_SAMPLING_RULES, interval_bounds, percentile_interval, PoissonRounds, rng_for,
                     two_level_draws)
-from .stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
-from .stats_tests import proportion_interval as proportion_interval_of
-from .tables import NAN_POLICIES, Inputs, label_text
-from .validation import check_choice, describe_rows
+from scorebench.analysis.stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS, cluster_bootstrap_means
+from scorebench.analysis.stats_tests import proportion_interval as proportion_interval_of
+from scorebench.core.tables import NAN_POLICIES, Inputs, label_text
+from scorebench.core.validation import check_choice, describe_rows
 
 __all__ = ["evaluate", "resolve_metrics", "SCORE_COLUMNS"]
 
@@ -51,7 +51,7 @@ def _load(table: Any) -> pd.DataFrame:
     if isinstance(table, pd.DataFrame):
         return table
     if isinstance(table, (str, bytes)) or hasattr(table, "__fspath__"):
-        from .io import read_table
+        from scorebench.io.tables import read_table
 
         return read_table(table)
     raise InputError(f"expected a pandas DataFrame or a path to a table, got {type(table).__name__}")
@@ -182,7 +182,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     Parameters
     ----------
     table : DataFrame or path
-        A long result table of the metrics' kind (see :mod:`scorebench.tables`).
+        A long result table of the metrics' kind (see :mod:`scorebench.core.tables`).
     metrics : str, Metric or list of them
         Registered names such as ``"crps_normal"`` or ``"ndcg@10"``.
     kind : str, optional
@@ -206,7 +206,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
         position (and so are not paired across systems).
     bootstrap : {"auto", "poisson"}
         ``auto``: multinomial resampling (exact, or stratified for very large groups; see
-        :mod:`scorebench.stats`). ``poisson``: Poisson(1) weights derived from each unit's
+        :mod:`scorebench.core.stats`). ``poisson``: Poisson(1) weights derived from each unit's
         content hash and the seed — the scheme of the Dask engine, which gives the same
         intervals however the table is partitioned.
     progress : callable, optional
@@ -215,7 +215,7 @@ def evaluate(table: Any, metrics: str | Metric | Iterable[str | Metric], *, kind
     proportion_interval : {"wilson", "jeffreys", "bootstrap"}
         Interval of metrics whose value is a proportion of 0/1 outcomes (``accuracy``,
         ``argmax_accuracy``, ...; ``Metric.proportion``): the Wilson score interval (default),
-        the Jeffreys interval, or the percentile bootstrap (see :mod:`scorebench.stats_tests`).
+        the Jeffreys interval, or the percentile bootstrap (see :mod:`scorebench.analysis.stats_tests`).
     cluster : str, optional
         Column with the cluster (group) of each row, for items that come in groups (several
         questions per passage): per-row metrics then resample whole clusters (cluster
@@ -348,7 +348,7 @@ def _two_level_interval(record: Metric, inputs: Inputs, idx: np.ndarray, value: 
                         rng: np.random.Generator) -> tuple[float, float, str]:
     """The interval of a per-row metric on units that hold repeated attempts (the kind lists
     them in ``consts["_nested"]``): items resampled, then attempts within each drawn item
-    (:func:`scorebench.stats.two_level_draws`), the contributions recomputed every round."""
+    (:func:`scorebench.core.stats.two_level_draws`), the contributions recomputed every round."""
     arrays = inputs.take(idx)
     nested = [name for name in inputs.consts["_nested"] if name in arrays]
     sizes = np.asarray(arrays[inputs.consts["_nested_sizes"]], dtype=np.int64)

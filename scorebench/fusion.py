@@ -5,7 +5,7 @@ Several runs are given as a list or a ``{name: run}`` mapping, or as one DataFra
 ``system`` column tells the runs apart. Every function returns one fused run
 (``qid, docid, score, rank, system``), ordered per query by fused score descending, ties
 broken by docid descending -- the order trec_eval evaluates in -- so it can be written with
-:func:`scorebench.io_trec.write_trec_run` or evaluated directly.
+:func:`scorebench.io.trec.write_trec_run` or evaluated directly.
 
 Score normalisation happens per (run, query) before CombSUM/CombMNZ:
 
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .tables import numeric_column, require_columns
-from .validation import describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.tables import numeric_column, require_columns
+from scorebench.core.validation import describe_rows
 
 __all__ = ["normalize_scores", "comb_sum", "comb_mnz", "reciprocal_rank_fusion", "fuse"]
 

@@ -41,12 +41,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._version import __version__
-from .errors import InputError
-from .paired_units import paired_units
-from .registry import Metric
-from .stats_tests import cluster_robust_se
-from .validation import check_choice, check_level
+from scorebench._version import __version__
+from scorebench.core.errors import InputError
+from scorebench.evaluation.paired_units import paired_units
+from scorebench.core.registry import Metric
+from scorebench.analysis.stats_tests import cluster_robust_se
+from scorebench.core.validation import check_choice, check_level
 
 __all__ = ["GATES", "GateResult", "paired_gate", "gate", "gate_verdict"]
 

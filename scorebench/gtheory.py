@@ -49,8 +49,8 @@ from itertools import combinations, product
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .validation import check_level
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_level
 
 __all__ = ["GStudy", "g_study", "variance_components"]
 
@@ -223,7 +223,7 @@ def g_study(table: pd.DataFrame, facets: Sequence[str], score: str, *, by: str |
     [['id', 0.89], ['prompt', 0.2], ['id × prompt', 0.09]]
     """
     if not isinstance(table, pd.DataFrame):
-        from .io import read_table
+        from scorebench.io.tables import read_table
 
         table = read_table(table)
     facets = list(facets)

@@ -9,7 +9,7 @@ and a *qrels* file one judgment per line, four fields::
     qid  iteration  docid  relevance
 
 Lines whose first character is ``#`` are comments (as in trec_eval 10.0) and blank lines are
-skipped. A malformed line raises :class:`~scorebench.errors.InputError` naming the file and
+skipped. A malformed line raises :class:`~scorebench.core.errors.InputError` naming the file and
 the line number. Both readers return DataFrames in the column conventions of the
 ``ranking`` table kind (:mod:`scorebench.metrics.ranking`): the run tag becomes the
 ``system`` column, ids are strings, scores are float64 and relevance is an integer
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["read_trec_run", "read_trec_qrels", "write_trec_run", "looks_like_trec"]
 

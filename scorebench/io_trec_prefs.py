@@ -22,8 +22,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .io_trec import _read_fields
+from scorebench.core.errors import InputError
+from scorebench.io.trec import _read_fields
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs", "read_prefs_judgments",
            "looks_like_prefs", "qrels_of_group"]

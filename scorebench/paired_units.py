@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .evaluate import evaluate, resolve_metrics
-from .registry import Metric
+from scorebench.core.errors import InputError
+from scorebench.evaluation.evaluate import evaluate, resolve_metrics
+from scorebench.core.registry import Metric
 
 __all__ = ["PairedUnits", "paired_units", "usable_rows"]
 
@@ -144,7 +144,7 @@ def paired_units(table: Any, metric: str | Metric, *, kind: str | None = None, c
 def _cluster_map(table: Any, key: str, cluster: str) -> pd.Series:
     """Cluster label of each (task,) unit; one label per unit across systems."""
     if not isinstance(table, pd.DataFrame):
-        from .io import read_table
+        from scorebench.io.tables import read_table
 
         table = read_table(table)
     if cluster not in table.columns:

@@ -18,7 +18,7 @@ pairs come from matrix products instead of one loop per pair:
   ``2^n`` patterns for ``n <= 16``).
 
 The weights and signs of a unit derive from (seed, hash of the unit's key, round) only
-(:func:`scorebench.stats.poisson_weights`, :func:`scorebench.stats.half_sample_masks`), so
+(:func:`scorebench.core.stats.poisson_weights`, :func:`scorebench.core.stats.half_sample_masks`), so
 all of the above are sums over units that add across any split of the units:
 :class:`PairSums` is the mergeable partial, and the Dask engine adds one per partition.
 Adding a system or choosing a baseline never changes another pair's draws.
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .stats import EXACT_BOOTSTRAP_LIMIT, half_sample_masks, poisson_weights, weighted_sums
-from .stats_tests import MCNEMAR_EXACT_BELOW
+from scorebench.core.errors import InputError
+from scorebench.core.stats import EXACT_BOOTSTRAP_LIMIT, half_sample_masks, poisson_weights, weighted_sums
+from scorebench.analysis.stats_tests import MCNEMAR_EXACT_BELOW
 
 __all__ = ["PairSums", "pair_sums", "pair_tests", "permutation_rounds", "PAIRWISE_TESTS", "BOOTSTRAP_DETAIL"]
 
@@ -56,7 +56,7 @@ _PAIR_BLOCK = 4096  # pairs finished per block (rounds x pairs temporaries)
 
 def permutation_rounds(n: int, n_perm: int) -> int:
     """Sign-flip rounds used for ``n`` units: ``n_perm``, capped so that ``n * rounds`` stays
-    near :data:`scorebench.stats.EXACT_BOOTSTRAP_LIMIT` (at least 199); ``2**n`` patterns
+    near :data:`scorebench.core.stats.EXACT_BOOTSTRAP_LIMIT` (at least 199); ``2**n`` patterns
     (exact) for ``n <= 16``.
 
     Examples
@@ -245,7 +245,7 @@ def _t_test(mean: np.ndarray, se: np.ndarray, sd: np.ndarray, n: int, dist: Any)
 
 
 def _mcnemar(b: np.ndarray, c: np.ndarray) -> tuple:
-    """McNemar's test of every pair from its discordant counts (the forms of :func:`scorebench.stats_tests.mcnemar`)."""
+    """McNemar's test of every pair from its discordant counts (the forms of :func:`scorebench.analysis.stats_tests.mcnemar`)."""
     from scipy import stats
 
     b, c = np.rint(b).astype(np.int64), np.rint(c).astype(np.int64)

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .validation import check_level
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_level
 
 __all__ = ["icc", "design_effect", "items_needed", "paired_power", "difference_variance"]
 

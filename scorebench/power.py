@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._lazy import lazy_attr
-from .errors import InputError
-from .registry import Metric, metric
-from .validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.core.registry import Metric, metric
+from scorebench.core.validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
 
 ndtri = lazy_attr("scipy.special", "ndtri")
 
@@ -346,10 +346,10 @@ def power(rules: str | Metric | Iterable[str | Metric], truth: MultivariateNorma
     Examples
     --------
     Registered rules are named (``power(["energy_score", "variogram_score"], truth,
-    forecast)``); a :class:`~scorebench.registry.Metric` record works too, e.g. a
+    forecast)``); a :class:`~scorebench.core.registry.Metric` record works too, e.g. a
     squared error of the forecast mean:
 
-    >>> from scorebench.registry import Metric
+    >>> from scorebench.core.registry import Metric
     >>> squared_error = Metric(name="squared_error", family="demo", kind="parametric",
     ...                        inputs=("y", "mu", "sigma"), higher_is_better=False,
     ...                        fn=lambda y, mu, sigma: (y - mu) ** 2)

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from ._builtins import load_builtins
-from ._records import Registry
-from .errors import InputError, UnknownMetricError
-from .validation import parse_bool
+from scorebench.core.builtins import load_builtins
+from scorebench.core.records import Registry
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.core.validation import parse_bool
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT"]
 
@@ -49,7 +49,7 @@ class Metric:
     family : str
         Metric family (``"scoring_rules"``, ``"calibration"``, ``"ranking"``, ...).
     kind : str
-        Input table kind the metric reads (see :mod:`scorebench.tables`).
+        Input table kind the metric reads (see :mod:`scorebench.core.tables`).
     fn : callable
         The public function (numpy, or a lazy torch wrapper).
     inputs : tuple of str
@@ -89,7 +89,7 @@ class Metric:
         a proportion: :func:`scorebench.evaluate` then gives a Wilson (or Jeffreys) interval
         instead of a percentile bootstrap, and McNemar's test applies.
     interval : str or None
-        The interval rule (a name in :data:`scorebench.stats.INTERVAL_METHODS`) that every
+        The interval rule (a name in :data:`scorebench.core.stats.INTERVAL_METHODS`) that every
         engine applies to this metric's bootstrap replicates; ``None`` means the default
         of :attr:`interval_method`.
     bootstrap_stats : callable or None
@@ -296,7 +296,7 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
     """
     if proper not in _PROPER:
         raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
-    from .stats import INTERVAL_METHODS
+    from scorebench.core.stats import INTERVAL_METHODS
 
     if interval is not None and interval not in INTERVAL_METHODS:
         raise ValueError(f"interval must be one of {sorted(INTERVAL_METHODS)}, got {interval!r}")
@@ -355,7 +355,7 @@ def metric(name: str, **params: Any) -> Metric:
 
     Parameters can also be spelled in the name, ``"crps_ensemble(estimator=fair)"`` or
     ``"ndcg@10(gain=exponential)"`` (handy on the command line). Keyword arguments override parameters. An unknown name raises
-    :class:`~scorebench.errors.UnknownMetricError` listing close matches.
+    :class:`~scorebench.core.errors.UnknownMetricError` listing close matches.
 
     Examples
     --------

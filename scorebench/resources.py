@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["available_memory", "check_allocation", "format_bytes", "MAX_IMAGE_PIXELS", "MAX_JSON_DEPTH"]
 
@@ -52,7 +52,7 @@ def format_bytes(n: float) -> str:
 
 
 def check_allocation(count: int, itemsize: int, what: str, *, fraction: float = 0.8) -> int:
-    """Raise :class:`~scorebench.errors.InputError` if ``count * itemsize`` bytes cannot fit.
+    """Raise :class:`~scorebench.core.errors.InputError` if ``count * itemsize`` bytes cannot fit.
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ def check_allocation(count: int, itemsize: int, what: str, *, fraction: float = 
     >>> check_allocation(10**12, 8, "n_boot=1000000000000")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: n_boot=1000000000000 would need 7.28 TiB of memory, but ...
+    scorebench.core.errors.InputError: n_boot=1000000000000 would need 7.28 TiB of memory, but ...
     """
     needed = int(count) * int(itemsize)
     limit = int(available_memory() * fraction)

@@ -14,7 +14,7 @@ alternatives they recommend, with uniform priors by default:
   exactly (given :math:`p_{10} + p_{01}`, :math:`p_{10}/(p_{10}+p_{01})` is
   Beta(:math:`\alpha_{10}, \alpha_{01}`));
 * :func:`rank_intervals`: credible intervals of each system's rank from independent Beta
-  posteriors (Monte Carlo draws from a seeded generator of :mod:`scorebench.stats`);
+  posteriors (Monte Carlo draws from a seeded generator of :mod:`scorebench.core.stats`);
 * :func:`clt_flags`: which rows of a scores table carry a CLT-like interval where ``n`` is
   small or the value is near 0 or 1 (used by :func:`scorebench.evaluate`).
 
@@ -32,9 +32,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .stats import check_resampling, rng_from_seed
-from .validation import show_value
+from scorebench.core.errors import InputError
+from scorebench.core.stats import check_resampling, rng_from_seed
+from scorebench.core.validation import show_value
 
 __all__ = ["Posterior", "PairedPosterior", "beta_posterior", "paired_posterior", "rank_intervals", "clt_flags",
            "posterior_table", "paired_table", "SMALL_N"]
@@ -281,5 +281,5 @@ def clt_flags(scores: pd.DataFrame, unit_interval: Mapping[str, bool], intervals
             out[metric] = (f"{int(bad.sum())} group(s) with n < {SMALL_N} or a value near 0/1 (e.g. {where}: "
                            f"n={int(first['n'])}, value={first['value']:.3g}); CLT/bootstrap intervals undercover "
                            "there: use proportion_interval='wilson'/'jeffreys' for 0/1 outcomes or "
-                           "scorebench.small_sample.beta_posterior")
+                           "scorebench.analysis.small_sample.beta_posterior")
     return out

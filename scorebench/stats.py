@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["weighted_sums", 
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
@@ -642,7 +642,7 @@ def check_resampling(*, ci: Any = None, n_boot: Any = None, seed: Any = None, wh
     >>> check_resampling(ci=1.5)
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: 'ci' must be strictly between 0 and 1 (a confidence level), got 1.5
+    scorebench.core.errors.InputError: 'ci' must be strictly between 0 and 1 (a confidence level), got 1.5
     """
     if ci is not None:
         if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.integer, np.floating)) \
@@ -659,7 +659,7 @@ def check_resampling(*, ci: Any = None, n_boot: Any = None, seed: Any = None, wh
 
 
 def _check_n_boot(n_boot: Any, where: str, min_boot: int | None) -> int:
-    from .validation import check_count
+    from scorebench.core.validation import check_count
 
     if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InputError(f"{where}'n_boot' must be a non-negative integer, got {n_boot!r}")

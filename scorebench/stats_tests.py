@@ -1,6 +1,6 @@
 """Intervals and tests for proportions, paired right/wrong outcomes, clustered and repeated items.
 
-Imports nothing of scorebench except its errors (the same floor as :mod:`scorebench.stats`).
+Imports nothing of scorebench except its errors (the same floor as :mod:`scorebench.core.stats`).
 
 * :func:`wilson_interval`, :func:`jeffreys_interval`: intervals for a proportion k / n.
   Accuracy is a proportion; a percentile bootstrap of it is too narrow for small n and
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
-from .stats import check_sign_flips
+from scorebench.core.errors import InputError
+from scorebench.core.stats import check_sign_flips
 
 __all__ = ["PROPORTION_INTERVALS", "INTERVAL_NAMES", "MCNEMAR_EXACT_BELOW", "wilson_interval", "jeffreys_interval",
            "proportion_interval", "McNemar", "mcnemar", "cluster_robust_se", "cluster_t",

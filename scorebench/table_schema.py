@@ -1,6 +1,6 @@
 """The declaration vocabulary of table kinds: :class:`Column` and :class:`Option`.
 
-Every table kind (:func:`scorebench.tables.register_kind`) declares the columns it reads and
+Every table kind (:func:`scorebench.core.tables.register_kind`) declares the columns it reads and
 the options it accepts. From that one declaration come
 
 * validation at the boundary: :meth:`Column.find` / :func:`check_declared_columns` (unique
@@ -21,7 +21,7 @@ Examples
 >>> check_declared_columns(pd.DataFrame({"y": [1]}), cols, "binary")
 Traceback (most recent call last):
 ...
-scorebench.errors.InputError: kind 'binary': missing column(s) ['p']; the table has: y
+scorebench.core.errors.InputError: kind 'binary': missing column(s) ['p']; the table has: y
 >>> Option("atol", float, 1e-6, "tolerance").coerce("1e-3", "multiclass")
 0.001
 """
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .validation import check_binary, check_in_range, describe_rows, parse_bool, show_value
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_binary, check_in_range, describe_rows, parse_bool, show_value
 
 __all__ = ["Column", "Option", "COLUMN_TYPES", "OPTION_TYPES", "check_unique_columns", "check_declared_columns",
            "check_declared_values", "describe_columns", "describe_options"]
@@ -200,7 +200,7 @@ def check_unique_columns(columns: Sequence[Any], where: str = "") -> None:
     >>> check_unique_columns(["y", "p", "y"])
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: duplicate column name(s) ['y']; expected unique column names
+    scorebench.core.errors.InputError: duplicate column name(s) ['y']; expected unique column names
     """
     index = pd.Index(columns)
     if index.duplicated().any():

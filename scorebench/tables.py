@@ -5,12 +5,12 @@ function registered with :func:`register_kind`; it validates the columns it need
 returns :class:`Inputs`: one *unit* per row (or per query for ranking tables), the
 grouping columns for each unit, per-unit arrays and shared constants.
 
-Each kind *declares* its columns and options (:class:`~scorebench.table_schema.Column`,
-:class:`~scorebench.table_schema.Option`); ``system`` and ``task`` are optional grouping
+Each kind *declares* its columns and options (:class:`~scorebench.core.table_schema.Column`,
+:class:`~scorebench.core.table_schema.Option`); ``system`` and ``task`` are optional grouping
 columns of every kind, ``id`` an optional item key that pairs rows across systems. The
 declarations drive validation (:func:`start_table`, :meth:`Kind.check_options`), the command
 line's flags, ``scorebench kinds`` and the README's table reference
-(:mod:`scorebench.kinds_reference`). Kinds of stage ``"aggregate"`` (``scores``, ``wide``,
+(:mod:`scorebench.core.kinds_reference`). Kinds of stage ``"aggregate"`` (``scores``, ``wide``,
 ``battles``, ``items``) are the inputs of :func:`scorebench.aggregate`, recognised from their
 declared columns by :func:`detect_kind`.
 
@@ -31,13 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._builtins import load_builtins
-from ._records import Registry
-from .errors import InputError
-from .registry import definition_site
-from .table_schema import (Column, Option, check_declared_columns, check_declared_values, describe_columns,
+from scorebench.core.builtins import load_builtins
+from scorebench.core.records import Registry
+from scorebench.core.errors import InputError
+from scorebench.core.registry import definition_site
+from scorebench.core.table_schema import (Column, Option, check_declared_columns, check_declared_values, describe_columns,
                            describe_options)
-from .validation import check_choice, describe_rows, show_value
+from scorebench.core.validation import check_choice, describe_rows, show_value
 
 __all__ = ["Inputs", "Kind", "Column", "Option", "register_kind", "get_kind", "all_kinds", "infer_kind", "detect_kind",
            "kinds_table",
@@ -224,9 +224,9 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
                   detect: Callable[[Any], bool] | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
-    ``columns`` declares the table's columns (:class:`~scorebench.table_schema.Column`) and
+    ``columns`` declares the table's columns (:class:`~scorebench.core.table_schema.Column`) and
     ``options`` the extra keyword options the extractor accepts
-    (:class:`~scorebench.table_schema.Option`, e.g. ``qrels``); validation, the command
+    (:class:`~scorebench.core.table_schema.Option`, e.g. ``qrels``); validation, the command
     line's flags and the documentation come from them.
     ``unit_column`` names the column whose rows together form one unit (``qid`` for
     ranking tables), or is a function of the table's columns giving it (long ensembles);

@@ -36,7 +36,7 @@ import re
 
 import pandas as pd
 
-from .errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["trec_eval_name", "format_trec_eval"]
 

@@ -1,7 +1,7 @@
 """Input validation shared by every public function.
 
 Validation happens once, at the public boundary, and each failure raises
-:class:`~scorebench.errors.InputError` naming *what* (argument or column), *where* (the
+:class:`~scorebench.core.errors.InputError` naming *what* (argument or column), *where* (the
 first offending rows) and *what was expected*.
 
 Conventions: arrays become float64 (integers are converted exactly; integers beyond
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = [
     "show_value",
@@ -65,7 +65,7 @@ def parse_bool(value: Any, name: str) -> bool:
     >>> parse_bool("nope", "trust_pickle")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: trust_pickle: expected true or false (true/false, 1/0, yes/no, on/off), got 'nope'
+    scorebench.core.errors.InputError: trust_pickle: expected true or false (true/false, 1/0, yes/no, on/off), got 'nope'
     """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -242,9 +242,9 @@ def check_count(value: Any, name: str, *, itemsize: int = 8, minimum: int = 1) -
     """:func:`check_positive_int` for a size that will be allocated (bins, bootstrap rounds).
 
     ``itemsize`` is the bytes held per unit of ``value``; a value whose arrays cannot fit in
-    the available memory is refused up front (:func:`scorebench.resources.check_allocation`).
+    the available memory is refused up front (:func:`scorebench.core.resources.check_allocation`).
     """
-    from .resources import check_allocation
+    from scorebench.core.resources import check_allocation
 
     count = check_positive_int(value, name, minimum=minimum)
     check_allocation(count, itemsize, f"{name}={count}")

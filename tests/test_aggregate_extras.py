@@ -16,7 +16,7 @@ from scorebench.aggregate.possible_winners import condorcet_weights
 from scorebench.aggregate.profile import column_ranks
 from scorebench.aggregate.registry import MethodResult, get_method
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def random_table(seed, n=6, k=5):
@@ -155,7 +155,7 @@ def test_cli_aggregate(tmp_path):
     out = tmp_path / "ranking.csv"
     res = runner.invoke(cli, ["aggregate", str(path), "-m", "kemeny", "--output", str(out)])
     assert res.exit_code == 0, res.output
-    from scorebench.io import read_table
+    from scorebench.io.tables import read_table
 
     written = read_table(out)
     assert written.columns.tolist()[:4] == ["method", "system", "score", "rank"] and len(written) == 6

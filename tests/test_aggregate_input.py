@@ -9,7 +9,7 @@ import pytest
 from scorebench.aggregate import Ranking, aggregate, as_matrix, read_input
 from scorebench.aggregate.input import Battles, ScoreMatrix
 from scorebench.aggregate.ranking import competition_ranks
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def test_wide_table_pairs_missing_and_weights():
@@ -55,8 +55,8 @@ def test_wide_table_errors():
 def test_long_scores_table_uses_registry_direction():
     import scorebench
 
-    lower = [m.name for m in scorebench.registry.all_metrics() if m.higher_is_better is False]
-    higher = [m.name for m in scorebench.registry.all_metrics() if m.higher_is_better is True]
+    lower = [m.name for m in scorebench.core.registry.all_metrics() if m.higher_is_better is False]
+    higher = [m.name for m in scorebench.core.registry.all_metrics() if m.higher_is_better is True]
     if not lower or not higher:
         pytest.skip("needs registered metrics of both directions")
     lo, hi = lower[0], higher[0]

@@ -8,7 +8,7 @@ import pytest
 
 from scorebench.aggregate import aggregate, as_battles, difficulty_rating, get_method, intransitivity
 from scorebench.aggregate.pairwise import bt_fit, bt_loglik, to_elo_scale
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 choix = pytest.importorskip("choix")
 

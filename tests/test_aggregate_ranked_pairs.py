@@ -15,7 +15,7 @@ from scorebench.aggregate.condorcet import _ranked_pairs_scores
 from scorebench.aggregate.input import as_matrix
 from scorebench.aggregate.profile import pairwise_counts
 from scorebench.aggregate.ranked_pairs_search import margin_groups, ranked_pairs_tb, ranked_pairs_winners
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 pv = pytest.importorskip("pref_voting")
 from pref_voting.margin_based_methods import ranked_pairs as pv_ranked_pairs  # noqa: E402

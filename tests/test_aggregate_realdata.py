@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 from scorebench.aggregate import aggregate, all_methods, as_matrix, possible_winners
-from scorebench.errors import InputError, ScorebenchError
-from scorebench.io import read_table
+from scorebench.core.errors import InputError, ScorebenchError
+from scorebench.io.tables import read_table
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "aggregation"
 pytestmark = pytest.mark.skipif(not REF.is_dir(), reason=f"reference data not found at {REF}")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scorebench.aggregate import aggregate, as_matrix, get_method
 from scorebench.aggregate.kemeny import kemeny_cost, kemeny_dp, kemeny_heuristic, kemeny_milp
 from scorebench.aggregate.profile import pairwise_counts
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 pv = pytest.importorskip("pref_voting")
 from pref_voting import c1_methods, margin_based_methods  # noqa: E402

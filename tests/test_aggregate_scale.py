@@ -53,7 +53,7 @@ def test_aggregate_rank_intervals_unchanged_by_the_fast_path():
         warnings.simplefilter("ignore")
         out = scorebench.aggregate(wide, "borda", missing="complete", n_boot=60, seed=3).to_frame()
     reps, _ = bootstrap_scores(m, replace(get_method("borda"), column_parts=None), {"missing": "complete"}, 60,
-                               scorebench.stats.rng_for(3, "aggregate", "borda"))
+                               scorebench.core.stats.rng_for(3, "aggregate", "borda"))
     ranks = competition_ranks(reps)
     by_system = out.set_index("system")
     np.testing.assert_array_equal(by_system.loc[list(m.systems), "rank_low"],

@@ -11,9 +11,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import agreement as ag
-from scorebench.tables import get_kind
+from scorebench.core.tables import get_kind
 
 NAN = float("nan")
 
@@ -331,7 +331,7 @@ def test_cli_evaluate_rating(tmp_path):
     from click.testing import CliRunner
 
     from scorebench.cli import cli
-    from scorebench.io import read_table
+    from scorebench.io.tables import read_table
 
     path = tmp_path / "ratings.csv"
     _rating_table().to_csv(path, index=False)

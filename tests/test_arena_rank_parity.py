@@ -108,9 +108,9 @@ def test_contextual_bt_equals_arena_rank():
 
 
 def test_sandwich_choice_errors_are_clear():
-    with pytest.raises(scorebench.errors.InputError, match="no covariance"):
+    with pytest.raises(scorebench.core.errors.InputError, match="no covariance"):
         scorebench.aggregate(BATTLES, "elo", n_boot=10, intervals="sandwich")
-    with pytest.raises(scorebench.errors.InputError, match="intervals"):
+    with pytest.raises(scorebench.core.errors.InputError, match="intervals"):
         scorebench.aggregate(BATTLES, "bradley_terry", n_boot=10, intervals="jackknife")
 
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.label_free import mano_score
 from scorebench.metrics.ood_scores import conjnorm_score
 

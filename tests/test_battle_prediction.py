@@ -12,7 +12,7 @@ from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.prediction import glicko2_ratings, predict_battles
 from scorebench.aggregate.tie_models import tie_model_probabilities
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def test_glicko2_matches_glickmans_worked_example():

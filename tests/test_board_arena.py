@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import scorebench
 from scorebench.aggregate.style_control import style_control
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.render import board_files
 from scorebench.leaderboard.sections import section_kinds

@@ -13,7 +13,7 @@ from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.pairwise import bradley_terry_sandwich
 from scorebench.aggregate.style_control import filter_battles
 from scorebench.aggregate.tie_models import fit_tie_model
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.render import board_files
 from scorebench.leaderboard.spec import load_spec

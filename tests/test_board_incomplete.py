@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from scorebench.aggregate import as_matrix
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.incomplete import METHODS, model_sizes, pareto_dominated, stratified_rank_intervals
 from scorebench.leaderboard.render import board_files

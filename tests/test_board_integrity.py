@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard import ATOL, RTOL, board_files, build_board, diff_files, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.items_board import response_matrix_of
 from scorebench.leaderboard.render import board_files

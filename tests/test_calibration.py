@@ -13,7 +13,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.calibration import (
     adaptive_ece, balance_score, balance_score_top_label, brier_decomposition, brier_reliability,
     brier_resolution, classwise_ece, ece, ece_top_label, mce, reliability_diagram, skill_score, smooth_ece,
@@ -418,7 +418,7 @@ def test_registry_records():
 
 
 def test_evaluate_table_end_to_end():
-    evaluate = pytest.importorskip("scorebench.evaluate").evaluate
+    evaluate = pytest.importorskip("scorebench.evaluation.evaluate").evaluate
     y, p = _calibrated(400, 41, power=1.5)
     table = pd.DataFrame({"system": np.repeat(["a", "b"], 200), "y": y, "p": p})
     scores = evaluate(table, ["ece", "smooth_ece", "balance_score", "brier_reliability"], n_boot=20, seed=1)

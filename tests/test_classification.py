@@ -9,7 +9,7 @@ from sklearn import metrics as skm
 from statsmodels.stats.proportion import proportion_confint
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import classification as C
 
 LABEL_METRICS = {
@@ -119,7 +119,7 @@ def test_wilson_coverage_beats_bootstrap_at_small_n():
     # Coverage of the 95% interval for p = 0.9, n = 20 over 2000 draws (Monte Carlo sd ~0.5%).
     rng = np.random.default_rng(3)
     k = rng.binomial(20, 0.9, 2000)
-    from scorebench.stats_tests import wilson_interval
+    from scorebench.analysis.stats_tests import wilson_interval
 
     cover = np.mean([lo <= 0.9 <= hi for lo, hi in (wilson_interval(x, 20) for x in k)])
     assert 0.92 <= cover <= 0.99

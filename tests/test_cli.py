@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-import scorebench.io
+import scorebench.io.tables
 from scorebench.cli import cli
 
 
@@ -54,7 +54,7 @@ def test_evaluate_writes_each_format(forecasts, tmp_path, suffix):
     else:
         back = pd.read_parquet(out) if suffix == "parquet" else pd.read_csv(out)  # default arguments
         assert len(back) == 4 and set(back.metric) == {"crps_normal", "log_score_normal"}
-        meta = scorebench.io.read_meta(out)
+        meta = scorebench.io.tables.read_meta(out)
         assert meta["seed"] == 0 and "bootstrap" in meta
 
 

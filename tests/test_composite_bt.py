@@ -10,7 +10,7 @@ import scorebench
 from scorebench.aggregate.composite_bt import bradley_terry_composite_sandwich
 from scorebench.aggregate.pairwise import bradley_terry_sandwich
 from scorebench.aggregate.input import as_battles
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def _table(seed=0):

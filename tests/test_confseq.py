@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.confseq import betting_cs, confidence_sequence, fixed_n_interval
-from scorebench.errors import InputError
+from scorebench.analysis.confseq import betting_cs, confidence_sequence, fixed_n_interval
+from scorebench.core.errors import InputError
 
 REPS, N = 200, 300
 

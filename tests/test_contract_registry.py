@@ -32,10 +32,10 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.registry import Metric, all_metrics
-from scorebench.stats import MIN_BOOT
-from scorebench.tables import all_kinds, get_kind
+from scorebench.core.errors import InputError
+from scorebench.core.registry import Metric, all_metrics
+from scorebench.core.stats import MIN_BOOT
+from scorebench.core.tables import all_kinds, get_kind
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _contract_tables import BROKEN, TABLE_OF, make_table  # noqa: E402

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.core.engines import engine_for, register_engine
-from scorebench.core.partial import Partial, RowSums, SetStats, merge
-from scorebench.core.pipeline import group_labels, resolve_kind, resolve_metrics, unit_partials
-from scorebench.errors import InputError
-from scorebench.registry import all_metrics
-from scorebench.tables import get_kind
+from scorebench.evaluation.engines import engine_for, register_engine
+from scorebench.evaluation.partial import Partial, RowSums, SetStats, merge
+from scorebench.evaluation.pipeline import group_labels, resolve_kind, resolve_metrics, unit_partials
+from scorebench.core.errors import InputError
+from scorebench.core.registry import all_metrics
+from scorebench.core.tables import get_kind
 
 ROOT = pathlib.Path(scorebench.__file__).parent
 
@@ -78,8 +78,8 @@ def test_pandas_poisson_equals_partials_finished():
     """The pandas engine (one partition) and the merged partials give the same value and interval."""
     table = _binary_table(200)
     expected = scorebench.evaluate(table, "brier_score", by="system", n_boot=200, seed=7, bootstrap="poisson")
-    from scorebench.core.pipeline import finish
-    from scorebench.stats import interval_bounds
+    from scorebench.evaluation.pipeline import finish
+    from scorebench.core.stats import interval_bounds
 
     total = merge(_partials(table.iloc[a:b], ["brier_score"], n_boot=200) for a, b in [(0, 55), (55, 200)])
     record = resolve_metrics("brier_score")[0]

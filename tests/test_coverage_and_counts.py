@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import scorebench
 from scorebench.aggregate import MixedCoverageWarning, summarize_bootstrap
 from scorebench.cli import cli
-from scorebench.io import format_column, format_value
+from scorebench.io.tables import format_column, format_value
 from scorebench.leaderboard.board import digits_for
 
 

@@ -12,7 +12,7 @@ dd = pytest.importorskip("dask.dataframe")
 
 import scorebench  # noqa: E402
 from scorebench.aggregate.dask_aggregate import battle_cells, dask_methods, partition_battle_cells  # noqa: E402
-from scorebench.errors import InputError  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
 
 
 def _battles(n=2500, seed=0, weights=False):

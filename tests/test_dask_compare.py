@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")

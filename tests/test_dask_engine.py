@@ -188,7 +188,7 @@ def test_qrels_are_co_partitioned_with_the_run(client, tmp_path, form):
 
 
 def test_unit_buckets_agree_across_label_dtypes():
-    from scorebench.dask_engine import _unit_bucket
+    from scorebench.evaluation.dask_engine import _unit_bucket
 
     texts = pd.DataFrame({"qid": ["1", "22", "303"]})
     ints = pd.DataFrame({"qid": [1, 22, 303]})
@@ -207,14 +207,14 @@ def test_per_unit_output_is_refused_with_a_clear_error():
 
 def test_poisson_weights_are_pinned_for_a_seed():
     # A change of scheme would silently move every published Poisson interval.
-    from scorebench.stats import poisson_weights
+    from scorebench.core.stats import poisson_weights
 
     w = poisson_weights(np.array([1, 2, 3], dtype=np.uint64), seed=42, n_boot=6)
     assert w.astype(int).tolist() == [[1, 0, 0], [0, 1, 2], [1, 0, 1], [1, 1, 0], [1, 0, 0], [1, 2, 2]]
 
 
 def test_poisson_weights_do_not_depend_on_blocking_or_order():
-    from scorebench import stats
+    from scorebench.core import stats
 
     rng = np.random.default_rng(0)
     h = rng.integers(0, 2**63, 70_001, dtype=np.uint64)
@@ -230,7 +230,7 @@ def test_poisson_weights_do_not_depend_on_blocking_or_order():
 def test_poisson_weights_follow_poisson_one():
     from scipy import stats as sps
 
-    from scorebench.stats import poisson_weights
+    from scorebench.core.stats import poisson_weights
 
     w = poisson_weights(np.arange(200_000, dtype=np.uint64), seed=1, n_boot=10).ravel()
     counts = np.bincount(w.astype(int), minlength=8)
@@ -244,7 +244,7 @@ def test_poisson_weights_follow_poisson_one():
 
 
 def test_poisson_weights_reject_a_wrong_buffer():
-    from scorebench.stats import poisson_weights
+    from scorebench.core.stats import poisson_weights
 
     with pytest.raises(ValueError, match="float64 of shape"):
         poisson_weights(np.arange(5, dtype=np.uint64), seed=0, n_boot=3, out=np.empty((3, 4)))
@@ -436,7 +436,7 @@ def test_cli_connects_to_a_scheduler_address(client, tmp_path):
 
 
 def test_poisson_rounds_in_blocks_equal_the_whole_matrix():
-    from scorebench.stats import PoissonRounds, poisson_weights
+    from scorebench.core.stats import PoissonRounds, poisson_weights
 
     h = np.random.default_rng(1).integers(0, 2**63, 1000, dtype=np.uint64)
     whole = poisson_weights(h, seed=3, n_boot=37)
@@ -498,7 +498,7 @@ def test_gzipped_csv_parts(client, tmp_path):
     table = _binary(n=300)
     for i, start in enumerate(range(0, len(table), 400)):
         table.iloc[start:start + 400].to_csv(tmp_path / f"p{i}.csv.gz", index=False)
-    from scorebench.dask_engine import read_dask
+    from scorebench.evaluation.dask_engine import read_dask
 
     got = scorebench.evaluate(read_dask(str(tmp_path / "p*.csv.gz")), "brier_score", n_boot=20)
     expected = scorebench.evaluate(table, "brier_score", n_boot=20, bootstrap="poisson")

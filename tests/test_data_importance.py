@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.data_importance import el2n_scores, grand_scores
 
 

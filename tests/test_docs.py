@@ -23,9 +23,9 @@ import sb_catalogue  # noqa: E402
 from scorebench.aggregate.registry import all_methods  # noqa: E402
 from scorebench.cli import cli  # noqa: E402
 from scorebench.leaderboard.sections import section_kinds  # noqa: E402
-from scorebench.readers import FORMATS  # noqa: E402
-from scorebench.registry import all_metrics  # noqa: E402
-from scorebench.tables import all_kinds  # noqa: E402
+from scorebench.io.readers import FORMATS  # noqa: E402
+from scorebench.core.registry import all_metrics  # noqa: E402
+from scorebench.core.tables import all_kinds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_a_metric_registered_later_gets_an_entry(monkeypatch):
     """Generated, not hand-listed: a record the registry returns appears in the catalogue."""
     import dataclasses
 
-    import scorebench.registry as registry
+    import scorebench.core.registry as registry
 
     probe = dataclasses.replace(registry.metric("brier_score"), name="docs_probe_metric", family="docs_probe")
     real = registry.all_metrics

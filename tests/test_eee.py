@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io_eee import instance_records, to_eee, write_eee
-from scorebench.readers import detect_results_format, read_results
+from scorebench.core.errors import InputError
+from scorebench.io.eee import instance_records, to_eee, write_eee
+from scorebench.io.readers import detect_results_format, read_results
 
 from .conftest import REFERENCE
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.embedding_retrieval import map_at_r, r_precision, recall_at_k, retrieval_per_query
 
 

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats as sps
 
 import scorebench
-from scorebench import stats
-from scorebench.errors import InputError
+from scorebench.core import stats
+from scorebench.core.errors import InputError
 
 
 def _binary(rng, n=300, systems=("a", "b")):

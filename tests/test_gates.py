@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.gates import gate, paired_gate
+from scorebench.core.errors import InputError
+from scorebench.analysis.gates import gate, paired_gate
 
 
 def _pairs(n=300, p_fix=0.10, p_reg=0.12, seed=0, base_acc=0.7):

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.generative import (
     FeatureStats, coverage, density, fid, fid_details, frechet_distance, great_score, inception_score,
     inception_score_details, kid, kid_details, knn_radii, manifold_metrics, memorization_distance, mifid,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.generative import FeatureStats, fid, fid_details, sfid
 from scorebench.metrics.generative.stats import resolve_precision
 

@@ -20,7 +20,7 @@ import pytest
 
 import scorebench
 from scorebench.aggregate import as_matrix, get_convention, list_conventions
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 GLUE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aggregation" / "votenrank" / "GLUE.csv"
 needs_glue = pytest.mark.skipif(not GLUE.exists(), reason="reference GLUE table not present")

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
-from scorebench.gtheory import g_study, variance_components
+from scorebench.core.errors import InputError
+from scorebench.analysis.gtheory import g_study, variance_components
 
 TRUE = {"id": 0.04, "seed": 0.002, "prompt": 0.006, "id × seed": 0.01, "id × prompt": 0.02,
         "seed × prompt": 0.001, "id × seed × prompt": 0.03}

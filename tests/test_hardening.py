@@ -26,8 +26,8 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io import escape_markdown, safe_cell, write_table
+from scorebench.core.errors import InputError
+from scorebench.io.tables import escape_markdown, safe_cell, write_table
 from scorebench.leaderboard import build_board, load_spec, write_board
 from scorebench.leaderboard.output import MANIFEST, BoardLockedError, write_board_files
 
@@ -454,7 +454,7 @@ def test_null_byte_in_spec_name(tmp_path):
 @pytest.mark.parametrize("code, reason", [(errno.ENOSPC, "No space left on device"),
                                           (errno.EROFS, "Read-only file system")])
 def test_disk_full_or_read_only_output_is_one_line_and_leaves_nothing(tmp_path, small_csv, monkeypatch, code, reason):
-    import scorebench.io as sio
+    import scorebench.io.tables as sio
 
     def failing(tmp, write):
         Path(tmp).write_text("partial")
@@ -508,7 +508,7 @@ def test_crps_overflow_is_an_error_without_numpy_warnings(tmp_path):
 
 def test_kill_9_litter_is_cleaned_on_the_next_write(tmp_path):
     target = tmp_path / "out.csv"
-    code = ("import time, pandas as pd; from scorebench.io import atomic_write; from pathlib import Path\n"
+    code = ("import time, pandas as pd; from scorebench.io.tables import atomic_write; from pathlib import Path\n"
             "def slow(tmp):\n    Path(tmp).write_text('partial'); print('writing', flush=True); time.sleep(600)\n"
             f"atomic_write({{Path({str(target)!r}): slow}})\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -545,7 +545,7 @@ def test_written_files_follow_the_umask(tmp_path):
 
 # --- round two (issue 36): code execution and trust ----------------------------------------
 
-from scorebench.readers import read_results  # noqa: E402
+from scorebench.io.readers import read_results  # noqa: E402
 
 
 class _Evil:
@@ -567,14 +567,14 @@ def _openood_scores(n: int = 20) -> dict:
 @pytest.mark.parametrize("value, expected", [(True, True), ("no", False), ("YES", True), (" 0 ", False), (1, True),
                                              ("off", False), ("true", True)])
 def test_parse_bool_accepts_only_boolean_words(value, expected):
-    from scorebench.validation import parse_bool
+    from scorebench.core.validation import parse_bool
 
     assert parse_bool(value, "x") is expected
 
 
 @pytest.mark.parametrize("value", ["nope", "", "2", 2, 0.5, None, "truee", [1]])
 def test_parse_bool_refuses_anything_else(value):
-    from scorebench.validation import parse_bool
+    from scorebench.core.validation import parse_bool
 
     with pytest.raises(InputError, match="expected true or false"):
         parse_bool(value, "x")
@@ -599,7 +599,7 @@ def test_trust_pickle_no_is_false_in_the_api_and_the_cli(tmp_path):
 
 
 def test_boolean_kind_and_metric_options_are_strict(tmp_path):
-    from scorebench.registry import metric
+    from scorebench.core.registry import metric
 
     run = tmp_path / "run.txt"
     run.write_text("1 Q0 d1 1 1.0 r\n1 Q0 d2 2 0.5 r\n")
@@ -609,7 +609,7 @@ def test_boolean_kind_and_metric_options_are_strict(tmp_path):
                       "-O", "judged_docs_only=perhaps"), "judged_docs_only", "true or false")
     ok = sb("evaluate", run, "--qrels", qrels, "-m", "map", "--bootstrap", "0", "-O", "judged_docs_only=no")
     assert ok.returncode == 0, ok.stderr
-    from scorebench.registry import all_metrics
+    from scorebench.core.registry import all_metrics
 
     name, key = next((m.name, k) for m in all_metrics() for k, v in m.params.items() if isinstance(v, bool))
     assert metric(name, **{key: "no"}).params[key] is False
@@ -702,7 +702,7 @@ def _mteb_spec(folder: Path) -> Path:
 
 def test_links_inside_a_confined_results_folder_are_checked_at_their_resolved_path(tmp_path):
     from scorebench.leaderboard.build import _Context
-    from scorebench.readers import confine_reads
+    from scorebench.io.readers import confine_reads
 
     secret = tmp_path / "secret"
     secret.mkdir()
@@ -779,7 +779,7 @@ def _ranking_scores(qids, tag="r") -> pd.DataFrame:
     (["1", "all"], "r", "named 'all'"),
 ])
 def test_trec_eval_output_refuses_ids_it_cannot_write_unambiguously(qids, tag, words):
-    from scorebench.trec_eval_output import format_trec_eval
+    from scorebench.io.trec_eval_output import format_trec_eval
 
     with pytest.raises(InputError, match=words):
         format_trec_eval(_ranking_scores(qids, tag))
@@ -970,7 +970,7 @@ def test_fifos_in_a_results_folder_are_skipped_and_never_opened(tmp_path):
     lm = _lm_eval_folder(tmp_path / "lm")
     os.mkfifo(lm / "results_2025.json")
     assert sb("import", lm, "--from", "lm_eval", timeout=120).returncode == 0
-    from scorebench.readers._common import read_bytes
+    from scorebench.io.readers._common import read_bytes
 
     with pytest.raises(InputError, match="not a regular file"):
         read_bytes(lm / "results_2025.json")
@@ -1017,7 +1017,7 @@ def test_zero_permutations_beyond_exact_enumeration_is_refused(tmp_path):
                       "--permutations", "0"), "60 paired rows", "--permutations")
     ok = sb("compare", tmp_path / "n10.csv", "-m", "crps_normal", "--test", "permutation", "--permutations", "0")
     assert ok.returncode == 0 and "exact, 1024 sign patterns" in ok.stdout, ok.stdout + ok.stderr
-    from scorebench.stats import paired_permutation
+    from scorebench.core.stats import paired_permutation
 
     with pytest.raises(InputError, match="at least 1 random sign flip"):
         paired_permutation(rng.normal(size=40), 0, rng)

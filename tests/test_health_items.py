@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.health import FLAGS, health_summary, item_health
 
 

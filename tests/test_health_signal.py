@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.health import (decision_accuracy, monotonicity, relative_dispersion, relative_std, signal_noise,
                                signal_to_noise)
 

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from scorebench.cli import cli
 from scorebench.cli.metrics_cmd import shorten
-from scorebench.registry import all_metrics, list_metrics
-from scorebench.stats import INTERVAL_METHODS
+from scorebench.core.registry import all_metrics, list_metrics
+from scorebench.core.stats import INTERVAL_METHODS
 
 
 def _run(*args):

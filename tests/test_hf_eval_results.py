@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io_hf import to_hf_eval_results, write_hf_eval_results
-from scorebench.readers import detect_results_format, read_results
+from scorebench.core.errors import InputError
+from scorebench.io.hf import to_hf_eval_results, write_hf_eval_results
+from scorebench.io.readers import detect_results_format, read_results
 
 CARD = """---
 language: en

@@ -25,8 +25,8 @@ import pytest
 from scipy import stats
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.stats import MIN_BOOT
+from scorebench.core.errors import InputError
+from scorebench.core.stats import MIN_BOOT
 
 LOW, HIGH = 0.92, 0.98
 CI = 0.95
@@ -200,13 +200,13 @@ def _scaled(features: pd.DataFrame) -> pd.DataFrame:
 
 def test_half_sampling_rules_are_symmetric_or_centred_and_clipped_to_bounds():
     reps = np.array([0.70, 0.90, 0.95, 0.97, 0.98, 0.99, 1.0, 1.0])
-    low, high = scorebench.stats.interval_bounds(0.97, reps, 0.9, "half_sampling_symmetric", (0.0, 1.0))
-    c_low, c_high = scorebench.stats.interval_bounds(0.97, reps, 0.9, "half_sampling")
+    low, high = scorebench.core.stats.interval_bounds(0.97, reps, 0.9, "half_sampling_symmetric", (0.0, 1.0))
+    c_low, c_high = scorebench.core.stats.interval_bounds(0.97, reps, 0.9, "half_sampling")
     assert high == 1.0 and low == pytest.approx(0.97 - (c_high - c_low) / 2)
-    low, high = scorebench.stats.interval_bounds(1.5, reps, 0.95, "half_sampling_normal")
+    low, high = scorebench.core.stats.interval_bounds(1.5, reps, 0.95, "half_sampling_normal")
     half = stats.t.ppf(0.975, reps.size - 1) * reps.std(ddof=1)
     assert (low, high) == pytest.approx((1.5 - half, 1.5 + half))
-    assert scorebench.stats.interval_bounds(0.5, reps, 0.95, "percentile", (0.0, 0.8))[1] == 0.8
+    assert scorebench.core.stats.interval_bounds(0.5, reps, 0.95, "percentile", (0.0, 0.8))[1] == 0.8
 
 
 # --- every registered metric: the estimate lies in its own interval ------------------------------
@@ -296,7 +296,7 @@ def test_every_registered_metric_lies_inside_its_own_interval():
     construction, checked over 10 draws each with the fewest rounds accepted."""
     many, few = _tables(100, 40, seed=12), _tables(10, 40, seed=13)
     checked = []
-    for record in scorebench.registry.all_metrics():
+    for record in scorebench.core.registry.all_metrics():
         if record.needs_torch or record.name in _NEEDS_OWN_TABLE:
             continue  # the torch-backed losses are covered by their own tests
         if record.interval_method == "none":

@@ -18,7 +18,7 @@ from scipy import linalg
 
 import scorebench
 from scorebench.metrics.generative import fid, fid_infinity, fid_infinity_details, mmd2_unbiased
-from scorebench.registry import metric
+from scorebench.core.registry import metric
 
 
 def _evaluate(table, metrics, **kw):
@@ -158,7 +158,7 @@ def test_fid_infinity_details_and_errors():
     np.testing.assert_allclose(r.fractions, [0.5, 2 / 3, 5 / 6, 1.0])
     assert r.fids[-1] == pytest.approx(fid(x, y))
     assert fid_infinity(x, y, seed=1) == fid_infinity(x, y, seed=1)
-    from scorebench.errors import InputError
+    from scorebench.core.errors import InputError
 
     with pytest.raises(InputError, match="min_fraction"):
         fid_infinity(x, y, min_fraction=1.5)

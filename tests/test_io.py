@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.io import read_meta, read_table, render_markdown, write_table
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_meta, read_table, render_markdown, write_table
 
 FUZZ_EXAMPLES = 150  # per fuzz test; four fuzz tests => 600 malformed inputs per run
 fuzz_counter = {"cases": 0}

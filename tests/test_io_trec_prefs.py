@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.io_trec import read_trec_qrels, read_trec_run
-from scorebench.io_trec_prefs import qrels_of_group, read_trec_prefs, read_trec_qrels_jg
+from scorebench.core.errors import InputError
+from scorebench.io.trec import read_trec_qrels, read_trec_run
+from scorebench.io.trec_prefs import qrels_of_group, read_trec_prefs, read_trec_qrels_jg
 from scorebench.metrics.ranking import extract_ranking
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "trec_eval"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import scorebench.irt as irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt import IRTWarning
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "irt"

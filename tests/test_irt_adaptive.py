@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt import adaptive_replay, adaptive_test, item_information
 
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.io import read_table
+from scorebench.io.tables import read_table
 
 
 @pytest.fixture()

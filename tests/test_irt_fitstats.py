@@ -16,7 +16,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 import scorebench.irt as irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt.polymodels import simulate
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "irt"

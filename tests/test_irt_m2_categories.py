@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt import fit, m2
 from scorebench.irt.limited import _category_parts
 from scorebench.irt.polymodels import category_probs, simulate

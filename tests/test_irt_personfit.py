@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import scorebench.irt as irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 ITEMS = np.array([[1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [1.0, -2.0, 0.0, 1.0]])
 

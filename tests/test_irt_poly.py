@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 import scorebench.irt as irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt.polymodels import (category_jacobian, category_probs, item_information_poly,
                                        simulate, thresholds)
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt import fit, fit_mirt, score
 from scorebench.irt.polymodels import simulate
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import scorebench.irt as irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def test_hand_value():

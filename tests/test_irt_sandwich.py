@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from scorebench import irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 PRIOR = (1.0, 0.5)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from scorebench import irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def test_full_se_refused_beyond_the_memory_limit():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scorebench import irt
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt.models import prob
 from scorebench.irt.tiny import ability_from_seen, gp_weight, gpirt_estimate, irt_estimate, pirt_estimate
 

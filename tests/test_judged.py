@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.judged import (ppi_difference_interval, ppi_mean, ppi_mean_interval, ppi_win_rate,
                                        rogan_gladen, rogan_gladen_interval, stratified_ppi_interval,
                                        stratified_ppi_mean)
@@ -87,7 +87,7 @@ def test_coverage_naive_judge_interval_misses_and_the_corrected_ones_cover():
     """300 simulated evaluations (100 human labels, 1,000 judge labels, a judge biased towards
     passing): the judge-only Wilson interval almost never covers the true pass rate; the PPI++
     and Rogan-Gladen intervals cover it at >= 0.94 (nominal 0.95)."""
-    from scorebench.stats_tests import proportion_interval
+    from scorebench.analysis.stats_tests import proportion_interval
 
     rng = np.random.default_rng(7)
     rate = 0.6

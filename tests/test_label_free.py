@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.special import softmax
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import label_free as lf
 
 

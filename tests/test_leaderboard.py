@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard import board_files, build_board, diff_board, load_spec, write_board
 from scorebench.leaderboard.build import overlap_rank_intervals, tie_bands
 from scorebench.leaderboard.friedman import friedman_nemenyi

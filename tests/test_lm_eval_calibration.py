@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lm_eval"
 

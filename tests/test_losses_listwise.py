@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import scorebench  # noqa: E402
-from scorebench.errors import InputError  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
 from scorebench.losses import (AnyLoss, ApproxNDCG, LambdaLoss, ListMLE, ListNet, RankNet, RCRLoss,  # noqa: E402
                                anyloss, approx_ndcg, lambda_loss, listmle_loss, listnet_loss, neural_ndcg,
                                ranknet_loss, rcr_loss, soft_confusion)

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from scorebench.errors import InputError  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
 from scorebench.losses import (NeuralNDCG, neural_ndcg, neural_sort, relaxed_sort,  # noqa: E402
                                sinkhorn_scaling, stochastic_neural_sort)
 

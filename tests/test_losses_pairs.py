@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pml_losses = pytest.importorskip("pytorch_metric_learning.losses")
 pml_miners = pytest.importorskip("pytorch_metric_learning.miners")
 
-from scorebench.errors import InputError  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
 from scorebench.losses import (ContrastiveLoss, MultiSimilarityLoss, MultiSimilarityMiner,  # noqa: E402
                                TripletLoss, contrastive_loss, gpw_pair_weights, multi_similarity_loss,
                                similarity_matrix, triplet_loss)

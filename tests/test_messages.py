@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.validation import describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.validation import describe_rows
 
 
 def test_describe_rows_counts_from_one():

@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 from click.testing import CliRunner  # noqa: E402
 
 from scorebench.cli import cli  # noqa: E402
-from scorebench.errors import InputError  # noqa: E402
-from scorebench.io import read_table  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
+from scorebench.io.tables import read_table  # noqa: E402
 from scorebench.models import (  # noqa: E402
     Preprocess, features_table, file_sha256, load_extractor, load_inputs, resolve_device, run_model,
     weights_fingerprint,

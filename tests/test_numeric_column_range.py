@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
-from scorebench.tables import numeric_column
+from scorebench.core.errors import InputError
+from scorebench.core.tables import numeric_column
 
 
 @pytest.mark.parametrize("values", [[1, 2**53], [1, -2**53], [0]])

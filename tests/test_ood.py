@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import ood
-from scorebench.tables import get_kind
+from scorebench.core.tables import get_kind
 
 
 def _data(seed: int, n_id: int = 300, n_ood: int = 120, ties: bool = False):
@@ -175,7 +175,7 @@ def test_cli_evaluate(tmp_path):
     result = CliRunner().invoke(cli, ["evaluate", str(path), "--metric", "auroc", "--metric", "aupr_in",
                                       "--bootstrap", "50", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    from scorebench.io import read_table
+    from scorebench.io.tables import read_table
 
     scores = read_table(out)
     assert set(scores["metric"]) == {"auroc", "aupr_in"}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ood import aupr, aupr_in, aupr_out, fpr_at_95_tpr
 
 

@@ -8,7 +8,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import logsumexp, softmax
 from sklearn.metrics import roc_auc_score
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import ood_scores as osc
 
 

@@ -12,7 +12,7 @@ from scorebench.aggregate.input import as_battles  # noqa: E402
 from scorebench.aggregate.pair_counts import pair_counts  # noqa: E402
 from scorebench.aggregate.pair_counts_dask import bt_from_counts, pair_counts_dask  # noqa: E402
 from scorebench.aggregate.pairwise import bradley_terry_sandwich  # noqa: E402
-from scorebench.errors import InputError  # noqa: E402
+from scorebench.core.errors import InputError  # noqa: E402
 
 
 def _table(n=3000, seed=0, weights=False):

@@ -15,8 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_t, jeffreys_interval, mcnemar,
+from scorebench.core.errors import InputError
+from scorebench.analysis.stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_t, jeffreys_interval, mcnemar,
                                     minimum_detectable_effect, two_level_bootstrap, wilson_interval)
 
 

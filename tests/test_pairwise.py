@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.pairwise import pair_sums, pair_tests, permutation_rounds
-from scorebench.stats import paired_bootstrap, paired_permutation, paired_t
-from scorebench.stats_tests import mcnemar, minimum_detectable_effect
+from scorebench.core.errors import InputError
+from scorebench.evaluation.pairwise import pair_sums, pair_tests, permutation_rounds
+from scorebench.core.stats import paired_bootstrap, paired_permutation, paired_t
+from scorebench.analysis.stats_tests import mcnemar, minimum_detectable_effect
 
 
 def _long(matrix, systems=None):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def test_rows_without_an_id_are_named_by_their_position():

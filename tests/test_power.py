@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from scipy.stats import norm
 
 import scorebench
-from scorebench.errors import InputError, UnknownMetricError
-from scorebench.power import MISSPECIFICATIONS, MultivariateNormal, PowerResult, misspecify, power
-from scorebench.registry import Metric
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.analysis.power import MISSPECIFICATIONS, MultivariateNormal, PowerResult, misspecify, power
+from scorebench.core.registry import Metric
 
 
 def _sq_error_normal(obs, mu, sigma):

@@ -13,8 +13,8 @@ import scorebench
 from scorebench.aggregate import MIN_TASKS, MixedScaleWarning, item_scores
 from scorebench.aggregate.ties import pairwise_p_values, tie_classes
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.stats import holm, paired_t
+from scorebench.core.errors import InputError
+from scorebench.core.stats import holm, paired_t
 
 
 def _result_table(rng, n_tasks, n_items=60, shifts=(0.0, 0.0, 0.3)):
@@ -94,7 +94,7 @@ def test_tie_classes_rule():
 
 def test_tie_classes_use_mcnemar_for_binary(rng):
     x = (rng.random((300, 2)) < [0.8, 0.6]).astype(float)
-    from scorebench.stats_tests import mcnemar
+    from scorebench.analysis.stats_tests import mcnemar
 
     np.testing.assert_allclose(pairwise_p_values(x)[0, 1], mcnemar(x[:, 0], x[:, 1]).p_value)
 

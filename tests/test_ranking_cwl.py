@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking import extract_ranking
 from scorebench.metrics.ranking.cwl_measures import bpm, inst, insq, nerr8, nerr10, sdcg
 

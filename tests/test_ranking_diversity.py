@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking.diversity_kind import diversity_scores
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking.diversity_kind import diversity_scores
 
 

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.fusion import comb_mnz, comb_sum, fuse, normalize_scores, reciprocal_rank_fusion
-from scorebench.io_trec import looks_like_trec, read_trec_qrels, read_trec_run, write_trec_run
+from scorebench.core.errors import InputError
+from scorebench.metrics.ranking.fusion import comb_mnz, comb_sum, fuse, normalize_scores, reciprocal_rank_fusion
+from scorebench.io.trec import looks_like_trec, read_trec_qrels, read_trec_run, write_trec_run
 from scorebench.metrics.ranking import _ids, extract_ranking
 
 
@@ -188,7 +188,7 @@ def test_string_hash_does_not_depend_on_the_batch(texts):
 
 def test_txt_files_are_read_as_trec_when_laid_out_so(tmp_path):
     # TREC DL ships 2019qrels-pass.txt; a .txt CSV must still read as CSV.
-    from scorebench.io import read_table
+    from scorebench.io.tables import read_table
 
     (tmp_path / "qrels.txt").write_text("19335 0 1017759 0\n19335 0 1082489 2\n")
     (tmp_path / "run.txt").write_text("19335 Q0 1017759 1 12.5 bm25\n")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking import extract_ranking
 from scorebench.metrics.ranking.kind import _Judgments, _match_step
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import ranking as rk
 from scorebench.metrics.ranking import extract_ranking
 
@@ -279,7 +279,7 @@ needs_ref = pytest.mark.skipif(not (REF / "MANIFEST.md").exists(), reason=f"trec
 
 @needs_ref
 def test_evaluate_per_query_end_to_end(tmp_path):
-    from scorebench.io_trec import read_trec_qrels, read_trec_run
+    from scorebench.io.trec import read_trec_qrels, read_trec_run
 
     run = read_trec_run(REF / "results.test")
     out = scorebench.evaluate(run, ["ndcg@10", "map"], kind="ranking", qrels=REF / "qrels.test",

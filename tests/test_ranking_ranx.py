@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.fusion import comb_mnz, comb_sum, reciprocal_rank_fusion
+from scorebench.metrics.ranking.fusion import comb_mnz, comb_sum, reciprocal_rank_fusion
 from scorebench.metrics import ranking as rk
 from scorebench.metrics.ranking import extract_ranking
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking import extract_ranking
 from scorebench.metrics.ranking.set_measures import judged, rprec_mult, set_f, unjudged, utility
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from scipy.stats import kendalltau
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking.similarity import compare_runs, rbo
 
 # rbo 0.1.3: RankingSimilarity(a, b).rbo_ext(p=p), printed with repr()

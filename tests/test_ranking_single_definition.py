@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking import cwl_measures, extract_ranking, set_measures, trec_extra
 from scorebench.metrics.ranking.measures import average_precision, bpref
 

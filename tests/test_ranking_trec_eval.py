@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.io_trec import read_trec_qrels, read_trec_run
+from scorebench.io.trec import read_trec_qrels, read_trec_run
 from scorebench.metrics.ranking import extract_ranking
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "trec_eval"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.ranking import extract_ranking
 from scorebench.metrics.ranking.measures import average_precision, rbp
 from scorebench.metrics.ranking.trec_extra import (GM_MIN, bin_g, g, gm_bpref, gm_map, infap, ndcg_rel, rbp_resid,
@@ -118,7 +118,7 @@ _REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "tr
     ("out.test.aql", "qrels.rel_level", "results.test", {"relevance_level": 2}),
 ])
 def test_summary_only_and_residual_measures_match_trec_eval_outputs(expected_file, qrels_name, run_name, options):
-    from scorebench.io_trec import read_trec_qrels, read_trec_run
+    from scorebench.io.trec import read_trec_qrels, read_trec_run
 
     expected = {}
     for line in (_REF / expected_file).read_text().splitlines():

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io_trec import read_trec_run
+from scorebench.core.errors import InputError
+from scorebench.io.trec import read_trec_run
 from scorebench.metrics.ranking.prefs_counts import PREFS_MEASURES
 from scorebench.metrics.ranking.prefs_measures import extract_prefs, prefs_avgjg_Rnonrel, prefs_simp
-from scorebench.trec_eval_output import format_trec_eval
+from scorebench.io.trec_eval_output import format_trec_eval
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "trec_eval"
 _CASES = [("out.test.prefs", "prefs.test", "prefs.results.test"),

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 FILE = Path(__file__).parent / "fixtures" / "arena" / "clean_battle_20240101.json"
 RAW = json.loads(FILE.read_text())
@@ -67,7 +67,7 @@ def test_bad_winner_and_truncation(tmp_path):
 def test_battle_jsonl_and_gzip_read_and_detected(tmp_path):
     import gzip
 
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     path = tmp_path / "2024-01-01.battle.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in RAW))

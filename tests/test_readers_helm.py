@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 RUNS = Path(__file__).parent / "fixtures" / "helm" / "runs"
 TASK = "mmlu:subject=anatomy,method=multiple_choice_joint"
@@ -70,7 +70,7 @@ def test_malformed_instance(tmp_path):
 def test_benchmark_output_root_and_stats_file(tmp_path):
     import shutil
 
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     runs = Path(__file__).parent / "fixtures" / "helm" / "runs"
     root = tmp_path / "benchmark_output"

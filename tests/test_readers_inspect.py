@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.readers import detect_results_format, read_results
-from scorebench.readers import inspect_logs
-from scorebench.readers.inspect_logs import value_to_float
+from scorebench.core.errors import InputError
+from scorebench.io.readers import detect_results_format, read_results
+from scorebench.io.readers import inspect_logs
+from scorebench.io.readers.inspect_logs import value_to_float
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inspect"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lm_eval"
 
@@ -158,7 +158,7 @@ def _as_0_4_2(tmp_path: Path, results_name: str = "results.json", model_args: st
 
 
 def test_0_4_2_layout_reads_and_reproduces_the_results(tmp_path):
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     run = _as_0_4_2(tmp_path)
     assert detect_results_format(run) == "lm_eval"
@@ -242,7 +242,7 @@ V042 = Path(__file__).parent / "fixtures" / "lm_eval_042"
 
 
 def test_real_0_4_2_run_reproduces_its_results():
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     run = V042 / "single"
     assert detect_results_format(run) == "lm_eval"
@@ -279,7 +279,7 @@ def test_real_0_4_2_group_kept_and_recomputed(tmp_path):
 def test_gzipped_run_reads_like_the_plain_one(tmp_path):
     import gzip
 
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     run = tmp_path / "gz"
     run.mkdir()

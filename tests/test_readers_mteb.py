@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 from .conftest import REFERENCE
 
@@ -295,7 +295,7 @@ def test_legacy_flat_layout_names_each_model(tmp_path):
         (folder / "BIOSSES.json").write_text(json.dumps({
             "mteb_dataset_name": "BIOSSES", "mteb_version": "1.0.1", "dataset_revision": "d3fb88f8",
             "test": {"cos_sim": {"spearman": value, "pearson": 0.8}, "evaluation_time": 1.0}}))
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     assert detect_results_format(tmp_path) == "mteb"
     table = _read(tmp_path)

@@ -11,8 +11,8 @@ import pytest
 from sklearn import metrics
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 SCORES = Path(__file__).parent / "fixtures" / "openood" / "scores"
 
@@ -73,7 +73,7 @@ def test_seed_layout_reads_as_one_table_with_a_seed_column(tmp_path):
 
     import pandas as pd
 
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     run = tmp_path / "cifar10_resnet18_32x32_base_e100_lr0.1_default"
     for seed in (0, 1, 2):

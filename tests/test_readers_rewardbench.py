@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
-from scorebench.io import read_results
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results
 
 FOLDER = Path(__file__).parent / "fixtures" / "rewardbench"
 
@@ -96,7 +96,7 @@ def _write_run_rm(root: Path, model: str, rows: list[dict]) -> dict:
 
 def _official(grouped: dict) -> float:
     """calculate_scores_per_section, then the mean of the four sections (RewardBench's headline)."""
-    from scorebench.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
+    from scorebench.io.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
 
     sections = []
     for tests in SECTIONS.values():
@@ -108,7 +108,7 @@ def _official(grouped: dict) -> float:
 
 def test_run_rm_column_layout_two_models_detected_and_scored(tmp_path):
     import scorebench
-    from scorebench.readers import detect_results_format
+    from scorebench.io.readers import detect_results_format
 
     a = _write_run_rm(tmp_path, "org/rm-a", _scores(1))
     b = _write_run_rm(tmp_path, "org/rm-b", _scores(2, subsets=("alpacaeval-easy", "hep-go")))

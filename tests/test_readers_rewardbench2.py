@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.readers import detect_results_format, read_results
+from scorebench.core.errors import InputError
+from scorebench.io.readers import detect_results_format, read_results
 
 
 def _scores_file(model="org/rm", results=True):

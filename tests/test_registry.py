@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 import scorebench
-from scorebench.errors import InputError, UnknownMetricError
-from scorebench.registry import Metric, register
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.core.registry import Metric, register
 
 
 def test_lookup_returns_frozen_record():
@@ -72,7 +72,7 @@ def test_list_metrics_has_metadata_columns():
 
 
 def test_every_registered_metric_is_documented():
-    for m in scorebench.registry.all_metrics():
+    for m in scorebench.core.registry.all_metrics():
         if m.family == "test":
             continue
         assert m.description, f"{m.name} has no docstring"
@@ -85,7 +85,7 @@ def test_entry_point_plugin_is_loaded(tmp_path):
     """A tiny installed plugin (a dist-info with an entry point) registers a metric."""
     (tmp_path / "sb_demo_plugin.py").write_text(textwrap.dedent('''
         import numpy as np
-        from scorebench.registry import register
+        from scorebench.core.registry import register
 
         @register("demo_abs_error", family="demo", kind="parametric", inputs=("y", "mu"),
                   higher_is_better=False, bounds=(0, float("inf")), citation="demo plugin")

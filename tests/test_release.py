@@ -110,6 +110,6 @@ def test_wheel_runs_in_a_fresh_venv(dist, tmp_path):
     assert "brier_score" in table and "0.0783" in table
     # the reader's benchmark definition is package data: it must load from the installed wheel
     check = subprocess.run([str(py), "-c", "from importlib.resources import files; "
-                            "print(files('scorebench.readers').joinpath('benchmarks/mteb_eng_v2.json').is_file())"],
+                            "print(files('scorebench.io.readers').joinpath('benchmarks/mteb_eng_v2.json').is_file())"],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert check.stdout.strip() == "True"

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.planner import icc, items_needed, paired_power
+from scorebench.core.errors import InputError
+from scorebench.analysis.planner import icc, items_needed, paired_power
 from scorebench.report import comparison_report, write_report
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.reward.accuracy import credit, rewardbench_score, rewardbench_section
-from scorebench.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS, section_scores
+from scorebench.io.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS, section_scores
 
 
 def _table(seed=0, n_per=12, systems=("rm-a", "rm-b")):
@@ -83,8 +83,8 @@ def test_section_score_of_the_rewardbench_reader_output(tmp_path):
                             "results": int(sc > sr)})
     path = tmp_path / "out.json"
     path.write_text(json.dumps(records))
-    samples = scorebench.readers.rewardbench.read(path)
-    sections = scorebench.readers.rewardbench.read(path, level="sections")
+    samples = scorebench.io.readers.rewardbench.read(path)
+    sections = scorebench.io.readers.rewardbench.read(path, level="sections")
     # default grouping (system, task): one row per reward model, RewardBench's number
     ours = scorebench.evaluate(samples, "rewardbench_score", n_boot=0)
     assert len(ours) == 1 and ours.value.iloc[0] == pytest.approx(sections["value"].mean(), rel=1e-12)

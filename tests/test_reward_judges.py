@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.reward.judges import (judge_agreement, judge_bias_tests, position_bias, self_preference,
                                               swap_consistency, votes_from_judgments)
 

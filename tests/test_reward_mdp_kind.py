@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.reward.starc import dard_distance, epic_distance, starc_distance
 
 S, A, GAMMA = 4, 3, 0.9

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.reward.starc import (dard_canonical, dard_distance, epic_canonical, epic_distance,
                                              reward_distances, starc_distance, value_canonical)
 

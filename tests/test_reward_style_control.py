@@ -12,7 +12,7 @@ from scipy.special import expit
 
 import scorebench
 from scorebench.aggregate.style_control import STYLE_V1, style_control
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 MODELS = ["m0", "m1", "m2", "m3", "m4", "m5"]
 TRUE_R = np.array([0.30, 0.15, 0.05, 0.0, -0.1, -0.25])  # log10-odds units (x 400 = Elo)
@@ -217,7 +217,7 @@ def test_from_a_clean_battle_file_with_nested_counts(tmp_path, battles):
     """The arena reader's style columns (nested per-level counts summed, as FastChat does) feed the method."""
     import json
 
-    from scorebench.readers import arena
+    from scorebench.io.readers import arena
 
     sub = battles.head(800)
     records = []

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.sampling import (avg_at_n, bayes_at_n, bayes_at_n_posterior, g_pass_at_k_tau, majority_at_k,
                                          mg_pass_at_k, pass_at_k, pass_at_k_curve, pass_hat_k)
-from scorebench.stats import two_level_draws
+from scorebench.core.stats import two_level_draws
 
 
 def _outcomes(n: int, c: int, width: int | None = None) -> np.ndarray:
@@ -176,7 +176,7 @@ def test_two_level_interval_covers_where_the_naive_iid_interval_does_not():
                                                              - math.lgamma(b) - math.lgamma(a + b + k))}
     cover = {m: float(((g["ci_low"] <= truth[m]) & (truth[m] <= g["ci_high"])).mean()) for m, g in s.groupby("metric")}
     assert cover["pass@1"] >= 0.94 and cover[f"pass@{k}"] >= 0.94, cover
-    from scorebench.stats_tests import proportion_interval
+    from scorebench.analysis.stats_tests import proportion_interval
 
     counts = t.groupby("system")["correct"].agg(["sum", "size"])
     naive = np.array([proportion_interval(float(x), int(m), 0.95, "wilson") for x, m in counts.to_numpy()])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules.error_spread import error_spread_score
 
 sr = pytest.importorskip("scoringrules")

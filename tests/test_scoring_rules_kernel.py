@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules.kernel import gksmv_ensemble, gksuv_ensemble
 
 sr = pytest.importorskip("scoringrules")

@@ -12,7 +12,7 @@ import scoringrules as sr
 from scipy import stats
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import scoring_rules as S
 
 N = 300

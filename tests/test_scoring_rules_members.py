@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules import crps_ensemble, energy_score, variogram_score
 
 sr = pytest.importorskip("scoringrules")

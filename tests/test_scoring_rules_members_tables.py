@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import scoring_rules as S
 
 N, M = 60, 5
@@ -99,7 +99,7 @@ def test_weight_column_errors_are_one_line_and_name_the_column(wide, tmp_path):
 
 
 def test_listed_in_the_registry():
-    from scorebench.registry import list_metrics
+    from scorebench.core.registry import list_metrics
     names = set(list_metrics("scoring_rules")["name"])
     assert {"crps_ensemble_w", "energy_score_w", "variogram_score_w", "owenergy_score", "vrenergy_score",
             "owvariogram_score", "vrvariogram_score", "dssmv_ensemble", "clogs_ensemble"} <= names

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics import scoring_rules as S
-from scorebench.tables import get_kind
+from scorebench.core.tables import get_kind
 
 
 @pytest.mark.parametrize(("call", "match"), [

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules import crps_ensemble
 from scorebench.metrics.scoring_rules.weighted import owcrps_ensemble, vrcrps_ensemble
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import scorebench as sb
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules import (crps_logistic, crps_normal, crps_t, owcrps_ensemble,
                                               twcrps_ensemble, vrcrps_ensemble)
 from scorebench.metrics.scoring_rules import weighted_closed as W

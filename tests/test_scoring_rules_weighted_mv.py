@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules.multivariate import energy_score
 from scorebench.metrics.scoring_rules.weighted_mv import twenergy_score, twvariogram_score
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules import (clogs_ensemble, dawid_sebastiani_mv, dssmv_ensemble, energy_score,
                                               log_score_ensemble, owenergy_score, owvariogram_score,
                                               variogram_score, vrenergy_score, vrvariogram_score)

@@ -11,7 +11,7 @@ from scorebench.aggregate.pair_counts import pair_counts
 from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.selection_bias import (best_of_n_inflation, deprecation_effect, expected_max_normal,
                                                  sampling_shares)
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 ELO = 400 / np.log(10)
 

@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.small_sample import beta_posterior, paired_posterior, rank_intervals
-from scorebench.stats_tests import jeffreys_interval
+from scorebench.core.errors import InputError
+from scorebench.analysis.small_sample import beta_posterior, paired_posterior, rank_intervals
+from scorebench.analysis.stats_tests import jeffreys_interval
 
 
 def test_beta_posterior_closed_form_and_jeffreys():

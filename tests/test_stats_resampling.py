@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import scorebench
-from scorebench.errors import InputError
-from scorebench.stats import MIN_BOOT, Resampling, check_resampling, rng_for, rng_from_seed
+from scorebench.core.errors import InputError
+from scorebench.core.stats import MIN_BOOT, Resampling, check_resampling, rng_for, rng_from_seed
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -13,7 +13,7 @@ from scorebench.aggregate.pair_counts import ipw_weights
 from scorebench.aggregate.pairwise import to_elo_scale
 from scorebench.aggregate.style_cells import resample_cell_weights, style_cells
 from scorebench.aggregate.style_control import bradley_terry_style_bootstrap, fit_contextual_bt, style_features
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 def _table(n=3000, seed=0, levels=2, weights=False):

@@ -16,10 +16,10 @@ from scorebench.aggregate import aggregate, read_input
 from scorebench.aggregate.input import ScoreMatrix, Battles, read_table_kind
 from scorebench.aggregate.items import ItemScores
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.kinds_reference import END, START, kinds_markdown
-from scorebench.table_schema import Column, Option
-from scorebench.tables import all_kinds, detect_kind, get_kind, register_kind
+from scorebench.core.errors import InputError
+from scorebench.core.kinds_reference import END, START, kinds_markdown
+from scorebench.core.table_schema import Column, Option
+from scorebench.core.tables import all_kinds, detect_kind, get_kind, register_kind
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 KINDS = all_kinds()
@@ -50,7 +50,7 @@ def test_readme_table_reference_matches_the_declarations():
     text = README.read_text(encoding="utf-8")
     section = text.split(START, 1)[1].split(END, 1)[0]
     assert section.strip() == kinds_markdown().strip(), \
-        "README's table reference is stale: run `python -m scorebench.kinds_reference README.md`"
+        "README's table reference is stale: run `python -m scorebench.core.kinds_reference README.md`"
 
 
 def test_options_are_checked_and_converted_from_the_declaration():

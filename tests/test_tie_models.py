@@ -9,7 +9,7 @@ import pytest
 import scorebench
 from scorebench.aggregate.input import Battles, as_battles
 from scorebench.aggregate.tie_models import TIE_MODELS, fit_tie_model, tie_model_probabilities
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 
 
 @pytest.mark.parametrize("name", sorted(TIE_MODELS))
@@ -98,7 +98,7 @@ def test_tie_models_refuse_tables_without_ties():
 
 
 def test_diverging_estimates_raise_one_clear_error():
-    from scorebench.errors import ConvergenceError
+    from scorebench.core.errors import ConvergenceError
 
     t = pd.DataFrame({"a": ["x", "x", "y", "z", "x"], "b": ["y", "z", "z", "y", "y"],
                       "winner": ["a", "a", "tie", "b", "tie"]})

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.io_trec import read_trec_qrels, read_trec_run
-from scorebench.trec_eval_output import format_trec_eval, trec_eval_name
+from scorebench.core.errors import InputError
+from scorebench.io.trec import read_trec_qrels, read_trec_run
+from scorebench.io.trec_eval_output import format_trec_eval, trec_eval_name
 
 REF = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "trec_eval"
 _METRICS = ["map", "ndcg@10", "p@5", "mrr", "num_ret", "num_rel", "num_rel_ret", "rprec", "bpref", "infap",

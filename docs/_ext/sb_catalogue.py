@@ -1,8 +1,8 @@
 """Catalogue pages generated from scorebench's registries when the site builds.
 
 Nothing here lists a metric, kind, method, reader, board section or command by hand: each
-page is made from the registry that the code itself reads (``scorebench.registry``,
-``scorebench.tables``, ``scorebench.aggregate``, ``scorebench.readers``,
+page is made from the registry that the code itself reads (``scorebench.core.registry``,
+``scorebench.core.tables``, ``scorebench.aggregate``, ``scorebench.io.readers``,
 ``scorebench.leaderboard.spec``/``sections`` and the click group of ``scorebench.cli``), so a
 metric registered on another branch appears once the branches merge. ``pages()`` returns
 ``{relative path: reStructuredText}``; the Sphinx hook writes them under ``docs/generated/``
@@ -61,7 +61,7 @@ def _direction(m: Any) -> str:
 
 
 def _interval(m: Any) -> tuple[str, str]:
-    from scorebench import registry
+    from scorebench.core import registry
 
     rule = m.interval_method
     if m.proportion:
@@ -123,14 +123,14 @@ def summary(obj: Any) -> str:
 
 
 def metrics_pages() -> dict[str, str]:
-    from scorebench.registry import all_metrics
+    from scorebench.core.registry import all_metrics
 
     by_family: dict[str, list[Any]] = defaultdict(list)
     for m in all_metrics():
         by_family[m.family].append(m)
     pages = {}
     index = [_title("Metric catalogue"), "\n",
-             f"{sum(map(len, by_family.values()))} metrics registered in :mod:`scorebench.registry`, "
+             f"{sum(map(len, by_family.values()))} metrics registered in :mod:`scorebench.core.registry`, "
              "generated from their registry records and docstrings when this site was built. "
              "``scorebench metrics`` prints the same list.\n\n",
              ".. toctree::\n   :maxdepth: 1\n\n"]
@@ -152,14 +152,14 @@ def metrics_pages() -> dict[str, str]:
 # --- table kinds -------------------------------------------------------------------------
 
 def kinds_page() -> str:
-    from scorebench.registry import all_metrics
-    from scorebench.tables import all_kinds
+    from scorebench.core.registry import all_metrics
+    from scorebench.core.tables import all_kinds
 
     users: dict[str, list[str]] = defaultdict(list)
     for m in all_metrics():
         users[m.kind].append(m.base_name)
     out = [_title("Table kinds"), "\n",
-           "Every table kind declared with :func:`scorebench.tables.register_kind` (its columns and "
+           "Every table kind declared with :func:`scorebench.core.tables.register_kind` (its columns and "
            "options are the declaration; the command line's flags and validation come from the same "
            "record). ``scorebench kinds`` prints the same.\n\n"]
     for k in sorted(all_kinds(), key=lambda k: k.name):
@@ -196,7 +196,7 @@ def methods_page() -> str:
 # --- readers -----------------------------------------------------------------------------
 
 def readers_page() -> str:
-    import scorebench.readers as readers
+    import scorebench.io.readers as readers
 
     out = [_title("Result-file readers"), "\n",
            "The harness formats :func:`scorebench.read_results` reads (``scorebench import`` on the "

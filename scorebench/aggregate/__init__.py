@@ -41,29 +41,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, warn_user
-from ..readers.conventions import refuse_mixed_metrics, source_directions
-from ..stats import check_resampling, rng_for
-from . import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
-from . import style_control  # noqa: F401  (registers bradley_terry_style)
-from . import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
-from . import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
-from . import composite_bt  # noqa: F401  (registers bradley_terry_composite)
-from .coverage import MixedCoverageWarning, coverage_warning
-from .difficulty import DifficultyRating, difficulty_rating
-from .conventions import Convention, get_convention, list_conventions, register_convention
-from .input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
-from .items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
-from .means import MixedScaleWarning, scale_warning
-from .multiwinner import Committee, select_committee
-from .pairwise import Intransitivity, intransitivity
-from .possible_winners import possible_winners
-from .ranking import Ranking, competition_ranks
-from .registry import (Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap,
+from scorebench.core.errors import InputError, warn_user
+from scorebench.io.readers.conventions import refuse_mixed_metrics, source_directions
+from scorebench.core.stats import check_resampling, rng_for
+from scorebench.aggregate import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
+from scorebench.aggregate import style_control  # noqa: F401  (registers bradley_terry_style)
+from scorebench.aggregate import contextual_bt  # noqa: F401  (registers bradley_terry_contextual)
+from scorebench.aggregate import tie_models  # noqa: F401  (registers bradley_terry_davidson, bradley_terry_rao_kupper)
+from scorebench.aggregate import composite_bt  # noqa: F401  (registers bradley_terry_composite)
+from scorebench.aggregate.coverage import MixedCoverageWarning, coverage_warning
+from scorebench.aggregate.difficulty import DifficultyRating, difficulty_rating
+from scorebench.aggregate.conventions import Convention, get_convention, list_conventions, register_convention
+from scorebench.aggregate.input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
+from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
+from scorebench.aggregate.means import MixedScaleWarning, scale_warning
+from scorebench.aggregate.multiwinner import Committee, select_committee
+from scorebench.aggregate.pairwise import Intransitivity, intransitivity
+from scorebench.aggregate.possible_winners import possible_winners
+from scorebench.aggregate.ranking import Ranking, competition_ranks
+from scorebench.aggregate.registry import (Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap,
                        register_intervals, register_method)
-from .uncertainty import (INTERVALS, bootstrap_scores, leave_one_task_out, method_agreement, prepare,
+from scorebench.aggregate.uncertainty import (INTERVALS, bootstrap_scores, leave_one_task_out, method_agreement, prepare,
                           sandwich_summary, summarize_bootstrap)
-from ..validation import check_choice
+from scorebench.core.validation import check_choice
 
 __all__ = [
     "aggregate", "Ranking", "ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input",
@@ -154,7 +154,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     if type(table).__module__.split(".")[0] == "dask":  # battles on Dask: one pass to cell counts
-        from .dask_aggregate import aggregate_dask
+        from scorebench.aggregate.dask_aggregate import aggregate_dask
 
         return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
                               resample=resample, params=params)

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .input import Battles, as_battles
-from .pair_counts import bt_sandwich, pair_counts
-from .pairwise import bt_fit, bt_loglik, to_elo_scale
-from .registry import MethodResult, register_intervals, register_method
+from scorebench.core.errors import InputError
+from scorebench.aggregate.input import Battles, as_battles
+from scorebench.aggregate.pair_counts import bt_sandwich, pair_counts
+from scorebench.aggregate.pairwise import bt_fit, bt_loglik, to_elo_scale
+from scorebench.aggregate.registry import MethodResult, register_intervals, register_method
 
 __all__ = ["composite_weights", "bradley_terry_composite"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_choice, check_positive_int
-from .input import Battles, ScoreMatrix
-from .profile import condorcet_winner, pairwise_counts
-from .ranked_pairs_search import MAX_STATES, ranked_pairs_tb, ranked_pairs_winners
-from .registry import MethodResult, register_method
+from scorebench.core.validation import check_choice, check_positive_int
+from scorebench.aggregate.input import Battles, ScoreMatrix
+from scorebench.aggregate.profile import condorcet_winner, pairwise_counts
+from scorebench.aggregate.ranked_pairs_search import MAX_STATES, ranked_pairs_tb, ranked_pairs_winners
+from scorebench.aggregate.registry import MethodResult, register_method
 
 __all__ = ["pairwise", "copeland", "minimax", "schulze", "ranked_pairs", "baldwin", "nanson", "black",
            "schulze_strengths"]
@@ -137,7 +137,7 @@ def ranked_pairs(data: ScoreMatrix | Battles, *, max_states: int = MAX_STATES) -
     order (systems tied only by zero margins can share a score). Deciding who can win is
     NP-complete (Brill & Fischer 2012); the search explores locking states (see
     :mod:`~scorebench.aggregate.ranked_pairs_search`) and stops with an
-    :class:`~scorebench.errors.InputError` after ``max_states`` of them.
+    :class:`~scorebench.core.errors.InputError` after ``max_states`` of them.
     ``details["n_states"]`` counts the branching states (0: no order dependence). An earlier
     scorebench version dropped every edge of an equal-margin batch that lay on a cycle
     within the batch; that rule has no published source and is gone.

@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from .input import Battles, as_battles
-from .pair_counts import HESSIAN_REG, ipw_weights
-from .pairwise import to_elo_scale
-from .registry import MethodResult, register_bootstrap, register_intervals, register_method
-from .style_cells import resample_cell_weights, style_cells
-from .style_control import filter_battles, style_features
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.aggregate.input import Battles, as_battles
+from scorebench.aggregate.pair_counts import HESSIAN_REG, ipw_weights
+from scorebench.aggregate.pairwise import to_elo_scale
+from scorebench.aggregate.registry import MethodResult, register_bootstrap, register_intervals, register_method
+from scorebench.aggregate.style_cells import resample_cell_weights, style_cells
+from scorebench.aggregate.style_control import filter_battles, style_features
 
 expit = lazy_attr("scipy.special", "expit")
 
@@ -84,7 +84,7 @@ class _Pairs:
     def products(self, v: np.ndarray, r: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         r""":math:`\sum_k v_k z_k z_k^\top` for :math:`z_k = (e_{a_k} - e_{b_k}, x_k)`, dense (n + p)², and,
         given ``r``, :math:`\sum_k r_k z_k` — from one pass over the rows."""
-        from .pair_counts import laplacian
+        from scorebench.aggregate.pair_counts import laplacian
 
         n, p = self.n, self.Xt.shape[0]
         M = self.buffer
@@ -285,7 +285,7 @@ def bradley_terry_contextual_bootstrap(table: pd.DataFrame, n_boot: int, rng: np
 def contextual_frame(table: pd.DataFrame, *, ci: float = 0.95, **params: Any) -> pd.DataFrame:
     """Coefficients of the contextual model with sandwich intervals: ``feature``, ``coefficient``,
     ``se``, ``ci_low``, ``ci_high``."""
-    from .pair_counts import normal_bounds
+    from scorebench.aggregate.pair_counts import normal_bounds
 
     features = params.pop("features", "v1")
     reg = float(params.pop("reg", 1.0))

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import InputError
-from ..validation import check_choice
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
 
 __all__ = ["Convention", "register_convention", "get_convention", "list_conventions", "PAIR_POLICIES"]
 

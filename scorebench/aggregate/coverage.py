@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .input import ScoreMatrix
+from scorebench.aggregate.input import ScoreMatrix
 
 __all__ = ["MixedCoverageWarning", "coverage_warning"]
 

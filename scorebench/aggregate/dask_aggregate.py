@@ -42,16 +42,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_for
-from ..validation import check_choice
-from .input import as_battles
-from .pair_counts import PairCounts
-from .pair_counts_dask import bt_from_counts
-from .pairwise import bt_bootstrap_cells, bt_fit, bt_loglik, to_elo_scale
-from .ranking import Ranking
-from .registry import MethodResult, get_method
-from .uncertainty import INTERVALS, sandwich_summary, summarize_bootstrap
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_for
+from scorebench.core.validation import check_choice
+from scorebench.aggregate.input import as_battles
+from scorebench.aggregate.pair_counts import PairCounts
+from scorebench.aggregate.pair_counts_dask import bt_from_counts
+from scorebench.aggregate.pairwise import bt_bootstrap_cells, bt_fit, bt_loglik, to_elo_scale
+from scorebench.aggregate.ranking import Ranking
+from scorebench.aggregate.registry import MethodResult, get_method
+from scorebench.aggregate.uncertainty import INTERVALS, sandwich_summary, summarize_bootstrap
 
 __all__ = ["BattleCells", "CountsMethod", "register_counts", "dask_methods", "battle_cells",
            "partition_battle_cells", "aggregate_dask"]

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..validation import describe_rows
-from .pairwise import bt_fit, to_elo_scale
-from .registry import MethodResult, register_method
+from scorebench.core.errors import InputError
+from scorebench.core.validation import describe_rows
+from scorebench.aggregate.pairwise import bt_fit, to_elo_scale
+from scorebench.aggregate.registry import MethodResult, register_method
 
 __all__ = ["DifficultyRating", "difficulty_rating", "response_matrix"]
 

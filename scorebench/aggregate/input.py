@@ -1,7 +1,7 @@
 """Inputs of aggregation: a validated systems x tasks score matrix, or a set of battles.
 
 Each accepted table shape is a declared table kind of stage ``"aggregate"``
-(:func:`scorebench.tables.register_kind`; ``scorebench kinds --stage aggregate`` lists them),
+(:func:`scorebench.core.tables.register_kind`; ``scorebench kinds --stage aggregate`` lists them),
 and each becomes one of two frozen containers:
 
 * ``scores``: a long table (``system``, ``task`` and/or ``metric``, ``value``; the output of
@@ -13,7 +13,7 @@ and each becomes one of two frozen containers:
 * ``items`` (:mod:`scorebench.aggregate.items`): per-item scores, the output of
   ``evaluate(..., per_unit=True)``.
 
-:func:`read_input` picks the kind a table fits (:func:`scorebench.tables.detect_kind`: the
+:func:`read_input` picks the kind a table fits (:func:`scorebench.core.tables.detect_kind`: the
 most specific declaration whose required columns the table has) and checks the options
 against that kind's declaration.
 
@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, UnknownMetricError
-from ..table_schema import check_unique_columns
-from ..tables import Column, Option, detect_kind, get_kind, register_kind
-from ..validation import check_choice, describe_rows
-from .conventions import Convention, get_convention
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.core.table_schema import check_unique_columns
+from scorebench.core.tables import Column, Option, detect_kind, get_kind, register_kind
+from scorebench.core.validation import check_choice, describe_rows
+from scorebench.aggregate.conventions import Convention, get_convention
 
 __all__ = ["ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input", "MISSING_MARKERS",
            "DUPLICATE_POLICIES"]
@@ -619,7 +619,7 @@ def _registry_direction(metric_name: str | None) -> bool:
     """Direction from the metric registry; unregistered names (and wide tables) default to True."""
     if metric_name is None:
         return True
-    from ..registry import metric
+    from scorebench.core.registry import metric
 
     try:
         record = metric(metric_name)

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, ScorebenchError
-from ..tables import Column, register_kind
-from .input import _DIRECTION, _WEIGHTS, ScoreMatrix, as_matrix
+from scorebench.core.errors import InputError, ScorebenchError
+from scorebench.core.tables import Column, register_kind
+from scorebench.aggregate.input import _DIRECTION, _WEIGHTS, ScoreMatrix, as_matrix
 
 __all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items"]
 

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from ..stats import rng_from_seed
-from ..validation import check_choice
-from .condorcet import pairwise
-from .input import Battles, ScoreMatrix
-from .profile import condorcet_winner
-from .registry import MethodResult, register_method
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.core.stats import rng_from_seed
+from scorebench.core.validation import check_choice
+from scorebench.aggregate.condorcet import pairwise
+from scorebench.aggregate.input import Battles, ScoreMatrix
+from scorebench.aggregate.profile import condorcet_winner
+from scorebench.aggregate.registry import MethodResult, register_method
 
 LinearConstraint, milp = lazy_attr("scipy.optimize", "LinearConstraint"), lazy_attr("scipy.optimize", "milp")
 csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import check_choice
-from .input import ScoreMatrix
-from .registry import MethodResult, register_column_parts, register_method
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
+from scorebench.aggregate.input import ScoreMatrix
+from scorebench.aggregate.registry import MethodResult, register_column_parts, register_method
 
 __all__ = ["normalize_columns", "weighted_median", "mean", "geometric_mean", "median", "win_rate",
            "SCALE_FACTOR", "MixedScaleWarning", "scale_warning"]
@@ -252,7 +252,7 @@ def win_rate_parts(m: ScoreMatrix) -> tuple[np.ndarray, np.ndarray]:
     """Per column, each system's share of the others it beats (0 where it cannot compete there), and
     whether it competes there (scored, with at least one other system scored): win rate's numerator
     and denominator parts (:attr:`scorebench.aggregate.registry.Method.column_parts`)."""
-    from .profile import column_ranks
+    from scorebench.aggregate.profile import column_ranks
 
     present = ~np.isnan(m.oriented)
     high, low = column_ranks(m, "max"), column_ranks(m, "min")

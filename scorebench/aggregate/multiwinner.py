@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from ..validation import check_choice
-from .input import ScoreMatrix, read_input
-from .positional import borda_points
-from .profile import column_ranks
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.core.validation import check_choice
+from scorebench.aggregate.input import ScoreMatrix, read_input
+from scorebench.aggregate.positional import borda_points
+from scorebench.aggregate.profile import column_ranks
 
 LinearConstraint, milp = lazy_attr("scipy.optimize", "LinearConstraint"), lazy_attr("scipy.optimize", "milp")
 coo_matrix, hstack = lazy_attr("scipy.sparse", "coo_matrix"), lazy_attr("scipy.sparse", "hstack")

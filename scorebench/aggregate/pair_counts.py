@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..errors import InputError
-from .input import Battles
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.aggregate.input import Battles
 
 expit = lazy_attr("scipy.special", "expit")
 ndtri = lazy_attr("scipy.special", "ndtri")

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .input import as_battles
-from .pair_counts import PairCounts, bt_sandwich, pair_counts
-from .pairwise import bt_fit, to_elo_scale
+from scorebench.core.errors import InputError
+from scorebench.aggregate.input import as_battles
+from scorebench.aggregate.pair_counts import PairCounts, bt_sandwich, pair_counts
+from scorebench.aggregate.pairwise import bt_fit, to_elo_scale
 
 __all__ = ["pair_counts_dask", "partition_cells", "cells_to_counts", "bt_from_counts"]
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from ..stats import rng_from_seed
-from .input import Battles, ScoreMatrix, battles_from_matrix
-from .pair_counts import bt_sandwich, ipw_weights, pair_counts
-from .registry import MethodResult, register_bootstrap, register_intervals, register_method
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.core.stats import rng_from_seed
+from scorebench.aggregate.input import Battles, ScoreMatrix, battles_from_matrix
+from scorebench.aggregate.pair_counts import bt_sandwich, ipw_weights, pair_counts
+from scorebench.aggregate.registry import MethodResult, register_bootstrap, register_intervals, register_method
 
 minimize = lazy_attr("scipy.optimize", "minimize")
 csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")
@@ -494,7 +494,7 @@ def intransitivity(data: ScoreMatrix | Battles, *, prior: float = 0.0, restarts:
     """
     from scipy.stats import chi2  # lazy: keeps `import scorebench` light
 
-    from .condorcet import pairwise
+    from scorebench.aggregate.condorcet import pairwise
 
     b = _as_battles(data)
     P, _ = pairwise(data)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_choice
-from .input import ScoreMatrix
-from .profile import column_ranks, require_complete
-from .registry import MethodResult, register_column_parts, register_method
+from scorebench.core.validation import check_choice
+from scorebench.aggregate.input import ScoreMatrix
+from scorebench.aggregate.profile import column_ranks, require_complete
+from scorebench.aggregate.registry import MethodResult, register_column_parts, register_method
 
 __all__ = ["plurality", "borda", "dowdall", "threshold", "borda_points"]
 
@@ -178,7 +178,7 @@ def threshold(m: ScoreMatrix, *, k: int | None = None) -> MethodResult:
     n = m.n_systems
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-            from ..errors import InputError
+            from scorebench.core.errors import InputError
 
             raise InputError(f"threshold: k must be an integer in [1, {n}], got {k!r}")
         return MethodResult((column_ranks(m, "min") <= k) @ m.weights)

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from .input import ScoreMatrix, read_input
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.aggregate.input import ScoreMatrix, read_input
 
 linprog = lazy_attr("scipy.optimize", "linprog")
 

@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, ScorebenchError
-from ..validation import check_level
-from .input import Battles, as_battles
-from .pair_counts import pair_counts
-from .pairwise import bt_fit
-from .tie_models import TIE_MODELS, fit_tie_model
+from scorebench.core.errors import InputError, ScorebenchError
+from scorebench.core.validation import check_level
+from scorebench.aggregate.input import Battles, as_battles
+from scorebench.aggregate.pair_counts import pair_counts
+from scorebench.aggregate.pairwise import bt_fit
+from scorebench.aggregate.tie_models import TIE_MODELS, fit_tie_model
 
 __all__ = ["predict_battles", "glicko2_ratings", "Glicko2", "PREDICTORS"]
 

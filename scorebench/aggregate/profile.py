@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .input import ScoreMatrix
+from scorebench.core.errors import InputError
+from scorebench.aggregate.input import ScoreMatrix
 
 __all__ = ["pairwise_counts", "majority_margins", "column_ranks", "condorcet_winner", "require_complete"]
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["tie_bands", "interval_bands", "check_interval_bands", "overlap_rank_intervals", "paired_rank_intervals",
            "OVERLAP_BAND_RULE", "INTERVAL_BAND_RULE"]
@@ -169,8 +169,8 @@ def paired_rank_intervals(units: pd.DataFrame, unit: str, *, name: str, higher_i
     """
     import scorebench
 
-    from .means import MixedScaleWarning
-    from .ties import pairwise_p_values
+    from scorebench.aggregate.means import MixedScaleWarning
+    from scorebench.aggregate.ties import pairwise_p_values
 
     wide = units.pivot(index="system", columns=unit, values="value")
     if wide.isna().any().any():

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["ranked_pairs_winners", "ranked_pairs_tb", "margin_groups", "MAX_STATES"]
 

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .._records import Registry
-from ..registry import definition_site
+from scorebench.core.errors import InputError
+from scorebench.core.records import Registry
+from scorebench.core.registry import definition_site
 
 __all__ = ["Method", "MethodResult", "register_method", "register_bootstrap", "register_intervals", "get_method",
            "all_methods", "list_methods", "ACCEPTS"]
@@ -102,8 +102,8 @@ class Method:
 
     def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``params`` checked: unknown names refused; on/off parameters parsed strictly
-        (:func:`~scorebench.validation.parse_bool`: ``all_optimal="no"`` is false)."""
-        from ..validation import parse_bool
+        (:func:`~scorebench.core.validation.parse_bool`: ``all_optimal="no"`` is false)."""
+        from scorebench.core.validation import parse_bool
 
         unknown = sorted(set(params) - set(self.params))
         if unknown:

@@ -30,12 +30,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_from_seed
-from ..validation import check_positive_int
-from .input import Battles, as_battles
-from .pair_counts import pair_counts
-from .pairwise import bt_fit, to_elo_scale
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_from_seed
+from scorebench.core.validation import check_positive_int
+from scorebench.aggregate.input import Battles, as_battles
+from scorebench.aggregate.pair_counts import pair_counts
+from scorebench.aggregate.pairwise import bt_fit, to_elo_scale
 
 __all__ = ["provider_of", "sampling_shares", "best_of_n_inflation", "deprecation_effect", "expected_max_normal"]
 
@@ -222,7 +222,7 @@ def deprecation_effect(table: pd.DataFrame | Battles, deprecated: Sequence[str] 
     theta_without = bt_fit(pair_counts(sub).wins(), prior=prior)
     base = theta_all[~gone] - theta_all[~gone].mean()
     theta_without = theta_without - theta_without.mean()
-    from .ranking import competition_ranks
+    from scorebench.aggregate.ranking import competition_ranks
 
     frame = pd.DataFrame({"system": remaining, "rating_all": to_elo_scale(base),
                           "rating_without": to_elo_scale(theta_without)})

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["StyleCells", "style_cells", "resample_cell_weights"]
 

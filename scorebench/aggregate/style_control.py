@@ -40,15 +40,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ConvergenceError, InputError
-from ..stats import interval_bounds, rng_for
-from ..validation import check_level, check_positive_int
-from .input import as_battles
-from .pairwise import bt_fit
-from .ranking import competition_ranks
-from .registry import MethodResult, register_bootstrap, register_method
-from .style_cells import resample_cell_weights, style_cells
-from .._lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.core.stats import interval_bounds, rng_for
+from scorebench.core.validation import check_level, check_positive_int
+from scorebench.aggregate.input import as_battles
+from scorebench.aggregate.pairwise import bt_fit
+from scorebench.aggregate.ranking import competition_ranks
+from scorebench.aggregate.registry import MethodResult, register_bootstrap, register_method
+from scorebench.aggregate.style_cells import resample_cell_weights, style_cells
+from scorebench.core.lazy import lazy_attr
 
 minimize = lazy_attr("scipy.optimize", "minimize")
 expit = lazy_attr("scipy.special", "expit")

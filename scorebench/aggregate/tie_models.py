@@ -37,13 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lazy import lazy_attr
-from ..errors import ConvergenceError, InputError
-from ..validation import check_level
-from .input import Battles, battles_from_matrix
-from .pair_counts import PairCounts, ipw_weights, laplacian, normal_bounds, pair_counts
-from .pairwise import bt_fit, to_elo_scale
-from .registry import MethodResult, register_intervals, register_method
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import ConvergenceError, InputError
+from scorebench.core.validation import check_level
+from scorebench.aggregate.input import Battles, battles_from_matrix
+from scorebench.aggregate.pair_counts import PairCounts, ipw_weights, laplacian, normal_bounds, pair_counts
+from scorebench.aggregate.pairwise import bt_fit, to_elo_scale
+from scorebench.aggregate.registry import MethodResult, register_intervals, register_method
 
 expit = lazy_attr("scipy.special", "expit")
 log_expit = lazy_attr("scipy.special", "log_expit")

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..stats import holm, paired_t
-from ..stats_tests import mcnemar
+from scorebench.core.errors import InputError
+from scorebench.core.stats import holm, paired_t
+from scorebench.analysis.stats_tests import mcnemar
 
 __all__ = ["pairwise_p_values", "tie_classes", "TIE_RULE"]
 

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, ScorebenchError
-from ..validation import check_choice, check_level, check_positive_int
-from .input import Battles, ScoreMatrix, read_input
-from .ranking import competition_ranks
-from .registry import Method, get_method
+from scorebench.core.errors import InputError, ScorebenchError
+from scorebench.core.validation import check_choice, check_level, check_positive_int
+from scorebench.aggregate.input import Battles, ScoreMatrix, read_input
+from scorebench.aggregate.ranking import competition_ranks
+from scorebench.aggregate.registry import Method, get_method
 
 __all__ = ["bootstrap_scores", "summarize_bootstrap", "sandwich_summary", "INTERVALS", "method_agreement", "leave_one_task_out",
            "RESAMPLE", "prepare", "run_method"]
@@ -37,7 +37,7 @@ def prepare(method: Method, data: Any) -> Any:
         if "matrix" in method.accepts:
             return data
         if "battles" in method.accepts:
-            from .input import battles_from_matrix
+            from scorebench.aggregate.input import battles_from_matrix
 
             return battles_from_matrix(data)
     if isinstance(data, Battles) and "battles" in method.accepts:
@@ -108,7 +108,7 @@ def column_bootstrap(data: ScoreMatrix, method: Method, params: dict[str, Any], 
     is :math:`\sum_j c_{bj} w_j N_{aj} / \sum_j c_{bj} w_j D_{aj}`, one matrix product for all
     replicates. A replicate where some system's denominator is 0 fails, as the method would.
     """
-    from ..stats import weighted_sums
+    from scorebench.core.stats import weighted_sums
 
     m = data.n_columns
     counts = np.empty((n_boot, m))
@@ -176,7 +176,7 @@ def sandwich_summary(fit: tuple[np.ndarray, np.ndarray], n_draws: int, rng: np.r
     >>> np.round(out["ci_low"], 2).tolist(), out["rank_high"].tolist()
     ([-1.96, 8.04], [2, 1])
     """
-    from .pair_counts import normal_bounds
+    from scorebench.aggregate.pair_counts import normal_bounds
 
     check_level(ci, "ci")
     scores, cov = (np.asarray(x, dtype=np.float64) for x in fit)
@@ -191,7 +191,7 @@ def sandwich_summary(fit: tuple[np.ndarray, np.ndarray], n_draws: int, rng: np.r
 
 
 def _default_methods(data: ScoreMatrix | Battles) -> list[str]:
-    from .registry import all_methods
+    from scorebench.aggregate.registry import all_methods
 
     kind = "matrix" if isinstance(data, ScoreMatrix) else "battles"
     return [m.name for m in all_methods() if kind in m.accepts or (kind == "matrix" and "battles" in m.accepts)]
@@ -255,7 +255,7 @@ def leave_one_task_out(table: Any, method: str, *, weights: Any = None, higher_i
     """
     from scipy.stats import kendalltau  # lazy: keeps `import scorebench` light
 
-    from .ranking import Ranking
+    from scorebench.aggregate.ranking import Ranking
 
     params = dict(params or {})
     record = get_method(method)

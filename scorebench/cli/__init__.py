@@ -1,7 +1,7 @@
 """The ``scorebench`` command line: one click group, one module per command.
 
 This package is the only place that knows about the terminal. Every error that the user
-caused (:class:`~scorebench.errors.ScorebenchError`, a missing file) becomes one readable
+caused (:class:`~scorebench.core.errors.ScorebenchError`, a missing file) becomes one readable
 line on stderr and exit status 2, never a traceback.
 """
 
@@ -13,8 +13,8 @@ from importlib import import_module
 
 import click
 
-from .._version import __version__
-from ..errors import ScorebenchError
+from scorebench._version import __version__
+from scorebench.core.errors import ScorebenchError
 
 # Modules that each define one command (or sub-group) named like the module attribute
 # ``command``; add a line to plug a new command in.

@@ -1,5 +1,5 @@
 """``python -m scorebench.cli``."""
 
-from . import main
+from scorebench.cli import main
 
 main()

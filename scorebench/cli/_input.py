@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from ..errors import InputError
-from ..io import read_results, read_table
-from ..readers import FORMATS, detect_results_format
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_results, read_table
+from scorebench.io.readers import FORMATS, detect_results_format
 
 FROM_OPTION = click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
                            help="Read TABLE as a harness's result file or folder (default: detected).")
@@ -69,7 +69,7 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
 
 def write_skipped(skipped: list, path: Path) -> None:
     """The reader's skipped cells (``"file: reason"`` texts) as a CSV of ``file, reason``."""
-    from ..io import write_table
+    from scorebench.io.tables import write_table
 
     rows = [str(s).partition(": ") for s in skipped]
     frame = pd.DataFrame({"file": [r[0] for r in rows], "reason": [r[2] for r in rows]})
@@ -78,7 +78,7 @@ def write_skipped(skipped: list, path: Path) -> None:
 
 def reader_options(pairs: tuple[str, ...]) -> dict[str, str]:
     """``--from-option KEY=VALUE`` pairs as text; the reader converts them by its signature
-    (:func:`scorebench.readers.check_options`: ``trust_pickle=no`` is false, ``language=1`` the text "1")."""
+    (:func:`scorebench.io.readers.check_options`: ``trust_pickle=no`` is false, ``language=1`` the text "1")."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

@@ -1,6 +1,6 @@
 """Command-line flags for table-kind options, generated from the kinds' declarations.
 
-Every :class:`~scorebench.table_schema.Option` declared with ``flag=True`` (``--qrels``,
+Every :class:`~scorebench.core.table_schema.Option` declared with ``flag=True`` (``--qrels``,
 ``--relevance-level``, ``--atol``, ...) becomes one flag of the commands that score result
 tables; the others are given as ``-O key=value`` and converted to their declared type. The
 ``--help`` epilog lists every kind with its columns and options, from the same declarations.
@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from ..errors import InputError
-from ..tables import all_kinds
+from scorebench.core.errors import InputError
+from scorebench.core.tables import all_kinds
 
 __all__ = ["kind_option_flags", "given_kind_options", "kinds_epilog", "read_table_option"]
 
@@ -68,15 +68,15 @@ def given_kind_options(flags: dict[str, Any], engine: str = "pandas") -> dict[st
 def read_table_option(flag: str, path: Path, engine: str) -> Any:
     """A table option's file in memory, or (Dask engine, a glob or folder) a lazily read Dask
     table; TREC qrels and prefs files are passed as paths, since their kind reads them."""
-    from ..dask_engine import read_dask
-    from ..io import read_table
+    from scorebench.evaluation.dask_engine import read_dask
+    from scorebench.io.tables import read_table
 
     if engine == "dask" and (any(c in str(path) for c in "*?[") or path.is_dir()):
         return read_dask(str(path))
     if not path.is_file():
         raise InputError(f"{flag}: file not found: {path}")
-    from ..io_trec import looks_like_trec
-    from ..io_trec_prefs import looks_like_prefs
+    from scorebench.io.trec import looks_like_trec
+    from scorebench.io.trec_prefs import looks_like_prefs
 
     if engine == "pandas" and (looks_like_trec(path) == "qrels" or looks_like_prefs(path)):
         return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields

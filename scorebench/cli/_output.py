@@ -9,8 +9,8 @@ import click
 import numpy as np
 import pandas as pd
 
-from ..io import WRITE_FORMATS, check_writable, detect_format, format_column, format_value, write_table
-from ..registry import parse_value
+from scorebench.io.tables import WRITE_FORMATS, check_writable, detect_format, format_column, format_value, write_table
+from scorebench.core.registry import parse_value
 
 
 def _check_output(ctx: click.Context, param: click.Parameter, value):
@@ -60,7 +60,7 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str |
     """Print ``table`` readably, or write it to ``output`` in ``fmt``.
 
     Printed numbers have 4 decimals; with ``group`` (e.g. ``"method"`` in ``aggregate``) they
-    go through :func:`~scorebench.io.format_column` per group of rows instead, so counts (a
+    go through :func:`~scorebench.io.tables.format_column` per group of rows instead, so counts (a
     Borda score, a Copeland count) print as integers next to mean scores with decimals in the
     same column. Files written with ``-o`` keep the full values.
     """
@@ -74,7 +74,7 @@ def emit(table: pd.DataFrame, output: Path | None, fmt: str | None, group: str |
     if fmt is not None and fmt != "markdown":
         raise click.UsageError("--format without --output only supports markdown; use --output FILE")
     if fmt == "markdown":
-        from ..io import render_markdown
+        from scorebench.io.tables import render_markdown
 
         click.echo(render_markdown(table, meta=_plain(table.attrs)))
         return
@@ -114,7 +114,7 @@ def _plain(attrs: dict) -> dict:
 
 def parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
     """``key=value`` strings to a dict, values parsed as int/float/bool where they look so."""
-    from ..errors import InputError
+    from scorebench.core.errors import InputError
 
     out: dict[str, object] = {}
     for pair in pairs:

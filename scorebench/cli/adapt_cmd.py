@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from ..io import read_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 _MODELS = ["1pl", "rasch", "2pl", "3pl", "4pl"]
 
@@ -32,8 +32,8 @@ def command(responses, budgets, model, test_size, n_random, n_boot, ci, se_targe
             output, fmt) -> None:
     """Replay computerized adaptive testing on RESPONSES: per budget, the RMSE of the predicted full-benchmark
     accuracy of held-out systems for adaptive, static IRT-selected and random items."""
-    from ..irt.adaptive import adaptive_replay
-    from .health_cmd import item_answers
+    from scorebench.irt.adaptive import adaptive_replay
+    from scorebench.cli.health_cmd import item_answers
 
     try:
         parsed = [int(s) for s in budgets.split(",")]

@@ -10,10 +10,10 @@ from typing import Any
 import click
 import pandas as pd
 
-from ..readers.conventions import refuse_mixed_metrics, source_directions
-from ..errors import InputError
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+from scorebench.io.readers.conventions import refuse_mixed_metrics, source_directions
+from scorebench.core.errors import InputError
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
 def _weights(pairs: tuple[str, ...]) -> dict[str, float] | None:
@@ -37,7 +37,7 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
     """``--coefficients``: style control's covariates with bootstrap intervals (not a ranking)."""
     if names != ["bradley_terry_style"]:
         raise InputError(f"--coefficients applies to --method bradley_terry_style alone, got {', '.join(names)}")
-    from ..aggregate.style_control import style_control
+    from scorebench.aggregate.style_control import style_control
 
     return style_control(table, n_boot=n_boot, seed=seed, ci=ci, **options).coefficients_frame()
 
@@ -95,7 +95,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     ran different tasks gets a warning (how many, coverage range); --list-methods describes
     each method.
     """
-    from ..aggregate import get_method, list_methods
+    from scorebench.aggregate import get_method, list_methods
 
     if show_methods:
         table = list_methods()[["name", "family", "accepts", "params", "missing"]]
@@ -124,7 +124,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     options = parse_options(params)
     names = list(methods) or ["borda"]
     if predict:
-        from ..aggregate.prediction import predict_battles, prediction_options
+        from scorebench.aggregate.prediction import predict_battles, prediction_options
 
         return emit(predict_battles(table, **prediction_options(options)), output, fmt)
     if coefficients:
@@ -168,8 +168,8 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
 def _dask_rankings(pattern: Path, names: list[str], options: dict[str, Any], scheduler: str | None,
                    resampling: dict[str, Any]) -> pd.DataFrame:
     """``--engine dask``: each method's ranking of the battles in the glob ``pattern``."""
-    from ..aggregate import aggregate, get_method
-    from ..dask_engine import connect, read_dask
+    from scorebench.aggregate import aggregate, get_method
+    from scorebench.evaluation.dask_engine import connect, read_dask
 
     records = [get_method(n) for n in names]
     unused = [k for k in options if not any(k in r.params for r in records)]
@@ -213,8 +213,8 @@ def method_listing(table: pd.DataFrame, width: int = 100) -> str:
 def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> Any:
     """The table read once as a score matrix or battles for the methods that share it, or None
     (per-item tables stay whole: their rank intervals resample items)."""
-    from ..aggregate import read_input
-    from ..aggregate.items import is_item_table
+    from scorebench.aggregate import read_input
+    from scorebench.aggregate.items import is_item_table
 
     if any(r.accepts != ("table",) for r in records) and not is_item_table(table):
         return read_input(table, **how)
@@ -224,7 +224,7 @@ def _shared_input(table: pd.DataFrame, records: list, how: dict[str, Any]) -> An
 def _rank(record: Any, table: pd.DataFrame, data: Any, how: dict[str, Any], params: dict[str, Any],
           **resampling: Any) -> Any:
     """One method's ranking (a mixed-scale warning is said once, as one line, by the caller)."""
-    from ..aggregate import MixedCoverageWarning, MixedScaleWarning, aggregate
+    from scorebench.aggregate import MixedCoverageWarning, MixedScaleWarning, aggregate
 
     with warnings.catch_warnings():  # the caller says them, once, as one line
         warnings.simplefilter("ignore", MixedScaleWarning)

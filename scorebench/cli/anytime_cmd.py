@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..confseq import confidence_sequence
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.analysis.confseq import confidence_sequence
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("anytime")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..io import read_table
-from ..small_sample import paired_table, posterior_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.io.tables import read_table
+from scorebench.analysis.small_sample import paired_table, posterior_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("bayes")

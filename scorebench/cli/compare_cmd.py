@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from ..comparison import COMPARE_TESTS, compare
-from ..dask_engine import connect, read_dask
-from ..gates import GATES, gate
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
+from scorebench.evaluation.comparison import COMPARE_TESTS, compare
+from scorebench.evaluation.dask_engine import connect, read_dask
+from scorebench.analysis.gates import GATES, gate
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._kind_options import given_kind_options, kind_option_flags, kinds_epilog
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options
 
 
 @click.command("compare", epilog=kinds_epilog())

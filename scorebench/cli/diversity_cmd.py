@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..io import detect_format, read_table
-from ..io_trec_prefs import read_trec_qrels_jg
-from ..metrics.ranking.diversity_kind import diversity_scores
-from ._input import load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.io.tables import detect_format, read_table
+from scorebench.io.trec_prefs import read_trec_qrels_jg
+from scorebench.metrics.ranking.diversity_kind import diversity_scores
+from scorebench.cli._input import load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("diversity")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from ..dask_engine import connect, read_dask
-from ..errors import InputError
-from ..evaluate import evaluate
-from ..tables import get_kind
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._kind_options import given_kind_options, kind_option_flags, kinds_epilog
-from ._output import OUTPUT_OPTION, format_option, emit, parse_options
-from .run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
+from scorebench.evaluation.dask_engine import connect, read_dask
+from scorebench.core.errors import InputError
+from scorebench.evaluation.evaluate import evaluate
+from scorebench.core.tables import get_kind
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._kind_options import given_kind_options, kind_option_flags, kinds_epilog
+from scorebench.cli._output import OUTPUT_OPTION, format_option, emit, parse_options
+from scorebench.cli.run_cmd import SHA256_OPTION, TRUST_OPTION, announce_models
 
 
 @click.command("evaluate", epilog=kinds_epilog())
@@ -92,8 +92,8 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, per_unit, op
 
 
 def _emit_trec_eval(scores, output: Path | None) -> None:
-    from ..io import _write_text, atomic_write, check_writable
-    from ..trec_eval_output import format_trec_eval
+    from scorebench.io.tables import _write_text, atomic_write, check_writable
+    from scorebench.io.trec_eval_output import format_trec_eval
 
     text = format_trec_eval(scores)
     if output is None:
@@ -124,7 +124,7 @@ def _model_features(model_spec: str, data_paths: tuple[Path, ...], reference: Pa
     """One ``features`` table: the reference as system ``real``, each data set by file stem."""
     import pandas as pd
 
-    from ..models import features_table, load_extractor
+    from scorebench.models import features_table, load_extractor
 
     if reference is None or not data_paths:
         raise InputError("--model needs --reference (the real samples) and at least one --data set")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.core.errors import InputError
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 
 EXPORT_FORMATS = ("eee", "hf")
 
@@ -51,7 +51,7 @@ def command(table, fmt, output, items_path, item_score, benchmark, timestamp, hi
     Each value keeps its interval (bounds, level, the interval rule's name), n and the
     bootstrap rounds; the metric's direction and bounds come from the registry.
     """
-    from ..io import read_meta, read_table
+    from scorebench.io.tables import read_meta, read_table
 
     scores = load_table(table, source_format, source_options)
     if not scores.attrs and table.is_file():
@@ -60,7 +60,7 @@ def command(table, fmt, output, items_path, item_score, benchmark, timestamp, hi
         except InputError:
             pass  # a format without stored metadata
     if fmt == "hf":
-        from ..io_hf import write_hf_eval_results
+        from scorebench.io.hf import write_hf_eval_results
 
         paths = write_hf_eval_results(scores, output, dataset=_datasets(datasets), metric=metric, scale=scale,
                                       revision=revision, date=date, source_url=source_url, source_name=source_name)
@@ -71,7 +71,7 @@ def command(table, fmt, output, items_path, item_score, benchmark, timestamp, hi
     if both:
         raise click.UsageError(f"{sorted(both)} given as both --higher-is-better and --lower-is-better")
     items = read_table(items_path) if items_path is not None else None
-    from ..io_eee import write_eee
+    from scorebench.io.eee import write_eee
 
     paths = write_eee(scores, output, items=items, item_score=item_score, benchmark=benchmark, timestamp=timestamp,
                       higher_is_better=direction or None, organization=organization, relationship=relationship)

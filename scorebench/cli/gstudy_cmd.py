@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from ..gtheory import g_study
-from ._input import load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.core.errors import InputError
+from scorebench.analysis.gtheory import g_study
+from scorebench.cli._input import load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 def _sizes(pairs: tuple[str, ...]) -> dict[str, list[int]]:

@@ -8,9 +8,9 @@ import click
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.core.errors import InputError
+from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 _MODELS = ["1pl", "rasch", "2pl", "3pl", "4pl"]
 
@@ -81,7 +81,7 @@ def command(items, source_format, source_options, correct, system_column, transp
             min_discrimination, mislabel_gap, a_prior, flagged_only, output, fmt) -> None:
     """Item health report of the answers in ITEMS: one row per item, evidence columns and flags
     (saturated, negative/low discrimination, misfit, likely mislabelled, duplicate)."""
-    from ..health import health_summary, item_health
+    from scorebench.health import health_summary, item_health
 
     prior = None
     if a_prior:

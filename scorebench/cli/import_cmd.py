@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..readers import FORMATS
-from ._input import FROM_OPTIONS_OPTION, load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.io.readers import FORMATS
+from scorebench.cli._input import FROM_OPTIONS_OPTION, load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("import")
@@ -25,6 +25,6 @@ def command(path, source_format, source_options, output, fmt) -> None:
     Chatbot Arena (arena), RewardBench or OpenOOD. Provenance (format, tool version, number
     of files, SHA-256 of the input) goes with the table: in Parquet's schema metadata, in the
     'meta' object of JSON, and beside a CSV in a TABLE.csv.meta.json sidecar (read back with
-    scorebench.io.read_meta). --skipped FILE lists the cells the reader skipped.
+    scorebench.io.tables.read_meta). --skipped FILE lists the cells the reader skipped.
     """
     emit(load_table(path, source_format, source_options), output, fmt)

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from ..errors import InputError
-from ..io import read_table, write_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.core.errors import InputError
+from scorebench.io.tables import read_table, write_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 _MODELS = ["1pl", "rasch", "2pl", "3pl", "4pl"]
 _FIT_MODELS = _MODELS + ["grm", "gpcm", "pcm", "rsm"]
@@ -82,7 +82,7 @@ def command() -> None:
 def fit_command(responses, model, method, scoring, priors, max_iter, abilities_out, fit_stats, system_column,
                 transpose, output, fmt) -> None:
     """Fit an IRT model to RESPONSES (long: system, item, correct; or wide 0/1 or 0..K) and print the items."""
-    from ..irt import fit
+    from scorebench.irt import fit
 
     table = _responses(responses, system_column, transpose)
     result = fit(table, model, method=method, scoring=scoring, priors=_prior(priors), max_iter=max_iter, warn=False)
@@ -95,7 +95,7 @@ def fit_command(responses, model, method, scoring, priors, max_iter, abilities_o
         write_table(result.abilities.reset_index(), abilities_out)
     items = result.items.reset_index()
     if fit_stats:
-        from ..irt import m2, marginal_reliability, s_x2
+        from scorebench.irt import m2, marginal_reliability, s_x2
 
         sx2 = s_x2(result, table)
         items = items.join(sx2.rename(columns={"df": "S_X2_df", "RMSEA": "S_X2_RMSEA", "p": "S_X2_p"})
@@ -125,7 +125,7 @@ def fit_command(responses, model, method, scoring, priors, max_iter, abilities_o
 def score_command(items, responses, scoring, latent_mean, latent_sd, system_column, transpose, output, fmt) -> None:
     """Score the systems in RESPONSES against fixed item parameters ITEMS (from `irt fit`, 0/1 or
     polytomous)."""
-    from ..irt import score
+    from scorebench.irt import score
 
     table = score(_responses(responses, system_column, transpose), read_table(items), method=scoring,
                   mu=latent_mean, sigma=latent_sd)
@@ -144,7 +144,7 @@ def score_command(items, responses, scoring, latent_mean, latent_sd, system_colu
 @FORMAT_OPTION
 def select_command(responses, sizes, model, cv, test_size, seed, system_column, transpose, output, fmt) -> None:
     """Choose a small informative item subset of RESPONSES and report the held-out RMSE."""
-    from ..irt import select
+    from scorebench.irt import select
 
     try:
         parsed = [int(s) for s in sizes.split(",")] if sizes else None

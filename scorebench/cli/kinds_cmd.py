@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..tables import STAGES, get_kind, kinds_table
-from ._output import echo_listing
+from scorebench.core.tables import STAGES, get_kind, kinds_table
+from scorebench.cli._output import echo_listing
 
 
 @click.command("kinds")
@@ -26,7 +26,7 @@ def command(name: str | None, stage: str | None, fmt: str) -> None:
             click.echo(f"  option {option.describe()}{flag}")
         return
     if fmt == "markdown":
-        from ..kinds_reference import kinds_markdown
+        from scorebench.core.kinds_reference import kinds_markdown
 
         click.echo(kinds_markdown(stage), nl=False)
         return

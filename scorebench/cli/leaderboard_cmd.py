@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from ..board_tolerance import ATOL, RTOL
+from scorebench.core.errors import InputError
+from scorebench.core.tolerance import ATOL, RTOL
 
 _TOLERANCE = (f"Numbers in board.csv/board.json may differ by |new - old| <= {ATOL:g} + {RTOL:g} * max(|old|, |new|) "
               "(BLAS builds and thread counts change the last bits); printed numbers in README.md, index.html and "
@@ -48,8 +48,8 @@ def build(specs: tuple[Path, ...], check: bool, out: Path | None, allow_outside:
     A board folder is written under a lock (a concurrent build of the same board fails), in
     a temporary folder swapped in whole, never through symbolic links.
     """
-    from ..leaderboard import build_board, diff_board, find_specs, load_spec, write_board
-    from .run_cmd import announce_models
+    from scorebench.leaderboard import build_board, diff_board, find_specs, load_spec, write_board
+    from scorebench.cli.run_cmd import announce_models
 
     announce_models()  # a spec's pinned model is code: name it (and what it imports) on stderr
 
@@ -97,7 +97,7 @@ def diff(committed: Path, rebuilt: Path) -> None:
     For example, after `scorebench leaderboard build` on another machine, against the committed
     boards exported with `git archive HEAD leaderboards | tar -x -C /tmp/old`.
     """
-    from ..leaderboard.check import board_folder_files, diff_files
+    from scorebench.leaderboard.check import board_folder_files, diff_files
 
     names = sorted({p.name for root in (committed, rebuilt) for p in root.iterdir() if p.is_dir()})
     failed = []

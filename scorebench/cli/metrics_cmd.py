@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..registry import list_metrics
-from ._output import echo_listing
+from scorebench.core.registry import list_metrics
+from scorebench.cli._output import echo_listing
 
 #: Citations are shortened to about this many characters in the plain-text listing (at a
 #: word boundary, marked with "..."); ``--format csv`` / ``json`` give them whole.
@@ -47,7 +47,7 @@ def shorten(text: str, limit: int = CITATION_CHARS) -> str:
 
 
 def _short_covers() -> dict[str, str]:
-    from ..registry import COVERS_TEXT
+    from scorebench.core.registry import COVERS_TEXT
 
     return {COVERS_TEXT["population"]: "population value", COVERS_TEXT["estimator_mean"]: "estimator mean at this n"}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InputError
-from ..power import MISSPECIFICATIONS, MultivariateNormal, misspecify, power
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.core.errors import InputError
+from scorebench.analysis.power import MISSPECIFICATIONS, MultivariateNormal, misspecify, power
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 def _sizes(text: str) -> list[int]:

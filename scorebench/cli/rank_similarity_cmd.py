@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..metrics.ranking.similarity import compare_runs
-from ._input import load_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.metrics.ranking.similarity import compare_runs
+from scorebench.cli._input import load_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("rank-similarity")

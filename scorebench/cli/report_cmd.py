@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from ..gates import GATES
-from ..io import check_writable
-from ..readers import FORMATS
-from ..report import CORRECTIONS, REPORT_TESTS, comparison_report, write_report
-from ..report.render import report_format
-from ._output import parse_options
+from scorebench.analysis.gates import GATES
+from scorebench.io.tables import check_writable
+from scorebench.io.readers import FORMATS
+from scorebench.report import CORRECTIONS, REPORT_TESTS, comparison_report, write_report
+from scorebench.report.render import report_format
+from scorebench.cli._output import parse_options
 
 
 def _check_report_path(ctx: click.Context, param: click.Parameter, value: Path) -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("reward-distance")
@@ -26,6 +26,6 @@ def command(mdp, output, fmt) -> None:
     (metrics ``reward_starc``, ``reward_starc_epic``, ``reward_epic``, ``reward_dard``; no
     intervals: see :mod:`scorebench.metrics.reward.mdp_kind`).
     """
-    from ..metrics.reward.starc import reward_distances
+    from scorebench.metrics.reward.starc import reward_distances
 
     emit(reward_distances(mdp), output, fmt)

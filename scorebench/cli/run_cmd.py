@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from ._output import FORMAT_OPTION, emit, output_option
+from scorebench.cli._output import FORMAT_OPTION, emit, output_option
 
 
 def announce_models() -> None:
     """Name every model file or callable on standard error before it runs."""
-    from ..models import extractor
+    from scorebench.models import extractor
 
     extractor._ANNOUNCE_TO_STDERR = True
 
@@ -53,7 +53,7 @@ def command(model, data, output, device, batch_size, what, system, amp, sha256, 
     The table carries an ``extractor`` column (a fingerprint of the weights and the
     preprocessing), so tables from different extractors are never compared silently.
     """
-    from ..models import features_table
+    from scorebench.models import features_table
 
     announce_models()
     table = features_table(model, data, device=device, batch_size=batch_size, output=what, system=system,

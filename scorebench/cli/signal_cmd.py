@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..io import read_table
-from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.io.tables import read_table
+from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 
 
 @click.command("signal")
@@ -23,7 +23,7 @@ from ._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 def command(scores, over, last, seeds, task, scale, output, fmt) -> None:
     """Signal, noise, SNR (Heineman et al., 2025), monotonicity and decision accuracy of the scores in SCORES
     (columns system, value, and the step/seed, task and scale columns named)."""
-    from ..health import signal_noise
+    from scorebench.health import signal_noise
 
     table = signal_noise(read_table(scores), over=None if over.lower() == "none" else over, last=last, seeds=seeds,
                          task=task, scale=scale)

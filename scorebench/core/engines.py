@@ -14,10 +14,10 @@ from typing import Any
 
 __all__ = ["register_engine", "engine_for"]
 
-_ENGINES: dict[str, str] = {"dask": "scorebench.dask_engine:evaluate_dask"}
+_ENGINES: dict[str, str] = {"dask": "scorebench.evaluation.dask_engine:evaluate_dask"}
 #: Engines of the later stages, by (stage, package): :func:`scorebench.compare` hands a Dask
 #: table to the all-pairs reduction by partial sums.
-_STAGE_ENGINES: dict[tuple[str, str], str] = {("compare", "dask"): "scorebench.dask_compare:compare_dask"}
+_STAGE_ENGINES: dict[tuple[str, str], str] = {("compare", "dask"): "scorebench.evaluation.dask_compare:compare_dask"}
 
 
 def register_engine(package: str, target: str) -> None:

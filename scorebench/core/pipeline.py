@@ -1,9 +1,9 @@
 """The evaluation pipeline shared by every engine.
 
-``kind.extract(table) -> units`` (an :class:`~scorebench.tables.Inputs`), then
+``kind.extract(table) -> units`` (an :class:`~scorebench.core.tables.Inputs`), then
 ``metric.compute(units)`` (per-unit contributions, or one value of a set), then, for a
 partitioned engine, :func:`unit_partials` reduces the units of a partition to a mergeable
-:class:`~scorebench.core.partial.Partial` and :func:`finish` turns merged entries into a
+:class:`~scorebench.evaluation.partial.Partial` and :func:`finish` turns merged entries into a
 value and its bootstrap replicates. The pandas engine (:func:`scorebench.evaluate`) runs
 the same resolution (:func:`resolve_metrics`, :func:`resolve_kind`, :func:`by_columns`,
 :func:`group_codes`), contributions (:func:`contributions`) and output attrs
@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._version import __version__
-from ..errors import InputError
-from ..registry import Metric, metric as lookup_metric
-from ..stats import HALF_SAMPLING_RULES, poisson_weights
-from ..tables import Inputs, Kind, get_kind, infer_kind
-from ..validation import describe_rows
-from .partial import Partial, RowSums, SetStats
+from scorebench._version import __version__
+from scorebench.core.errors import InputError
+from scorebench.core.registry import Metric, metric as lookup_metric
+from scorebench.core.stats import HALF_SAMPLING_RULES, poisson_weights
+from scorebench.core.tables import Inputs, Kind, get_kind, infer_kind
+from scorebench.core.validation import describe_rows
+from scorebench.evaluation.partial import Partial, RowSums, SetStats
 
 __all__ = ["SCORE_COLUMNS", "resolve_metrics", "resolve_kind", "parse_by", "by_columns", "group_codes",
            "group_labels", "Overflow", "contributions", "unit_partials", "finish", "interval_attr", "score_attrs"]
@@ -183,7 +183,7 @@ def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[s
 
     Per-row metrics add their contributions and count, and per bootstrap round the
     Poisson-weighted sums and total weights (each unit's weights derive from its content
-    hash and the seed, :func:`scorebench.stats.poisson_weights`, so they do not depend on
+    hash and the seed, :func:`scorebench.core.stats.poisson_weights`, so they do not depend on
     the partitioning); set-level metrics add their sufficient statistics. With
     ``collect_units``, the unit keys of each group are kept too.
     """

@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from .items import FLAGS, health_summary, item_health
-from .signal import (decision_accuracy, monotonicity, relative_dispersion, relative_std, signal_noise,
+from scorebench.health.items import FLAGS, health_summary, item_health
+from scorebench.health.signal import (decision_accuracy, monotonicity, relative_dispersion, relative_std, signal_noise,
                      signal_to_noise)
 
 __all__ = ["FLAGS", "item_health", "health_summary", "signal_noise", "relative_dispersion", "relative_std",

@@ -68,8 +68,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import hypergeom, norm
 
-from ..errors import InputError
-from ..stats import benjamini_hochberg
+from scorebench.core.errors import InputError
+from scorebench.core.stats import benjamini_hochberg
 
 __all__ = ["FLAGS", "item_health", "health_summary"]
 
@@ -78,7 +78,7 @@ FLAGS = ("saturated", "negative_discrimination", "low_discrimination", "misfit",
 
 
 def _matrix(responses: Any) -> tuple[np.ndarray, pd.Index, pd.Index]:
-    from ..metrics.irt_kind import response_matrix
+    from scorebench.metrics.irt_kind import response_matrix
 
     if isinstance(responses, pd.DataFrame) and responses.columns.duplicated().any():
         dup = sorted(map(str, set(responses.columns[responses.columns.duplicated()])))
@@ -106,7 +106,7 @@ def _rest_correlation(values: np.ndarray) -> np.ndarray:
 
 
 def _item_lz(values: np.ndarray, params: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    from ..irt.models import log_prob
+    from scorebench.irt.models import log_prob
 
     usable = np.isfinite(params).all(axis=1)
     out = np.full(values.shape[1], np.nan)
@@ -231,8 +231,8 @@ def item_health(responses: Any, *, model: str = "2pl", alpha: float = 0.05, min_
     >>> report.loc[3, "issues"], report.loc[7, "issues"]
     ('negative_discrimination, likely_mislabelled', 'saturated')
     """
-    from ..irt import fit as irt_fit
-    from ..irt import s_x2
+    from scorebench.irt import fit as irt_fit
+    from scorebench.irt import s_x2
 
     _check_options(alpha, min_discrimination, mislabel_gap, group_share)
     values, systems, items = _matrix(responses)

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["relative_dispersion", "relative_std", "signal_to_noise", "decision_accuracy", "monotonicity",
            "signal_noise"]

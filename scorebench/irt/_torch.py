@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from .quadrature import ResponseOps
+from scorebench.core.errors import InputError
+from scorebench.irt.quadrature import ResponseOps
 
 __all__ = ["TorchOps"]
 

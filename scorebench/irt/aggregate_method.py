@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregate.registry import MethodResult, register_method
+from scorebench.aggregate.registry import MethodResult, register_method
 
 __all__ = ["irt_method"]
 
@@ -24,7 +24,7 @@ __all__ = ["irt_method"]
                  citation="Birnbaum (1968); Bock & Aitkin (1981), Psychometrika 46")
 def irt_method(table: Any, *, model: str = "2pl", scoring: str = "eap", method: str = "auto") -> MethodResult:
     """Ability of each system under a 2PL (or 1PL/3PL) IRT model fitted to its answers."""
-    from .api import fit
+    from scorebench.irt.api import fit
 
     result = fit(_responses(table), model, scoring=scoring, method=method)
     ab = result.abilities

@@ -10,18 +10,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..metrics.irt_kind import ResponseMatrix, response_matrix
-from ..validation import check_choice
-from .em import Priors, fit_em
-from .information import item_covariance, se_of_b, standard_errors
-from .itemfit import infit_outfit
-from .jml import fit_jml
-from .models import PARAMS, get_model
-from .polyfit import fit_poly, is_poly_model
-from .quadrature import ResponseOps
-from .result import IRTFit
-from .scoring import SCORING_METHODS, AbilityEstimates, score_abilities
+from scorebench.core.errors import InputError
+from scorebench.metrics.irt_kind import ResponseMatrix, response_matrix
+from scorebench.core.validation import check_choice
+from scorebench.irt.em import Priors, fit_em
+from scorebench.irt.information import item_covariance, se_of_b, standard_errors
+from scorebench.irt.itemfit import infit_outfit
+from scorebench.irt.jml import fit_jml
+from scorebench.irt.models import PARAMS, get_model
+from scorebench.irt.polyfit import fit_poly, is_poly_model
+from scorebench.irt.quadrature import ResponseOps
+from scorebench.irt.result import IRTFit
+from scorebench.irt.scoring import SCORING_METHODS, AbilityEstimates, score_abilities
 
 __all__ = ["fit", "fit_by_topic", "score", "TopicFit", "METHODS"]
 
@@ -86,7 +86,7 @@ def _make_ops(values: np.ndarray, device: str | None) -> ResponseOps:
     if device is None:
         return ResponseOps(values)
     check_choice(device, "device", ("cpu", "cuda"))
-    from ._torch import TorchOps
+    from scorebench.irt._torch import TorchOps
 
     return TorchOps(values, device)
 
@@ -430,7 +430,7 @@ def score(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: float
     >>> score(pd.DataFrame({"q1": [1.0], "q2": [0.0]}), items, method="map")["theta"].round(6).tolist()
     [0.0]
     """
-    from .polyscore import is_poly_items, score_poly
+    from scorebench.irt.polyscore import is_poly_items, score_poly
 
     if isinstance(items, pd.DataFrame) and is_poly_items(items):
         return score_poly(responses, items, method=method, mu=mu, sigma=sigma)

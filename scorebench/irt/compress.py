@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_from_seed
-from ..metrics.irt_kind import ResponseMatrix, response_matrix
-from .models import item_information, prob
-from .result import IRTFit
-from .scoring import score_abilities
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_from_seed
+from scorebench.metrics.irt_kind import ResponseMatrix, response_matrix
+from scorebench.irt.models import item_information, prob
+from scorebench.irt.result import IRTFit
+from scorebench.irt.scoring import score_abilities
 
 __all__ = ["Selection", "select", "informative_items"]
 
@@ -127,7 +127,7 @@ def _calibrate(expected: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
 
 
 def _fit(values: np.ndarray, items: pd.Index, model: str, fit_options: dict) -> IRTFit:
-    from .api import fit
+    from scorebench.irt.api import fit
 
     frame = pd.DataFrame(values, columns=items)
     return fit(frame, model, warn=False, **fit_options)

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .models import PARAMS, ModelSpec, derivatives, log_prob
-from .quadrature import Grid, Posterior, ResponseOps, choose_grid, estep
+from scorebench.irt.models import PARAMS, ModelSpec, derivatives, log_prob
+from scorebench.irt.quadrature import Grid, Posterior, ResponseOps, choose_grid, estep
 
 __all__ = ["Priors", "EMResult", "fit_em", "start_values", "mstep", "projected_gradient"]
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from .models import curvature_sums, derivatives
-from .quadrature import Grid, Posterior, ResponseOps
+from scorebench.core.errors import InputError
+from scorebench.irt.models import curvature_sums, derivatives
+from scorebench.irt.quadrature import Grid, Posterior, ResponseOps
 
 __all__ = ["item_covariance", "standard_errors", "se_of_b"]
 

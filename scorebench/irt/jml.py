@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .em import EMResult, Priors, mstep, start_values
-from .models import ModelSpec
-from .quadrature import ResponseOps, choose_grid, estep
-from .scoring import _newton
+from scorebench.irt.em import EMResult, Priors, mstep, start_values
+from scorebench.irt.models import ModelSpec
+from scorebench.irt.quadrature import ResponseOps, choose_grid, estep
+from scorebench.irt.scoring import _newton
 
 __all__ = ["fit_jml"]
 

@@ -43,9 +43,9 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.stats import chi2
 
-from ..errors import InputError
-from .polyem import free_parameter_basis
-from .sumscore import _complete, model_curves
+from scorebench.core.errors import InputError
+from scorebench.irt.polyem import free_parameter_basis
+from scorebench.irt.sumscore import _complete, model_curves
 
 __all__ = ["m2", "marginal_reliability"]
 
@@ -53,10 +53,10 @@ __all__ = ["m2", "marginal_reliability"]
 def _score_moments(fit: Any, nodes: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
     """Per item: :math:`E[y|\\theta]`, :math:`E[y^2|\\theta]` (Q,), derivative of E[y|theta] wrt the free
     parameters (n_free, Q) per item, and the free-parameter transform (columns = free parameters)."""
-    from .polyfit import PolyIRTFit
+    from scorebench.irt.polyfit import PolyIRTFit
 
     if isinstance(fit, PolyIRTFit):
-        from .polymodels import category_jacobian
+        from scorebench.irt.polymodels import category_jacobian
 
         lay = fit.layout
         J = len(lay.kinds)
@@ -72,7 +72,7 @@ def _score_moments(fit: Any, nodes: np.ndarray) -> tuple[list[np.ndarray], list[
                 dmu[j] = np.einsum("k,pkq->pq", k, D[x])            # (K+1, Q) wrt (a, d1..dK)
         T = free_parameter_basis(fit.layout)
         return mu1, mu2, dmu, T
-    from .models import derivatives, get_model
+    from scorebench.irt.models import derivatives, get_model
 
     P, D = derivatives(fit.params, nodes)
     spec = get_model(fit.model)
@@ -127,7 +127,7 @@ def m2(fit: Any, responses: Any = None, *, type: str = "M2*") -> dict[str, float
         raise InputError(f"m2: type must be 'M2*' or 'M2', got {type!r}")
     _, nodes, w, values, _ = model_curves(fit, responses)
     values = _complete(values, "m2").astype(float)
-    from .polyfit import PolyIRTFit
+    from scorebench.irt.polyfit import PolyIRTFit
 
     if type == "M2" and isinstance(fit, PolyIRTFit):
         e, Xi, Delta = _category_parts(fit, values, nodes, w)
@@ -183,7 +183,7 @@ def _score_parts(fit: Any, values: np.ndarray, nodes: np.ndarray, w: np.ndarray)
 
 def _category_curves(fit: Any, nodes: np.ndarray) -> tuple[list, list]:
     """Per item: category probabilities (K+1, Q) and their derivatives (params, K+1, Q)."""
-    from .polymodels import category_jacobian
+    from scorebench.irt.polymodels import category_jacobian
 
     J = len(fit.layout.kinds)
     P: list = [None] * J
@@ -244,17 +244,17 @@ def marginal_reliability(fit: Any) -> float:
     >>> 0.0 < marginal_reliability(fit(y, "2pl")) < 1.0
     True
     """
-    from .polyfit import PolyIRTFit
+    from scorebench.irt.polyfit import PolyIRTFit
 
     nodes = np.linspace(-8.0, 8.0, 3201)
     if isinstance(fit, PolyIRTFit):
-        from .polymodels import item_information_poly
+        from scorebench.irt.polymodels import item_information_poly
 
         info = np.zeros_like(nodes)
         for (kind, K), idx in fit.layout.groups().items():
             info += item_information_poly(kind, fit.a[idx], fit.d[idx, :K], nodes).sum(axis=0)
     else:
-        from .models import item_information
+        from scorebench.irt.models import item_information
 
         usable = ~np.isnan(fit.params).any(axis=1)
         sigma = fit.latent_sd / fit.theta_scale

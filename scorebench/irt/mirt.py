@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, warn_user
-from ..metrics.irt_kind import response_matrix
-from .quadrature import ResponseOps
-from .result import InformationCriteria, IRTWarning
+from scorebench.core.errors import InputError, warn_user
+from scorebench.metrics.irt_kind import response_matrix
+from scorebench.irt.quadrature import ResponseOps
+from scorebench.irt.result import InformationCriteria, IRTWarning
 
 __all__ = ["MIRTFit", "fit_mirt"]
 
@@ -124,7 +124,7 @@ def fit_mirt(responses: Any, n_factors: int = 2, *, nodes: int | None = None, ma
         raise InputError(f"fit_mirt: {J} items are too few for {n_factors} factors")
     per_dim = nodes or {1: 61, 2: 25, 3: 13}[n_factors]
     grid, logw = _nodes(n_factors, per_dim)
-    from .api import _blas_limit
+    from scorebench.irt.api import _blas_limit
 
     with _blas_limit(float(N) * J * len(grid)):
         return _fit(values, rm, n_factors, grid, logw, max_iter, tol, warn)

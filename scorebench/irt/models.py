@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["ModelSpec", "MODELS", "get_model", "PARAMS", "log_prob", "prob", "derivatives",
            "curvature_sums", "item_information"]

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import as_float_array, check_finite
-from .models import log_prob
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, check_finite
+from scorebench.irt.models import log_prob
 
 __all__ = ["lz"]
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InputError
-from .polymodels import category_jacobian, item_information_poly, log_category_probs
+from scorebench.core.errors import InputError
+from scorebench.irt.polymodels import category_jacobian, item_information_poly, log_category_probs
 
 __all__ = ["ItemLayout", "PolyEMResult", "fit_poly_em", "poly_estep", "stacked_log_probs"]
 

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, warn_user
-from ..metrics.irt_kind import ResponseMatrix
-from .polyem import ItemLayout, PolyEMResult, fit_poly_em, free_parameter_basis, poly_estep, onehot
-from .polymodels import thresholds
-from .result import InformationCriteria
+from scorebench.core.errors import InputError, warn_user
+from scorebench.metrics.irt_kind import ResponseMatrix
+from scorebench.irt.polyem import ItemLayout, PolyEMResult, fit_poly_em, free_parameter_basis, poly_estep, onehot
+from scorebench.irt.polymodels import thresholds
+from scorebench.irt.result import InformationCriteria
 
 __all__ = ["POLY_NAMES", "PolyIRTFit", "fit_poly", "is_poly_model"]
 
@@ -110,7 +110,7 @@ class PolyIRTFit(InformationCriteria):
     def warn_if_needed(self) -> None:
         """Emit an :class:`~scorebench.irt.IRTWarning` when EM did not converge."""
         if not self.converged:
-            from .result import IRTWarning
+            from scorebench.irt.result import IRTWarning
 
             warn_user(f"IRT fit did not converge: {self.message}", IRTWarning)
 
@@ -120,7 +120,7 @@ class PolyIRTFit(InformationCriteria):
         ``new_responses`` is a wide matrix with the fitted items as columns (a subset is
         fine: missing items count as not answered) or a long table.
         """
-        from ..metrics.irt_kind import response_matrix
+        from scorebench.metrics.irt_kind import response_matrix
 
         rm = response_matrix(new_responses, ordinal=True)
         if isinstance(rm.items, pd.RangeIndex) and len(rm.items) == len(self.items):
@@ -147,7 +147,7 @@ class PolyIRTFit(InformationCriteria):
 
         .. math:: I_j(\theta) = \sum_k [\partial_\theta P_{jk}(\theta)]^2 / P_{jk}(\theta)
         """
-        from .polymodels import item_information_poly
+        from scorebench.irt.polymodels import item_information_poly
 
         th = np.atleast_1d(np.asarray(theta, dtype=np.float64))
         out = np.empty((len(self.items), th.size))
@@ -163,7 +163,7 @@ class PolyIRTFit(InformationCriteria):
 
 
 def _log_w(nodes: np.ndarray) -> np.ndarray:
-    from .polyem import normal_log_weights
+    from scorebench.irt.polyem import normal_log_weights
 
     return normal_log_weights(nodes)
 
@@ -229,7 +229,7 @@ def _crossprod_se(values: np.ndarray, layout: ItemLayout, res: PolyEMResult,
     rating-scale steps) get their SEs by the delta method. Above 300 parameters without shared
     ones the information is inverted item by item (between-item terms are dropped).
     """
-    from .polymodels import category_jacobian
+    from scorebench.irt.polymodels import category_jacobian
 
     N = values.shape[0]
     Q = len(res.theta)

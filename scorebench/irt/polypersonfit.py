@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import as_float_array, check_finite
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, check_finite
 
 __all__ = ["lz_poly"]
 
@@ -43,7 +43,7 @@ def lz_poly(fit: Any, theta: Any = None, values: Any = None) -> np.ndarray:
     >>> z.shape, bool(abs(z.mean()) < 0.5)
     ((300,), True)
     """
-    from .polymodels import log_category_probs
+    from scorebench.irt.polymodels import log_category_probs
 
     y = fit.values if values is None else as_float_array(values, "values", ndim=2)
     if y.shape[1] != len(fit.items):

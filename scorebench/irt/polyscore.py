@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["score_poly", "is_poly_items"]
 
@@ -31,8 +31,8 @@ def is_poly_items(items: pd.DataFrame) -> bool:
 
 
 def _layout(table: pd.DataFrame):
-    from .polyem import ItemLayout
-    from .polyfit import POLY_NAMES
+    from scorebench.irt.polyem import ItemLayout
+    from scorebench.irt.polyfit import POLY_NAMES
 
     kinds = []
     for item, name in zip(table.index, table["model"]):
@@ -100,8 +100,8 @@ def score_poly(responses: Any, items: pd.DataFrame, *, method: str = "eap", mu: 
     >>> bool(abs(score_poly(pd.DataFrame({"q1": [1.0], "q2": [1.0]}), items)["theta"].iloc[0]) < 1e-12)
     True
     """
-    from ..metrics.irt_kind import response_matrix
-    from .polyem import onehot, poly_estep
+    from scorebench.metrics.irt_kind import response_matrix
+    from scorebench.irt.polyem import onehot, poly_estep
 
     _check_options(method, mu, sigma, quadpts)
     table = items.set_index("item") if "item" in items.columns else items

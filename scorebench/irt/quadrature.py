@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from .models import item_information, log_prob
+from scorebench.irt.models import item_information, log_prob
 
 __all__ = ["Grid", "Posterior", "ResponseOps", "choose_grid", "estep"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import as_float_array, check_finite
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, check_finite
 
 __all__ = ["empirical_reliability"]
 

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, warn_user
-from .models import PARAMS, item_information
-from .scoring import SCORING_METHODS, score_abilities
+from scorebench.core.errors import InputError, warn_user
+from scorebench.irt.models import PARAMS, item_information
+from scorebench.irt.scoring import SCORING_METHODS, score_abilities
 
 __all__ = ["IRTFit", "IRTWarning"]
 
@@ -97,7 +97,7 @@ class IRTFit(InformationCriteria):
 
         Returns a DataFrame indexed by system with ``theta``, ``se``, ``n``.
         """
-        from ..metrics.irt_kind import response_matrix
+        from scorebench.metrics.irt_kind import response_matrix
 
         method = method or self.scoring
         if method not in SCORING_METHODS:
@@ -141,7 +141,7 @@ class IRTFit(InformationCriteria):
 
     def expected_score(self, theta: Any, *, items: Any = None) -> np.ndarray:
         """Expected proportion right on the selected items at each ``theta``."""
-        from .models import prob
+        from scorebench.irt.models import prob
 
         theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
         sel = self._select(items)

@@ -16,8 +16,8 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from ..errors import InputError
-from .result import IRTFit
+from scorebench.core.errors import InputError
+from scorebench.irt.result import IRTFit
 
 
 def ability_sandwich(responses: Any, fit: IRTFit, *, ci: float = 0.95,

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ..errors import InputError
-from .quadrature import ResponseOps, choose_grid, estep
+from scorebench.core.errors import InputError
+from scorebench.irt.quadrature import ResponseOps, choose_grid, estep
 
 __all__ = ["AbilityEstimates", "score_abilities", "SCORING_METHODS"]
 

@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2
 
-from ..errors import InputError
-from .reliability import empirical_reliability
+from scorebench.core.errors import InputError
+from scorebench.irt.reliability import empirical_reliability
 
 __all__ = ["lord_wingersky", "eap_sum_table", "s_x2", "model_curves"]
 
@@ -85,10 +85,10 @@ def model_curves(fit: Any, responses: Any = None) -> tuple[list[np.ndarray], np.
     integer scores. A latent variance estimated by the fit (Rasch scaling) adds one parameter,
     reported as ``n_item_params[-1]`` beyond the items (popped by the callers).
     """
-    from .polyfit import PolyIRTFit
+    from scorebench.irt.polyfit import PolyIRTFit
 
     if isinstance(fit, PolyIRTFit):
-        from .polymodels import category_probs
+        from scorebench.irt.polymodels import category_probs
 
         values = fit.values if responses is None else _as_values(responses, fit.items.index, ordinal=True)
         nodes = fit.nodes
@@ -103,7 +103,7 @@ def model_curves(fit: Any, responses: Any = None) -> tuple[list[np.ndarray], np.
         extra = 1 if any(k in ("pcm", "rsm") for k in fit.layout.kinds) else 0  # the shared slope
         log_w = -0.5 * nodes**2
     else:
-        from .models import get_model, prob
+        from scorebench.irt.models import get_model, prob
 
         if fit.params is None or np.isnan(fit.params).any():
             raise InputError("fit: some items have no estimates (constant answers); refit without them")
@@ -124,7 +124,7 @@ def model_curves(fit: Any, responses: Any = None) -> tuple[list[np.ndarray], np.
 
 
 def _as_values(responses: Any, items: pd.Index, *, ordinal: bool) -> np.ndarray:
-    from ..metrics.irt_kind import response_matrix
+    from scorebench.metrics.irt_kind import response_matrix
 
     rm = response_matrix(responses, ordinal=ordinal)
     if len(rm.items) != len(items) or not (isinstance(rm.items, pd.RangeIndex) or (rm.items == items).all()):

@@ -9,11 +9,11 @@ numbers within the tolerance of :mod:`scorebench.leaderboard.check`).
 
 from __future__ import annotations
 
-from .board import Board, Figure, Section
-from .build import build_board
-from .check import ATOL, RTOL, BoardDiff, diff_board, diff_files
-from .render import board_files, render_csv, render_html, render_json, render_markdown_board, write_board
-from .spec import BoardSpec, load_spec
+from scorebench.leaderboard.board import Board, Figure, Section
+from scorebench.leaderboard.build import build_board
+from scorebench.leaderboard.check import ATOL, RTOL, BoardDiff, diff_board, diff_files
+from scorebench.leaderboard.render import board_files, render_csv, render_html, render_json, render_markdown_board, write_board
+from scorebench.leaderboard.spec import BoardSpec, load_spec
 
 __all__ = ["BoardSpec", "load_spec", "Board", "Section", "Figure", "build_board", "write_board",
            "board_files", "render_markdown_board", "render_html", "render_csv", "render_json",

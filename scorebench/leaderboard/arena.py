@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .board import Section, cell
-from ..io import format_value
+from scorebench.core.errors import InputError
+from scorebench.leaderboard.board import Section, cell
+from scorebench.io.tables import format_value
 
 __all__ = ["ArenaSpec", "parse_arena", "arena_sections"]
 
@@ -84,9 +84,9 @@ def parse_arena(data: Any, where: str) -> ArenaSpec:
     >>> parse_arena({"source": "battles", "reg": 0}, "b.toml: arena")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: b.toml: arena: 'reg' must be > 0 (a ridge penalty), got 0.0
+    scorebench.core.errors.InputError: b.toml: arena: 'reg' must be > 0 (a ridge penalty), got 0.0
     """
-    from .spec import check_rounds, SpecReader
+    from scorebench.leaderboard.spec import check_rounds, SpecReader
 
     r = SpecReader(data, where)
     features = r.get("features", (str, list), "v1")
@@ -105,7 +105,7 @@ def parse_arena(data: Any, where: str) -> ArenaSpec:
                      deprecated=_names(r.get("deprecated", list, None), where),
                      best_of=r.get("best_of", int, 10))
     r.done()
-    from ..aggregate.tie_models import TIE_MODELS
+    from scorebench.aggregate.tie_models import TIE_MODELS
 
     if spec.tie_model is not None and spec.tie_model not in TIE_MODELS:
         raise InputError(f"{where}: 'tie_model' expected one of {sorted(TIE_MODELS)}, got {spec.tie_model!r}")
@@ -138,8 +138,8 @@ def _names(value: Any, where: str) -> tuple[str, ...] | None:
 
 def _battle_counts(table: pd.DataFrame, block: ArenaSpec) -> dict[str, float]:
     """Battles each model played after the block's filters (weighted when the table has weights)."""
-    from ..aggregate.input import as_battles
-    from ..aggregate.style_control import filter_battles
+    from scorebench.aggregate.input import as_battles
+    from scorebench.aggregate.style_control import filter_battles
 
     battles = as_battles(filter_battles(table, block.anony, block.language, block.category))
     n = len(battles.systems)
@@ -205,7 +205,7 @@ def _coefficient_section(result: Any, key: str, ci: float, n_boot: int, digits: 
 
 def arena_sections(ctx: Any, block: ArenaSpec) -> list[Section]:
     """The ratings section and the style-coefficient section of an ``[arena]`` block."""
-    from ..aggregate.style_control import style_control
+    from scorebench.aggregate.style_control import style_control
 
     spec = ctx.spec
     n_boot = spec.n_boot if block.n_boot is None else block.n_boot
@@ -240,8 +240,8 @@ def arena_sections(ctx: Any, block: ArenaSpec) -> list[Section]:
                    groups=(("rank (plain BT)", "plain Bradley–Terry"), ("rating (plain BT)", "plain Bradley–Terry")))
     out = [main, _coefficient_section(result, key, spec.ci, n_boot, spec.digits)]
     if block.tie_model is not None or block.diagnostics:
-        from ..aggregate.input import as_battles
-        from ..aggregate.style_control import filter_battles
+        from scorebench.aggregate.input import as_battles
+        from scorebench.aggregate.style_control import filter_battles
 
         battles = as_battles(filter_battles(table, block.anony, block.language, block.category))
         if block.tie_model is not None:
@@ -253,9 +253,9 @@ def arena_sections(ctx: Any, block: ArenaSpec) -> list[Section]:
 
 def _ties_section(battles: Any, block: ArenaSpec, key: str, spec: Any) -> Section:
     """Ratings with ties modelled beside plain BT (tie = ½ win), both with sandwich intervals."""
-    from ..aggregate.pair_counts import normal_bounds
-    from ..aggregate.pairwise import bradley_terry_sandwich
-    from ..aggregate.tie_models import TIE_MODELS, fit_tie_model
+    from scorebench.aggregate.pair_counts import normal_bounds
+    from scorebench.aggregate.pairwise import bradley_terry_sandwich
+    from scorebench.aggregate.tie_models import TIE_MODELS, fit_tie_model
 
     fit = fit_tie_model(battles, block.tie_model, ci=spec.ci)
     unit = 400.0 / np.log(10.0)
@@ -302,7 +302,7 @@ def _ties_section(battles: Any, block: ArenaSpec, key: str, spec: Any) -> Sectio
 
 def _diagnostics_section(battles: Any, block: ArenaSpec, key: str, spec: Any) -> Section:
     """Selection-bias diagnostics: sampling shares, best-of-N inflation, deprecation refit."""
-    from ..aggregate.selection_bias import best_of_n_inflation, deprecation_effect, sampling_shares
+    from scorebench.aggregate.selection_bias import best_of_n_inflation, deprecation_effect, sampling_shares
 
     providers = dict(block.providers) if block.providers is not None else None
     shares = sampling_shares(battles, providers)

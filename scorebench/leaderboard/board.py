@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import format_value
-from .spec import BoardSpec
+from scorebench.io.tables import format_value
+from scorebench.leaderboard.spec import BoardSpec
 
 __all__ = ["Board", "Section", "Figure", "pin", "cell", "slug", "split_tasks", "SIGNIFICANT_DIGITS"]
 

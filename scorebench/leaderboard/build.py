@@ -34,18 +34,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._version import __version__
-from ..aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_rank_intervals, paired_rank_intervals,
+from scorebench._version import __version__
+from scorebench.aggregate.rank_bands import (INTERVAL_BAND_RULE, interval_bands, overlap_rank_intervals, paired_rank_intervals,
                                     tie_bands)
-from ..errors import InputError, UnknownMetricError
-from ..io import format_value, read_results, read_table
-from ..readers import check_confined, confine_reads, regular_files
-from ..registry import metric as lookup_metric
-from .board import SIGNIFICANT_DIGITS, Board, Figure, Section, digits_for, pin
-from .board import cell as _cell
-from .board import slug as _slug
-from .board import split_tasks as _tasks
-from .spec import BoardSpec, CompareSpec, EvaluateSpec
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.io.tables import format_value, read_results, read_table
+from scorebench.io.readers import check_confined, confine_reads, regular_files
+from scorebench.core.registry import metric as lookup_metric
+from scorebench.leaderboard.board import SIGNIFICANT_DIGITS, Board, Figure, Section, digits_for, pin
+from scorebench.leaderboard.board import cell as _cell
+from scorebench.leaderboard.board import slug as _slug
+from scorebench.leaderboard.board import split_tasks as _tasks
+from scorebench.leaderboard.spec import BoardSpec, CompareSpec, EvaluateSpec
 
 __all__ = ["Board", "Section", "Figure", "build_board", "tie_bands", "overlap_rank_intervals",
            "SIGNIFICANT_DIGITS", "pin"]
@@ -95,7 +95,7 @@ class _Context:
         if name not in self.tables:
             source = self.spec.source(name)
             if source.model is not None:  # pinned: load_extractor refuses a file with another SHA-256
-                from ..models import features_table
+                from scorebench.models import features_table
 
                 self.tables[name] = features_table(source.model, source.path, device="cpu", output=source.model_output,
                                                    system=source.model_system, expected_sha256=source.model_sha256)
@@ -164,7 +164,7 @@ def _evaluate_task(block: EvaluateSpec, sub: pd.DataFrame, records: list, record
 def _task_ranks(main: pd.DataFrame, units: pd.DataFrame | None, unit: str | None, record: Any,
                 spec: BoardSpec) -> dict[str, Any]:
     """Rank, rank interval, ranking order and bands of one task's systems (see the module docstring)."""
-    from ..aggregate import competition_ranks
+    from scorebench.aggregate import competition_ranks
 
     hib = record.higher_is_better if record.higher_is_better is not None else True
     systems = main.index.tolist()
@@ -263,7 +263,7 @@ _RULE_TEXT = {
 
 def _covers_text(records: Sequence[Any]) -> str:
     """What the section's value intervals cover, metric by metric (the registry's ``interval_covers``)."""
-    from ..registry import COVERS_TEXT
+    from scorebench.core.registry import COVERS_TEXT
 
     by: dict[str, list[str]] = {}
     for r in records:
@@ -337,7 +337,7 @@ def _p_equals(p: float) -> str:
 
 def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any, str]:
     """The table handed to aggregate (long scores or a wide external table) and a note."""
-    from ..aggregate import as_matrix
+    from scorebench.aggregate import as_matrix
 
     if agg.source is not None:
         source = ctx.spec.source(agg.source)
@@ -346,7 +346,7 @@ def _aggregate_input(ctx: _Context, scores: pd.DataFrame, agg: Any) -> tuple[Any
                            convention=source.convention)
         note = ""
         if source.convention is not None:
-            from ..aggregate import get_convention
+            from scorebench.aggregate import get_convention
 
             conv = get_convention(source.convention)
             note = f" Task units: the {conv.name!r} convention ({conv.description}; {conv.citation})."
@@ -392,7 +392,7 @@ def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
     if not frames:
         return None
     table = pd.concat(frames, ignore_index=True)
-    from ..aggregate.items import is_item_table
+    from scorebench.aggregate.items import is_item_table
 
     return table if table["task"].notna().all() and is_item_table(table) else None
 
@@ -423,7 +423,7 @@ def _aggregate_rows(rankings: dict[str, Any], digits: int) -> tuple[list[tuple[s
 
 def _agreement_section(table: Any, methods: Sequence[str]) -> Section:
     """Kendall tau-b between the rankings of several aggregation methods."""
-    from ..aggregate import method_agreement
+    from scorebench.aggregate import method_agreement
 
     tau = method_agreement(table, list(methods))
     disagree = bool((tau.to_numpy() < 1 - 1e-12).any())
@@ -439,7 +439,7 @@ def _agreement_section(table: Any, methods: Sequence[str]) -> Section:
 def aggregate_sections(ctx: _Context, agg: Any) -> list[Section]:
     """Sections of the board's ``[aggregate]`` block ``agg`` (over ``ctx.scores``, the evaluated values)."""
     import scorebench
-    from ..aggregate import get_method, read_input
+    from scorebench.aggregate import get_method, read_input
 
     spec = ctx.spec
     table, dropped = _aggregate_input(ctx, ctx.scores, agg)
@@ -475,7 +475,7 @@ def aggregate_sections(ctx: _Context, agg: Any) -> list[Section]:
 
 def _plot_for(ctx: _Context, kind: str, **data: Any) -> Figure | None:
     """Render a plot the spec asks for (``plots`` entries of this type), else None."""
-    from . import plots
+    from scorebench.leaderboard import plots
 
     wanted = [p for p in ctx.spec.plots if p.type == kind]
     if not wanted:
@@ -486,7 +486,7 @@ def _plot_for(ctx: _Context, kind: str, **data: Any) -> Figure | None:
         return Figure("rank-intervals", p.title or "Rank of each system under each method (bootstrap rank "
                       "interval as a bar, point = rank)", svg)
     if kind == "critical_difference":
-        from .friedman import friedman_nemenyi
+        from scorebench.leaderboard.friedman import friedman_nemenyi
 
         m = data["matrix"]
         res = friedman_nemenyi(m.oriented, m.systems)
@@ -500,7 +500,7 @@ def _plot_for(ctx: _Context, kind: str, **data: Any) -> Figure | None:
 
 def _source_figures(ctx: _Context) -> list[Figure]:
     """Plots drawn from a source table (reliability, ROC, PR), one per task."""
-    from . import plots
+    from scorebench.leaderboard import plots
 
     out = []
     for p in ctx.spec.plots:
@@ -543,7 +543,7 @@ def _evaluate_sections(ctx: _Context) -> list[Section]:
 
 def build_board(spec: BoardSpec) -> Board:
     """Compute a board from its spec (no files written)."""
-    from .sections import section_kinds
+    from scorebench.leaderboard.sections import section_kinds
 
     missing = [s.path for s in spec.sources if not s.path.exists()]
     if missing:
@@ -572,7 +572,7 @@ def _mark_bidi(section: Section) -> Section:
     """Display strings with bidirectional controls made visible (a name cannot pose as another)."""
     from dataclasses import replace
 
-    from ..io import BIDI_CONTROLS, mark_bidi
+    from scorebench.io.tables import BIDI_CONTROLS, mark_bidi
 
     def has(text: str) -> bool:
         return any(c in BIDI_CONTROLS for c in text)

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..board_tolerance import ATOL, RTOL  # defined outside the package: the CLI help imports it alone
-from .board import Board
-from .render import write_board
+from scorebench.core.tolerance import ATOL, RTOL  # defined outside the package: the CLI help imports it alone
+from scorebench.leaderboard.board import Board
+from scorebench.leaderboard.render import write_board
 
 __all__ = ["BoardDiff", "diff_board", "diff_files", "board_folder_files", "numbers_close", "RTOL", "ATOL"]
 
@@ -90,7 +90,7 @@ def diff_board(board: Board, out_dir: Path) -> BoardDiff:
 
     A board folder that a killed build left moved aside is put back first (:func:`recover_board`).
     """
-    from .output import recover_board
+    from scorebench.leaderboard.output import recover_board
 
     recover_board(out_dir)
     with tempfile.TemporaryDirectory(prefix="scorebench-check-") as tmp:

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_for
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_for
 
 __all__ = ["compression_curve", "compression_sections"]
 
@@ -44,8 +44,8 @@ def compression_curve(values: np.ndarray, sizes: list[int], *, model: str = "2pl
     >>> bool((out["irt_rmse"] < out["random_rmse"]).all())
     True
     """
-    from ..irt.compress import _accuracy, _calibrate, _fit, _reconstruct, informative_items
-    from ..irt.tiny import pirt_estimate
+    from scorebench.irt.compress import _accuracy, _calibrate, _fit, _reconstruct, informative_items
+    from scorebench.irt.tiny import pirt_estimate
 
     values = np.asarray(values, dtype=np.float64)
     n, j = values.shape
@@ -120,8 +120,8 @@ def _complete_params(params: np.ndarray, train: np.ndarray) -> np.ndarray:
 
 def compression_sections(ctx: Any, block: Any) -> list:
     """The section of a ``[compression]`` block: one table row per (benchmark, size), one curve figure."""
-    from .board import Figure, Section
-    from .items_board import response_matrix_of
+    from scorebench.leaderboard.board import Figure, Section
+    from scorebench.leaderboard.items_board import response_matrix_of
 
     spec = ctx.spec
     frames = []
@@ -183,7 +183,7 @@ def _long(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def _curve_plot(data: pd.DataFrame) -> str:
-    from .plots import figure_svg, label
+    from scorebench.leaderboard.plots import figure_svg, label
 
     names = list(dict.fromkeys(data["benchmark"]))
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["FriedmanResult", "friedman_nemenyi"]
 

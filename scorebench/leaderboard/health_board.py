@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .board import Section
+from scorebench.core.errors import InputError
+from scorebench.leaderboard.board import Section
 
 __all__ = ["HealthSpec", "parse_health", "health_sections"]
 
@@ -63,10 +63,10 @@ def parse_health(data: Any, where: str) -> HealthSpec:
     >>> parse_health({"sources": ["a"], "alpha": 2}, "b.toml: health")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: b.toml: health: 'alpha' must be in (0, 1), got 2.0
+    scorebench.core.errors.InputError: b.toml: health: 'alpha' must be in (0, 1), got 2.0
     """
-    from ..irt import MODELS
-    from .spec import SpecReader
+    from scorebench.irt import MODELS
+    from scorebench.leaderboard.spec import SpecReader
 
     r = SpecReader(data, where)
     prior = r.get("a_prior", list, [])
@@ -117,8 +117,8 @@ def _severity(report: pd.DataFrame) -> pd.DataFrame:
 
 def health_sections(ctx: Any, block: HealthSpec) -> list[Section]:
     """The summary section and the flagged-items section of a ``[health]`` block."""
-    from ..health import FLAGS, health_summary, item_health
-    from .items_board import response_matrix_of
+    from scorebench.health import FLAGS, health_summary, item_health
+    from scorebench.leaderboard.items_board import response_matrix_of
 
     summary_rows, summary_data, item_rows, item_data, notes = [], [], [], [], []
     for name in block.sources:

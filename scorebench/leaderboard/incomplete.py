@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..io import format_value
-from ..stats import rng_for
+from scorebench.core.errors import InputError
+from scorebench.io.tables import format_value
+from scorebench.core.stats import rng_for
 
 __all__ = ["METHODS", "stratified_rank_intervals", "model_sizes", "pareto_dominated", "incomplete_sections"]
 
@@ -80,9 +80,9 @@ def stratified_rank_intervals(matrix: Any, types: list[str], method: _Method, n_
     >>> out["rank_low"].tolist(), out["rank_high"].tolist()
     ([1, 2, 2], [1, 2, 3])
     """
-    from ..aggregate.uncertainty import run_method, summarize_bootstrap
-    from ..aggregate import get_method
-    from ..errors import ScorebenchError
+    from scorebench.aggregate.uncertainty import run_method, summarize_bootstrap
+    from scorebench.aggregate import get_method
+    from scorebench.core.errors import ScorebenchError
 
     if len(types) != matrix.n_columns:
         raise InputError(f"task types: expected {matrix.n_columns}, got {len(types)}")
@@ -147,7 +147,7 @@ PARETO_LABELS = 15
 def pareto_plot(names: list[str], size: np.ndarray, score: np.ndarray, low: np.ndarray, high: np.ndarray,
                 dominated: np.ndarray) -> str:
     """Score (with interval bars) against size on a log x-axis; non-dominated models labelled."""
-    from .plots import figure_svg, label, place_labels
+    from scorebench.leaderboard.plots import figure_svg, label, place_labels
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
@@ -231,8 +231,8 @@ class _Board:
 
 def _method_results(matrix: Any, types: list[str], n_boot: int, seed: int, ci: float) -> dict[str, dict[str, np.ndarray]]:
     """Score, competition rank and (with ``n_boot``) stratified intervals of every method."""
-    from ..aggregate import competition_ranks, get_method
-    from ..aggregate.uncertainty import run_method
+    from scorebench.aggregate import competition_ranks, get_method
+    from scorebench.aggregate.uncertainty import run_method
 
     results = {}
     for m in METHODS:
@@ -246,8 +246,8 @@ def _method_results(matrix: Any, types: list[str], n_boot: int, seed: int, ci: f
 
 
 def _prepare(ctx: Any, block: Any) -> _Board:
-    from ..aggregate import as_matrix
-    from ..aggregate.rank_bands import interval_bands
+    from scorebench.aggregate import as_matrix
+    from scorebench.aggregate.rank_bands import interval_bands
 
     spec = ctx.spec
     wide, types = _wide(ctx.table(block.source))
@@ -322,7 +322,7 @@ def _how(b: _Board, ci: float) -> str:
 
 
 def _main_section(b: _Board, ci: float) -> Any:
-    from .board import Section
+    from scorebench.leaderboard.board import Section
 
     columns, groups = _columns(b)
     rows, records = _main_rows(b)
@@ -346,8 +346,8 @@ def _main_section(b: _Board, ci: float) -> Any:
 
 def _agreement_section(b: _Board) -> Any:
     """Kendall tau-b between the methods' scores over all models."""
-    from ..metrics.agreement import kendall_tau
-    from .board import Section
+    from scorebench.metrics.agreement import kendall_tau
+    from scorebench.leaderboard.board import Section
 
     labels = [m.label for m in METHODS]
     tau = np.array([[kendall_tau(b.results[x]["score"], b.results[y]["score"]) for y in labels] for x in labels])
@@ -361,7 +361,7 @@ def _agreement_section(b: _Board) -> Any:
 
 def _moves_section(b: _Board, top_n: int) -> Any:
     """The models whose rank moves most between the leaderboard's Borda and the missing-aware methods."""
-    from .board import Section
+    from scorebench.leaderboard.board import Section
 
     base = b.results["MTEB Borda"]["rank"]
     done = b.results[PRIMARY]["rank"] - base
@@ -388,7 +388,7 @@ def _moves_section(b: _Board, top_n: int) -> Any:
 
 def _pareto_section(b: _Board, ci: float) -> Any | None:
     """Score against size for the complete models with a known size (None when fewer than 2 or no intervals)."""
-    from .board import Figure, Section
+    from scorebench.leaderboard.board import Figure, Section
 
     keep = np.flatnonzero((b.coverage == b.n_tasks) & np.isfinite(b.size))
     if len(keep) < 2 or not b.n_boot:

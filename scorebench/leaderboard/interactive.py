@@ -29,10 +29,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ..io import mark_bidi
+from scorebench.io.tables import mark_bidi
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .board import Board, Section
+    from scorebench.leaderboard.board import Board, Section
 
 __all__ = ["script", "script_hash", "content_security_policy", "sort_value", "header_attrs", "cell_attrs",
            "data_block", "script_block", "head_block", "column_tooltip", "CSS", "NAME_COLUMNS"]
@@ -146,8 +146,8 @@ def column_tooltip(column: str) -> str | None:
     >>> column_tooltip("system") is None
     True
     """
-    from ..aggregate import get_method
-    from ..registry import metric as lookup_metric
+    from scorebench.aggregate import get_method
+    from scorebench.core.registry import metric as lookup_metric
 
     name = re.sub(r"\s*[↑↓]$", "", str(column)).strip()
     record = None

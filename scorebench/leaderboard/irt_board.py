@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import format_value
-from .board import Figure, Section
-from .board import split_tasks as _tasks
-from .plots import _probabilities, ability_plot
+from scorebench.io.tables import format_value
+from scorebench.leaderboard.board import Figure, Section
+from scorebench.leaderboard.board import split_tasks as _tasks
+from scorebench.leaderboard.plots import _probabilities, ability_plot
 
 __all__ = ["responses_from_predictions", "irt_section", "irt_sections"]
 
@@ -39,7 +39,7 @@ def responses_from_predictions(table: pd.DataFrame) -> pd.DataFrame:
 
 def irt_section(ctx: Any) -> Section:
     """Fit the spec's IRT model and lay out abilities (with a +-1.96 sd band) and accuracy."""
-    from .. import irt
+    from scorebench import irt
 
     spec = ctx.spec
     responses = responses_from_predictions(ctx.table(spec.irt.source))

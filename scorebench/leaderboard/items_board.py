@@ -1,6 +1,6 @@
 r"""Board sections for a systems x items right/wrong matrix (e.g. ChemBench's 2,854 questions).
 
-* accuracy with Wilson score intervals (:func:`scorebench.stats_tests.wilson_interval`);
+* accuracy with Wilson score intervals (:func:`scorebench.analysis.stats_tests.wilson_interval`);
 * pairwise McNemar tests between all systems, Holm-adjusted over every pair
   (:func:`scorebench.aggregate.ties.pairwise_p_values`), shown as a significance matrix and
   turned into tie bands (:func:`scorebench.aggregate.ties.tie_classes`);
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..io import format_value
+from scorebench.core.errors import InputError
+from scorebench.io.tables import format_value
 
 __all__ = ["response_matrix_of", "items_sections"]
 
@@ -61,11 +61,11 @@ def _p_text(p: float) -> str:
 
 def items_sections(ctx: Any, block: Any) -> list:
     """Sections of an ``[items]`` block (see the module docstring)."""
-    from .. import irt
-    from ..aggregate import competition_ranks
-    from ..aggregate.ties import TIE_RULE, pairwise_p_values, tie_classes
-    from ..stats_tests import wilson_interval
-    from .board import Figure, Section
+    from scorebench import irt
+    from scorebench.aggregate import competition_ranks
+    from scorebench.aggregate.ties import TIE_RULE, pairwise_p_values, tie_classes
+    from scorebench.analysis.stats_tests import wilson_interval
+    from scorebench.leaderboard.board import Figure, Section
 
     spec = ctx.spec
     wide = response_matrix_of(ctx.table(block.source), block.layout)
@@ -197,7 +197,7 @@ def _disagreements(systems: list[str], acc: np.ndarray, theta: np.ndarray, se: n
 
 
 def _information_plot(grid: np.ndarray, info: np.ndarray, theta: np.ndarray, systems: list[str]) -> str:
-    from .plots import figure_svg, label
+    from scorebench.leaderboard.plots import figure_svg, label
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)

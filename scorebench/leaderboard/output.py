@@ -29,7 +29,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["write_board_files", "recover_board", "MANIFEST", "BoardLockedError"]
 
@@ -129,7 +129,7 @@ def _remove_stale(parent: Path, name: str) -> None:
     its ``.old`` folder (killed between the two renames of the swap), the newest such folder
     is the last complete board: it is moved back into place before the litter is removed.
     """
-    from ..io import _pid_alive
+    from scorebench.io.tables import _pid_alive
 
     prefix = f".{name}."
     stale = []
@@ -189,7 +189,7 @@ def _check_ours(out_dir: Path) -> None:
 def write_board_files(files: dict[str, bytes], out_dir: str | Path, *, overwrite_foreign: bool = False) -> list[Path]:
     """Write ``files`` (relative path -> bytes) as the board folder ``out_dir``, all or nothing.
 
-    Returns the written paths. Raises :class:`~scorebench.errors.InputError` for a symbolic
+    Returns the written paths. Raises :class:`~scorebench.core.errors.InputError` for a symbolic
     link on the way, for an existing non-empty folder without a manifest (unless
     ``overwrite_foreign``), and :class:`BoardLockedError` when another build holds the folder.
 
@@ -202,7 +202,7 @@ def write_board_files(files: dict[str, bytes], out_dir: str | Path, *, overwrite
     >>> sorted(p.name for p in out.rglob("*"))
     ['.scorebench-manifest.json', 'README.md', 'a.svg', 'plots']
     """
-    from ..io import _umask
+    from scorebench.io.tables import _umask
 
     out_dir = Path(out_dir)
     rels = sorted(files)

@@ -212,8 +212,8 @@ def _probabilities(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def reliability_grid(table: pd.DataFrame, *, n_bins: int = 10, ncols: int = 5) -> str:
     """Top-label reliability diagram of every system in ``table`` (one panel each)."""
-    from ..metrics.calibration import reliability_diagram
-    from ..metrics.calibration._common import top_label
+    from scorebench.metrics.calibration import reliability_diagram
+    from scorebench.metrics.calibration._common import top_label
 
     systems = sorted(table["system"].astype(str).unique().tolist())
     nrows = int(np.ceil(len(systems) / ncols))

@@ -1,7 +1,7 @@
 """Render a :class:`~scorebench.leaderboard.build.Board` to Markdown, HTML, CSV and JSON.
 
 Names come from untrusted result tables, so every string is escaped for its target:
-:func:`scorebench.io.escape_markdown` for Markdown cells (HTML-escaped, pipes escaped, one
+:func:`scorebench.io.tables.escape_markdown` for Markdown cells (HTML-escaped, pipes escaped, one
 line), :func:`html.escape` for HTML. The HTML page is self-contained: inline CSS, figures
 as ``data:image/svg+xml;base64`` images (an image cannot run scripts), one inline script
 allowed by its CSP hash (:mod:`.interactive`: sorting, search, filters, drill-down), no
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import escape_markdown, safe_csv_table
-from . import interactive
-from .board import Board, Section, pin
+from scorebench.io.tables import escape_markdown, safe_csv_table
+from scorebench.leaderboard import interactive
+from scorebench.leaderboard.board import Board, Section, pin
 
 __all__ = ["render_markdown_board", "render_html", "render_csv", "render_json", "write_board", "OUTPUT_FILES"]
 
@@ -216,6 +216,6 @@ def write_board(board: Board, out_dir: str | Path, *, overwrite_foreign: bool = 
     An existing non-empty ``out_dir`` that scorebench did not write (no manifest) is refused
     unless ``overwrite_foreign=True``.
     """
-    from .output import write_board_files
+    from scorebench.leaderboard.output import write_board_files
 
     return write_board_files(board_files(board), out_dir, overwrite_foreign=overwrite_foreign)

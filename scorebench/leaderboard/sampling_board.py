@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .board import Figure, Section, cell
+from scorebench.core.errors import InputError
+from scorebench.leaderboard.board import Figure, Section, cell
 
 __all__ = ["SamplingSpec", "parse_sampling", "sampling_sections"]
 
@@ -46,9 +46,9 @@ def parse_sampling(data: Any, where: str) -> SamplingSpec:
     >>> parse_sampling({"source": "attempts", "ks": [0]}, "b.toml: sampling")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: b.toml: sampling: 'ks' expected distinct integers >= 1, got [0]
+    scorebench.core.errors.InputError: b.toml: sampling: 'ks' expected distinct integers >= 1, got [0]
     """
-    from .spec import check_rounds, SpecReader
+    from scorebench.leaderboard.spec import check_rounds, SpecReader
 
     r = SpecReader(data, where)
     ks = r.get("ks", list, [])
@@ -63,7 +63,7 @@ def parse_sampling(data: Any, where: str) -> SamplingSpec:
 
 
 def _default_ks(table: pd.DataFrame) -> tuple[int, ...]:
-    from ..tables import get_kind
+    from scorebench.core.tables import get_kind
 
     sizes = get_kind("attempts").extract(table, nan_policy="raise").arrays["n_attempts"]
     fewest = int(sizes.min())
@@ -71,7 +71,7 @@ def _default_ks(table: pd.DataFrame) -> tuple[int, ...]:
 
 
 def _curves_svg(frame: pd.DataFrame, ci: float) -> str:
-    from .plots import figure_svg, label
+    from scorebench.leaderboard.plots import figure_svg, label
 
     def draw(fig):
         ax = fig.subplots()

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._records import Registry
+from scorebench.core.records import Registry
 
 __all__ = ["SectionKind", "register_section", "section_kinds", "get_section"]
 
@@ -35,7 +35,7 @@ class SectionKind:
     """One kind of board section.
 
     ``parse(data, where)`` turns the spec's TOML table into a frozen block (raising
-    :class:`~scorebench.errors.InputError` naming ``where``); ``build(ctx, block)`` returns the
+    :class:`~scorebench.core.errors.InputError` naming ``where``); ``build(ctx, block)`` returns the
     board sections; ``sources(block)`` the source names the block reads (checked against the
     spec's ``[[sources]]``); ``standalone``: the block alone is enough to make a board.
     """

@@ -15,12 +15,12 @@ listed in the metric registry (family ``"losses"``) through torch-free lazy wrap
 
 from __future__ import annotations
 
-from .anyloss import ANYLOSS_METRICS, AnyLoss, SoftConfusion, anyloss, soft_confusion
-from .listwise import (LambdaLoss, ListMLE, ListNet, RankNet, RCRLoss, lambda_loss, listmle_loss,
+from scorebench.losses.anyloss import ANYLOSS_METRICS, AnyLoss, SoftConfusion, anyloss, soft_confusion
+from scorebench.losses.listwise import (LambdaLoss, ListMLE, ListNet, RankNet, RCRLoss, lambda_loss, listmle_loss,
                        listnet_loss, ranknet_loss, rcr_loss)
-from .ndcg import ApproxNDCG, NeuralNDCG, approx_ndcg, neural_ndcg
-from .neuralsort import RelaxedSort, neural_sort, relaxed_sort, sinkhorn_scaling, stochastic_neural_sort
-from .pair_weighting import (ContrastiveLoss, MinedPairs, MultiSimilarityLoss, MultiSimilarityMiner,
+from scorebench.losses.ndcg import ApproxNDCG, NeuralNDCG, approx_ndcg, neural_ndcg
+from scorebench.losses.neuralsort import RelaxedSort, neural_sort, relaxed_sort, sinkhorn_scaling, stochastic_neural_sort
+from scorebench.losses.pair_weighting import (ContrastiveLoss, MinedPairs, MultiSimilarityLoss, MultiSimilarityMiner,
                              TripletLoss, contrastive_loss, gpw_pair_weights, multi_similarity_loss,
                              similarity_matrix, triplet_loss)
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import InputError
-from ..validation import check_choice, check_positive_number
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice, check_positive_number
 
 __all__ = ["Batch", "check_batch", "gains", "discounts", "ideal_dcg", "reduce_per_list",
            "GAINS", "REDUCTIONS", "masked_fill_min"]
@@ -49,7 +49,7 @@ def check_batch(scores: torch.Tensor, labels: torch.Tensor, *, padding_value: fl
                 nonnegative: bool = True, name: str = "scores") -> Batch:
     """Validate a padded batch and return it with its mask.
 
-    Raises :class:`~scorebench.errors.InputError` for non-tensors, wrong shapes, integer
+    Raises :class:`~scorebench.core.errors.InputError` for non-tensors, wrong shapes, integer
     scores, NaN or infinite values, and (when ``nonnegative``) negative labels that are
     not the padding value.
     """

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import InputError
-from ..validation import check_choice
-from ._batch import check_positive_float
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
+from scorebench.losses._batch import check_positive_float
 
 __all__ = ["SoftConfusion", "soft_confusion", "anyloss", "AnyLoss", "ANYLOSS_METRICS"]
 

@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import InputError
-from ..validation import check_choice
-from ._batch import (Batch, check_batch, check_positive_float, discounts, gains, ideal_dcg,
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
+from scorebench.losses._batch import (Batch, check_batch, check_positive_float, discounts, gains, ideal_dcg,
                      masked_fill_min, reduce_per_list)
 
 __all__ = ["listnet_loss", "listmle_loss", "ranknet_loss", "lambda_loss", "rcr_loss",

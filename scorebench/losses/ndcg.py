@@ -29,9 +29,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..validation import check_choice
-from ._batch import (check_batch, check_positive_float, discounts, gains, ideal_dcg, reduce_per_list)
-from .neuralsort import gumbel_perturb, relaxed_sort
+from scorebench.core.validation import check_choice
+from scorebench.losses._batch import (check_batch, check_positive_float, discounts, gains, ideal_dcg, reduce_per_list)
+from scorebench.losses.neuralsort import gumbel_perturb, relaxed_sort
 
 __all__ = ["neural_ndcg", "NeuralNDCG", "approx_ndcg", "ApproxNDCG", "VARIANTS"]
 

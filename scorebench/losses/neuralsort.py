@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import InputError
-from ._batch import check_positive_float, masked_fill_min
+from scorebench.core.errors import InputError
+from scorebench.losses._batch import check_positive_float, masked_fill_min
 
 __all__ = ["neural_sort", "stochastic_neural_sort", "sinkhorn_scaling", "RelaxedSort",
            "relaxed_sort", "gumbel_perturb"]

@@ -26,9 +26,9 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from ..errors import InputError
-from ..validation import check_choice
-from ._batch import check_positive_float
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
+from scorebench.losses._batch import check_positive_float
 
 __all__ = ["similarity_matrix", "multi_similarity_loss", "contrastive_loss", "triplet_loss",
            "gpw_pair_weights", "MinedPairs", "MultiSimilarityLoss", "MultiSimilarityMiner",

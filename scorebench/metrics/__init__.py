@@ -1,7 +1,7 @@
 """NumPy implementations of the metric families; importing this registers them.
 
 Each family lives in its own module and registers its metrics with
-:func:`scorebench.registry.register`. The functions are public here for array use.
+:func:`scorebench.core.registry.register`. The functions are public here for array use.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the rated *system* (e.g. the TTS system whose utterance was rated) for ``system_
 The usual ``system`` (and ``task``) columns name the *predictor* being evaluated.
 
 Undefined values are never returned silently: a correlation of a constant input, or a
-kappa / alpha with no expected disagreement, raises :class:`~scorebench.errors.InputError`
+kappa / alpha with no expected disagreement, raises :class:`~scorebench.core.errors.InputError`
 explaining why (scipy and scikit-learn return NaN with a warning instead).
 
 All metrics except ``mae`` are set-level (``per_row=False``): :func:`scorebench.evaluate`
@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
-from ..validation import as_float_array, check_choice, check_finite, check_same_length, describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
+from scorebench.core.validation import as_float_array, check_choice, check_finite, check_same_length, describe_rows
 
 __all__ = [
     "pearson", "spearman", "kendall_tau", "cohen_kappa", "qwk", "krippendorff_alpha",
@@ -191,7 +191,7 @@ def pearson(y_true: Any, y_pred: Any, /) -> float:
     .. math:: r = \frac{\sum_i (x_i - \bar x)(y_i - \bar y)}
                        {\sqrt{\sum_i (x_i - \bar x)^2 \sum_i (y_i - \bar y)^2}}
 
-    Raises :class:`~scorebench.errors.InputError` when either input is constant.
+    Raises :class:`~scorebench.core.errors.InputError` when either input is constant.
 
     References
     ----------

@@ -3,7 +3,7 @@
 * The ``correct`` table kind: one row per (system, item) answer scored right (1) or wrong (0),
   what lm-eval's per-sample ``acc`` and ChemBench's result matrices hold. ``accuracy`` is its
   mean; :func:`scorebench.evaluate` gives it a Wilson interval (a proportion; see
-  :mod:`scorebench.stats_tests`) and :func:`scorebench.compare` offers McNemar's test.
+  :mod:`scorebench.analysis.stats_tests`) and :func:`scorebench.compare` offers McNemar's test.
 * On the ``multiclass`` kind (``y``, ``p_<class>``): the predicted label is the most probable
   class (the first one on a tie, as :func:`numpy.argmax` and scikit-learn's ``predict``), and
   ``argmax_accuracy``, ``top_k_accuracy@k``, ``balanced_accuracy``, ``f1_macro``,
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import Column, Inputs, declared_column, register_kind, start_table, unit_frame
-from ..validation import show_value
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, declared_column, register_kind, start_table, unit_frame
+from scorebench.core.validation import show_value
 
 __all__ = ["extract_correct", "accuracy", "argmax_accuracy", "top_k_accuracy", "balanced_accuracy",
            "f1_macro", "f1_micro", "f1_weighted", "mcc", "confusion_matrix"]

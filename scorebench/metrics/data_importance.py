@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import as_class_index, as_float_array, check_finite, check_positive_int, check_simplex
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_class_index, as_float_array, check_finite, check_positive_int, check_simplex
 
 __all__ = ["el2n_scores", "grand_scores"]
 

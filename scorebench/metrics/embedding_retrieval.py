@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import Column, Inputs, hash_labels, unit_frame, start_table, numeric_column, register_kind
-from ..validation import as_float_array, check_choice, check_finite, describe_rows
-from .ranking.measures import binary_ndcg
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, hash_labels, unit_frame, start_table, numeric_column, register_kind
+from scorebench.core.validation import as_float_array, check_choice, check_finite, describe_rows
+from scorebench.metrics.ranking.measures import binary_ndcg
 
 __all__ = ["recall_at_k", "ndcg_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
            "RetrievalScores", "extract_embeddings", "SIMILARITIES"]

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..table_schema import check_unique_columns
-from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
-from ..validation import describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.table_schema import check_unique_columns
+from scorebench.core.tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
+from scorebench.core.validation import describe_rows
 
 __all__ = ["ResponseMatrix", "response_matrix", "extract_responses"]
 

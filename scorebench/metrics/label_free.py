@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..validation import as_class_index, as_float_matrix, check_choice, check_positive_int
-from .agreement import kendall_tau, pearson, spearman
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_class_index, as_float_matrix, check_choice, check_positive_int
+from scorebench.metrics.agreement import kendall_tau, pearson, spearman
 
 __all__ = ["accuracy", "average_confidence", "difference_of_confidences", "doc_accuracy", "mano_score",
            "LabelFreeEvaluation", "evaluate_label_free", "ESTIMATORS"]

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
-from ..validation import describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
+from scorebench.core.validation import describe_rows
 
 __all__ = ["extract_listwise", "padded_lists", "PAD"]
 
@@ -93,7 +93,7 @@ def _listwise(name: str, summary: str, **fixed: Any) -> Callable[..., np.ndarray
     def wrapper(scores: Any, labels: Any, **params: Any) -> np.ndarray:
         import torch
 
-        from .. import losses
+        from scorebench import losses
 
         s, y = _tensors(scores, labels)
         with torch.no_grad():
@@ -142,7 +142,7 @@ def anyloss_value(y: Any, p: Any, *, metric: str = "f1", beta: float = 1.0, ampl
     """AnyLoss: 1 - a confusion-matrix metric of sigmoid-sharpened probabilities; imports torch on call."""
     import torch
 
-    from ..losses import anyloss
+    from scorebench.losses import anyloss
 
     y_t, p_t = _tensors(y, p)
     with torch.no_grad():

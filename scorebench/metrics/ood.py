@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import Column, Inputs, Option, declared_column, unit_frame, start_table, numeric_column, register_kind
-from ..validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, Option, declared_column, unit_frame, start_table, numeric_column, register_kind
+from scorebench.core.validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
 
 __all__ = ["RocCurve", "roc_curve", "auroc", "aupr", "aupr_in", "aupr_out", "fpr_at_95_tpr",
            "detection_error", "extract_ood"]

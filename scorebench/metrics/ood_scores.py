@@ -22,8 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import (as_float_array, as_float_matrix, check_choice, check_finite, check_positive, check_positive_int,
+from scorebench.core.errors import InputError
+from scorebench.core.validation import (as_float_array, as_float_matrix, check_choice, check_finite, check_positive, check_positive_int,
                           check_positive_number, describe_rows)
 
 __all__ = [

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..registry import register
-from ..tables import GROUP_COLUMNS, Column, Inputs, numeric_column, register_kind, start_table, unit_frame
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, numeric_column, register_kind, start_table, unit_frame
 
 __all__ = ["extract_samples", "sample_mean"]
 

@@ -15,11 +15,11 @@ torch is imported only when a function here runs, never at ``import scorebench``
 
 from __future__ import annotations
 
-from .data import IMAGE_SUFFIXES, ModelInputs, load_inputs
-from .device import DEVICES, resolve_device
-from .extractor import Extractor, Preprocess, file_sha256, load_extractor, weights_fingerprint
-from .inference import OUTPUTS, Features, extract, run_model
-from .table import features_table, outputs_frame
+from scorebench.models.data import IMAGE_SUFFIXES, ModelInputs, load_inputs
+from scorebench.models.device import DEVICES, resolve_device
+from scorebench.models.extractor import Extractor, Preprocess, file_sha256, load_extractor, weights_fingerprint
+from scorebench.models.inference import OUTPUTS, Features, extract, run_model
+from scorebench.models.table import features_table, outputs_frame
 
 __all__ = [
     "DEVICES", "OUTPUTS", "IMAGE_SUFFIXES", "Extractor", "Preprocess", "ModelInputs",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.validation import describe_rows
 
 __all__ = ["ModelInputs", "load_inputs", "IMAGE_SUFFIXES"]
 
@@ -45,7 +45,7 @@ def load_inputs(path: str | Path) -> ModelInputs:
     if suffix in (".npy", ".npz"):
         values = _load_array(p)
         return ModelInputs(_check(values, p), _range_ids(values), str(p))
-    from ..io import read_table
+    from scorebench.io.tables import read_table
 
     table = read_table(p)
     numeric = [c for c in table.columns if c not in _LABELS and table[c].dtype.kind in "biuf"]
@@ -110,7 +110,7 @@ def _images(folder: Path) -> ModelInputs:
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
         raise InputError(f"{folder}: images have different sizes {sorted(shapes)[:3]}; expected one size")
-    from ..resources import check_allocation
+    from scorebench.core.resources import check_allocation
 
     check_allocation(sum(a.size for a in arrays), 8, f"{len(arrays)} images of {arrays[0].shape[1]}x{arrays[0].shape[0]}")
     values = np.stack(arrays).transpose(0, 3, 1, 2).astype(np.float32)
@@ -121,7 +121,7 @@ def _image(path: Path, Image) -> np.ndarray:
     """One image as (H, W, 3) uint8, decoded under a pixel limit; bad files become one-line errors."""
     import warnings
 
-    from ..resources import MAX_IMAGE_PIXELS, check_allocation
+    from scorebench.core.resources import MAX_IMAGE_PIXELS, check_allocation
 
     try:
         with warnings.catch_warnings():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["DEVICES", "resolve_device"]
 
@@ -15,7 +15,7 @@ def resolve_device(spec: Any = "auto") -> Any:
     """Return a ``torch.device`` for ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:<i>"``.
 
     ``"auto"`` picks ``cuda`` when a GPU is visible, otherwise ``cpu``. Asking for CUDA on a
-    machine without one raises :class:`~scorebench.errors.InputError` (no silent fallback).
+    machine without one raises :class:`~scorebench.core.errors.InputError` (no silent fallback).
 
     Examples
     --------

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["Preprocess", "Extractor", "load_extractor", "weights_fingerprint", "file_sha256"]
 
@@ -167,7 +167,7 @@ def _program_fingerprint(source_sha256: str, module: Any, preprocess: Preprocess
 
 
 def _read_program(path: Path) -> bytes:
-    from ..resources import check_allocation
+    from scorebench.core.resources import check_allocation
 
     check_allocation(path.stat().st_size, 2, f"model file {path}")
     return path.read_bytes()

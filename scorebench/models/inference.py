@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from .device import resolve_device
-from .extractor import Extractor, load_extractor
+from scorebench.core.errors import InputError
+from scorebench.models.device import resolve_device
+from scorebench.models.extractor import Extractor, load_extractor
 
 __all__ = ["OUTPUTS", "Features", "extract", "run_model"]
 

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import load_inputs
-from .device import resolve_device
-from .extractor import Extractor, Preprocess, load_extractor
-from .inference import run_model
+from scorebench.models.data import load_inputs
+from scorebench.models.device import resolve_device
+from scorebench.models.extractor import Extractor, Preprocess, load_extractor
+from scorebench.models.inference import run_model
 
 __all__ = ["features_table", "outputs_frame"]
 

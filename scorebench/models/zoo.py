@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
-from .extractor import Preprocess
+from scorebench.core.errors import InputError
+from scorebench.models.extractor import Preprocess
 
 __all__ = ["efficientnet_lite0"]
 

@@ -45,8 +45,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, field_error, head_bytes, jsonl_records, load_json, plain_name, regular_files, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, field_error, head_bytes, jsonl_records, load_json, plain_name, regular_files, require
 
 __all__ = ["read", "detect"]
 

@@ -47,7 +47,7 @@ def refuse_mixed_metrics(table: Any) -> None:
     >>> t = pd.DataFrame({"system": ["a"], "metric": ["exact_match"], "value": [0.5]})
     >>> refuse_mixed_metrics(t)  # nothing marked: fine
     """
-    from ..errors import InputError
+    from scorebench.core.errors import InputError
 
     mixed = getattr(table, "attrs", {}).get("mixed_metrics") if hasattr(table, "attrs") else None
     if mixed:

@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, as_number, field_error, jsonl_records, load_json, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, as_number, field_error, jsonl_records, load_json, require
 
 __all__ = ["read", "detect"]
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, as_number, field_error, load_json, regular_files, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, as_number, field_error, load_json, regular_files, require
 
 __all__ = ["read", "detect"]
 

@@ -46,8 +46,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError, warn_user
-from ._common import Provenance, field_error, head_bytes, is_regular_file, load_json, regular_files, require
+from scorebench.core.errors import InputError, warn_user
+from scorebench.io.readers._common import Provenance, field_error, head_bytes, is_regular_file, load_json, regular_files, require
 
 __all__ = ["read", "detect", "benchmark", "BENCHMARK_NAMES", "DEFAULT_BENCHMARK"]
 

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..validation import parse_bool
-from ._common import Provenance, field_error, is_regular_file, regular_files
+from scorebench.core.errors import InputError
+from scorebench.core.validation import parse_bool
+from scorebench.io.readers._common import Provenance, field_error, is_regular_file, regular_files
 
 __all__ = ["read", "detect", "safe_load", "METRIC_DEFAULTS"]
 

@@ -50,8 +50,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, as_number, field_error, head_bytes, jsonl_records, load_json, plain_name, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, as_number, field_error, head_bytes, jsonl_records, load_json, plain_name, require
 
 __all__ = ["read", "detect", "SECTIONS", "EXAMPLE_COUNTS", "section_scores"]
 

@@ -6,8 +6,8 @@ them as a self-contained HTML page, Markdown or a LaTeX (booktabs) document (:mo
 
 from __future__ import annotations
 
-from .build import CORRECTIONS, REPORT_TESTS, ComparisonReport, comparison_report, read_runs
-from .render import REPORT_FORMATS, render_report, write_report
+from scorebench.report.build import CORRECTIONS, REPORT_TESTS, ComparisonReport, comparison_report, read_runs
+from scorebench.report.render import REPORT_FORMATS, render_report, write_report
 
 __all__ = ["ComparisonReport", "comparison_report", "read_runs", "write_report", "render_report",
            "REPORT_TESTS", "CORRECTIONS", "REPORT_FORMATS"]

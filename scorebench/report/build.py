@@ -1,7 +1,7 @@
 r"""The comparison report's numbers: from two or more runs to scores, paired tests, flips and a plan.
 
 :func:`comparison_report` reads runs (tables, CSV files, or harness result files through
-:func:`scorebench.io.read_results`), pools them into one table and computes
+:func:`scorebench.io.tables.read_results`), pools them into one table and computes
 
 * per system: the score with the metric's own interval (Wilson for accuracy, percentile
   bootstrap for means; cluster bootstrap with ``cluster=``) and its tie band;
@@ -15,7 +15,7 @@ r"""The comparison report's numbers: from two or more runs to scores, paired tes
   reference system was right and the other wrong, ``fix`` the other way round, with ids;
 * the plan: the minimum detectable effect at the observed size, the power against each
   planned difference and the items (and clusters) needed for ``power``, from the observed
-  discordance and intra-cluster correlation (:mod:`scorebench.planner`; Miller 2024).
+  discordance and intra-cluster correlation (:mod:`scorebench.analysis.planner`; Miller 2024).
 
 Tie bands: systems are walked in score order; a system joins the current band when its
 adjusted p-value against the band's leader is at least ``alpha`` (not significantly
@@ -34,15 +34,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._version import __version__
-from ..comparison import compare
-from ..errors import InputError
-from ..evaluate import evaluate, resolve_metrics
-from ..gates import GATES, gate as run_gate
-from ..paired_units import paired_units, usable_rows
-from ..planner import design_effect, icc as estimate_icc, items_needed, paired_power
-from ..stats_tests import cluster_robust_se
-from ..validation import check_choice, check_level
+from scorebench._version import __version__
+from scorebench.evaluation.comparison import compare
+from scorebench.core.errors import InputError
+from scorebench.evaluation.evaluate import evaluate, resolve_metrics
+from scorebench.analysis.gates import GATES, gate as run_gate
+from scorebench.evaluation.paired_units import paired_units, usable_rows
+from scorebench.analysis.planner import design_effect, icc as estimate_icc, items_needed, paired_power
+from scorebench.analysis.stats_tests import cluster_robust_se
+from scorebench.core.validation import check_choice, check_level
 
 __all__ = ["ComparisonReport", "comparison_report", "read_runs", "REPORT_TESTS", "CORRECTIONS"]
 
@@ -77,8 +77,8 @@ class ComparisonReport:
 
 
 def _read_one(run: Any, from_format: str | None, options: dict[str, Any]) -> pd.DataFrame:
-    from ..io import read_results, read_table
-    from ..readers import detect_results_format
+    from scorebench.io.tables import read_results, read_table
+    from scorebench.io.readers import detect_results_format
 
     if isinstance(run, pd.DataFrame):
         return run
@@ -277,7 +277,7 @@ def comparison_report(runs: Any, metric: str | None = None, *, from_format: str 
     ----------
     runs : DataFrame, path, or a list of them
         Result tables (``system``, ``id`` and the metric's columns, optionally ``task``) or
-        harness result files/folders (lm-eval, HELM, ...; see :func:`scorebench.io.read_results`).
+        harness result files/folders (lm-eval, HELM, ...; see :func:`scorebench.io.tables.read_results`).
     metric : str, optional
         A per-row metric; default ``accuracy`` for a table with a ``correct`` column, or
         ``sample_mean@COL`` when the table has exactly one score column.
@@ -297,7 +297,7 @@ def comparison_report(runs: Any, metric: str | None = None, *, from_format: str 
         Differences to plan for (default 0.01, 0.02, 0.05 for right/wrong metrics; 0.1, 0.2,
         0.5 standard deviations of the differences otherwise).
     gate, margin : optional
-        Also decide a gate (:func:`scorebench.gates.gate`) of every system against ``baseline``.
+        Also decide a gate (:func:`scorebench.analysis.gates.gate`) of every system against ``baseline``.
     higher_is_better : bool, optional
         Direction of a metric that declares none (``sample_mean@COL``): names the better system
         and orients the gate.

@@ -17,12 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ..io import format_value
-from ..leaderboard.board import Board, Section, cell
-from ..leaderboard.render import render_html, render_markdown_board
-from ..leaderboard.spec import BoardSpec
-from .build import ComparisonReport
+from scorebench.core.errors import InputError
+from scorebench.io.tables import format_value
+from scorebench.leaderboard.board import Board, Section, cell
+from scorebench.leaderboard.render import render_html, render_markdown_board
+from scorebench.leaderboard.spec import BoardSpec
+from scorebench.report.build import ComparisonReport
 
 __all__ = ["REPORT_FORMATS", "report_board", "render_report", "write_report", "render_latex"]
 
@@ -253,7 +253,7 @@ def report_format(path: str | os.PathLike) -> str:
 def write_report(rep: ComparisonReport, path: str | os.PathLike, *, title: str | None = None,
                  command: str | None = None) -> Path:
     """Write the report to ``path`` (format from the suffix: .html, .md, .tex), atomically."""
-    from ..io import atomic_write
+    from scorebench.io.tables import atomic_write
 
     path = Path(path)
     data = render_report(rep, report_format(path), title=title, command=command).encode("utf-8")

@@ -22,13 +22,13 @@ name                        kind        what
 
 from __future__ import annotations
 
-from ._common import BINNINGS, BinStats, bin_stats
-from .balance import balance_score, balance_score_top_label
-from .binned import (ReliabilityDiagram, adaptive_ece, classwise_ece, ece, ece_top_label, l2_calibration_error, mce,
+from scorebench.metrics.calibration._common import BINNINGS, BinStats, bin_stats
+from scorebench.metrics.calibration.balance import balance_score, balance_score_top_label
+from scorebench.metrics.calibration.binned import (ReliabilityDiagram, adaptive_ece, classwise_ece, ece, ece_top_label, l2_calibration_error, mce,
                      reliability_diagram)
-from .murphy import BrierDecomposition, brier_decomposition, brier_reliability, brier_resolution
-from .skill import skill_score
-from .smooth import smooth_ece, smooth_ece_at
+from scorebench.metrics.calibration.murphy import BrierDecomposition, brier_decomposition, brier_reliability, brier_resolution
+from scorebench.metrics.calibration.skill import skill_score
+from scorebench.metrics.calibration.smooth import smooth_ece, smooth_ece_at
 
 __all__ = [
     "BINNINGS", "BinStats", "bin_stats", "ece", "mce", "l2_calibration_error", "adaptive_ece", "ece_top_label",

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import (as_class_index, as_float_array, check_binary, check_finite, check_count, check_positive_int,
+from scorebench.core.errors import InputError
+from scorebench.core.validation import (as_class_index, as_float_array, check_binary, check_finite, check_count, check_positive_int,
                            check_probability, check_same_length, check_simplex)
 
 __all__ = ["BINNINGS", "BinStats", "binary_inputs", "multiclass_inputs", "resolve_binning",
@@ -98,7 +98,7 @@ def _forecast_rows(y: Any, forecast: Any, name: str, ndim: int) -> tuple[np.ndar
 def binary_inputs(y: Any, p: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate binary outcomes and forecast probabilities; return them as float64.
 
-    Raises :class:`~scorebench.errors.InputError` for outcomes other than 0/1,
+    Raises :class:`~scorebench.core.errors.InputError` for outcomes other than 0/1,
     probabilities outside [0, 1], NaN or infinity, mismatched lengths and empty input.
     """
     y, p = _forecast_rows(y, p, "p", 1)

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ._common import binary_inputs, multiclass_inputs, top_label
+from scorebench.core.registry import register
+from scorebench.metrics.calibration._common import binary_inputs, multiclass_inputs, top_label
 
 __all__ = ["balance_score", "balance_score_top_label"]
 

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._lazy import lazy_attr
-from ...errors import InputError
-from ...registry import register
-from ...validation import check_level, check_count, check_positive_int
-from ._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import check_level, check_count, check_positive_int
+from scorebench.metrics.calibration._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
 
 ndtri = lazy_attr("scipy.special", "ndtri")
@@ -80,7 +80,7 @@ def binned_bootstrap(y: np.ndarray, p: np.ndarray, n_boot: int, rng: np.random.G
     Multinomial(n, n_c / n), which fixes every bin's count and outcome sum; the sum of p
     over the :math:`W_c` draws inside a cell is replaced by its normal limit
     :math:`W_c \\bar p_c + \\sqrt{W_c s_c^2}\\,z` (the stratified bootstrap of
-    :mod:`scorebench.stats`; within a bin of width 1/B, :math:`s_c^2 \\le 1/(4B^2)`).
+    :mod:`scorebench.core.stats`; within a bin of width 1/B, :math:`s_c^2 \\le 1/(4B^2)`).
     Cost O(n) once plus O(n_boot x cells).
     """
     _uniform_only(binning, name)

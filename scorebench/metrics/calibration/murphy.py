@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import check_count, check_positive_int
-from ._common import bin_edges, bin_ids, binary_inputs, resolve_binning
-from .binned import binned_partial
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import check_count, check_positive_int
+from scorebench.metrics.calibration._common import bin_edges, bin_ids, binary_inputs, resolve_binning
+from scorebench.metrics.calibration.binned import binned_partial
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "brier_resolution"]
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import as_float_array, broadcast_arrays, check_finite, describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, broadcast_arrays, check_finite, describe_rows
 
 __all__ = ["skill_score"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ._common import binary_inputs
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.calibration._common import binary_inputs
 
 __all__ = ["smooth_ece", "smooth_ece_at"]
 

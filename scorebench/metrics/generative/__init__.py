@@ -23,14 +23,14 @@ Importing this package registers the metrics and the ``features`` table kind
 
 from __future__ import annotations
 
-from .frechet import FIDResult, fid, fid_details, frechet_distance, memorization_distance, mifid, sfid
-from .fid_infinity import FIDInfinityResult, fid_infinity, fid_infinity_details
-from .great import great_score
-from .inception import ISResult, inception_score, inception_score_details
-from .kid import KIDResult, kid, kid_details, mmd2_unbiased
-from .manifold import PRDC, coverage, density, knn_radii, manifold_metrics, precision, recall
-from .stats import FeatureStats
-from .vendi import vendi_from_eigenvalues, vendi_score
+from scorebench.metrics.generative.frechet import FIDResult, fid, fid_details, frechet_distance, memorization_distance, mifid, sfid
+from scorebench.metrics.generative.fid_infinity import FIDInfinityResult, fid_infinity, fid_infinity_details
+from scorebench.metrics.generative.great import great_score
+from scorebench.metrics.generative.inception import ISResult, inception_score, inception_score_details
+from scorebench.metrics.generative.kid import KIDResult, kid, kid_details, mmd2_unbiased
+from scorebench.metrics.generative.manifold import PRDC, coverage, density, knn_radii, manifold_metrics, precision, recall
+from scorebench.metrics.generative.stats import FeatureStats
+from scorebench.metrics.generative.vendi import vendi_from_eigenvalues, vendi_score
 
 __all__ = [
     "FeatureStats", "FIDResult", "KIDResult", "ISResult", "PRDC",

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import as_float_array, check_finite, check_positive_int
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, check_finite, check_positive_int
 
 __all__ = ["as_features", "extractor_of", "same_extractor", "check_same_dim", "check_rng_seed",
            "check_positive_int"]

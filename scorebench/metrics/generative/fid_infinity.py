@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
-from .frechet import fid
-from .kind import two_sample
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.generative._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
+from scorebench.metrics.generative.frechet import fid
+from scorebench.metrics.generative.kind import two_sample
 
 __all__ = ["FIDInfinityResult", "fid_infinity", "fid_infinity_details"]
 

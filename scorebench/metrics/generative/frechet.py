@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_attr, lazy_module
-from ...errors import InputError
-from ...registry import register
-from ._common import as_features, check_same_dim, same_extractor
-from .kind import two_sample
-from .stats import FeatureStats, resolve_precision
+from scorebench.core.lazy import lazy_attr, lazy_module
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.generative._common import as_features, check_same_dim, same_extractor
+from scorebench.metrics.generative.kind import two_sample
+from scorebench.metrics.generative.stats import FeatureStats, resolve_precision
 
 scipy_linalg = lazy_module("scipy.linalg")
 

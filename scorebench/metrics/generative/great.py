@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_finite, check_simplex
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_finite, check_simplex
 
 __all__ = ["great_score"]
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_attr
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_finite, check_simplex
-from ._common import check_positive_int, check_rng_seed
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_finite, check_simplex
+from scorebench.metrics.generative._common import check_positive_int, check_rng_seed
 
 xlogy = lazy_attr("scipy.special", "xlogy")
 

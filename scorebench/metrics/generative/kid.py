@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from .kind import two_sample
-from ._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
+from scorebench.core.registry import register
+from scorebench.metrics.generative.kind import two_sample
+from scorebench.metrics.generative._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
 
 __all__ = ["KIDResult", "kid", "kid_details", "mmd2_unbiased"]
 

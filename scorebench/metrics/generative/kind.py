@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Column, Inputs, Option, drop_nan_rows, numeric_column, register_kind
-from ...table_schema import check_declared_columns
-from ...validation import check_choice, describe_rows
-from .stats import FeatureStats
+from scorebench.core.errors import InputError
+from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, Option, drop_nan_rows, numeric_column, register_kind
+from scorebench.core.table_schema import check_declared_columns
+from scorebench.core.validation import check_choice, describe_rows
+from scorebench.metrics.generative.stats import FeatureStats
 
 __all__ = ["extract_features", "reference_features", "two_sample"]
 

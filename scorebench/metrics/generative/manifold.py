@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from .kind import two_sample
-from ._common import as_features, check_positive_int, check_same_dim, same_extractor
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.generative.kind import two_sample
+from scorebench.metrics.generative._common import as_features, check_positive_int, check_same_dim, same_extractor
 
 __all__ = ["PRDC", "manifold_metrics", "knn_radii", "precision", "recall", "density", "coverage"]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_attr
-from ...errors import InputError
-from ...validation import check_finite
-from ._common import as_features, extractor_of
+from scorebench.core.lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_finite
+from scorebench.metrics.generative._common import as_features, extractor_of
 
 dsyrk, ssyrk = lazy_attr("scipy.linalg.blas", "dsyrk"), lazy_attr("scipy.linalg.blas", "ssyrk")
 

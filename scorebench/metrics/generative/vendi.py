@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_finite
-from ._common import as_features
-from .stats import gram
+from scorebench.core.lazy import lazy_module
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_finite
+from scorebench.metrics.generative._common import as_features
+from scorebench.metrics.generative.stats import gram
 
 scipy_linalg = lazy_module("scipy.linalg")
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...registry import register
-from . import kind as _kind  # noqa: F401  (registers the judged kind)
-from .ppi import (ppi_difference_interval, ppi_finalize, ppi_mean, ppi_mean_interval, ppi_stats, ppi_win_rate,
+from scorebench.core.registry import register
+from scorebench.metrics.judged import kind as _kind  # noqa: F401  (registers the judged kind)
+from scorebench.metrics.judged.ppi import (ppi_difference_interval, ppi_finalize, ppi_mean, ppi_mean_interval, ppi_stats, ppi_win_rate,
                   stratified_ppi_interval, stratified_ppi_mean)
-from .rogan_gladen import rogan_gladen, rogan_gladen_finalize, rogan_gladen_interval, rogan_gladen_stats
+from scorebench.metrics.judged.rogan_gladen import rogan_gladen, rogan_gladen_finalize, rogan_gladen_interval, rogan_gladen_stats
 
 __all__ = ["ppi_mean", "ppi_win_rate", "ppi_mean_interval", "ppi_difference_interval", "stratified_ppi_mean",
            "stratified_ppi_interval", "rogan_gladen", "rogan_gladen_interval"]

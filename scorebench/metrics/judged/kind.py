@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import Column, Inputs, label_text, numeric_column, register_kind, start_table, unit_frame
+from scorebench.core.errors import InputError
+from scorebench.core.tables import Column, Inputs, label_text, numeric_column, register_kind, start_table, unit_frame
 
 __all__ = ["extract_judged", "KIND"]
 

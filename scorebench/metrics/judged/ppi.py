@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["ppi_mean", "ppi_win_rate", "ppi_mean_interval", "ppi_difference_interval", "stratified_ppi_mean",
            "stratified_ppi_interval", "ppi_stats", "ppi_finalize", "N_STATS"]

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["rogan_gladen", "rogan_gladen_interval", "rogan_gladen_stats", "rogan_gladen_finalize"]
 

@@ -22,14 +22,14 @@ array([0.25])
 
 from __future__ import annotations
 
-from ._lists import RankedLists
-from .kind import extract_ranking, load_qrels
-from . import set_measures  # noqa: F401  (registers the set / cut-off measures)
-from . import trec_extra  # noqa: F401  (registers infAP, gm_map, gm_bpref, ndcg_rel, Rndcg, G, binG, rbp_resid)
-from . import cwl_measures  # noqa: F401  (registers the C/W/L user-model measures)
-from . import diversity_kind  # noqa: F401  (registers the diversity kind and the intent-aware measures)
-from . import prefs_measures  # noqa: F401  (registers the prefs kind and trec_eval's prefs_* measures)
-from .measures import (
+from scorebench.metrics.ranking._lists import RankedLists
+from scorebench.metrics.ranking.kind import extract_ranking, load_qrels
+from scorebench.metrics.ranking import set_measures  # noqa: F401  (registers the set / cut-off measures)
+from scorebench.metrics.ranking import trec_extra  # noqa: F401  (registers infAP, gm_map, gm_bpref, ndcg_rel, Rndcg, G, binG, rbp_resid)
+from scorebench.metrics.ranking import cwl_measures  # noqa: F401  (registers the C/W/L user-model measures)
+from scorebench.metrics.ranking import diversity_kind  # noqa: F401  (registers the diversity kind and the intent-aware measures)
+from scorebench.metrics.ranking import prefs_measures  # noqa: F401  (registers the prefs kind and trec_eval's prefs_* measures)
+from scorebench.metrics.ranking.measures import (
     average_precision, bpref, dcg, eleven_point_average, err, iprec_at_recall, ndcg, num_rel,
     num_rel_ret, num_ret, precision, r_precision, rbp, recall, reciprocal_rank, success,
 )

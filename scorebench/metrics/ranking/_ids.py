@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...tables import label_text
+from scorebench.core.tables import label_text
 
 __all__ = ["HashCollision", "id_array", "hash_strings", "mix", "same_strings"]
 

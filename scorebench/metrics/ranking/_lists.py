@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import as_float_array
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array
 
 __all__ = ["RankedLists", "segment_sum", "ARRAY_NAMES", "CONST_NAMES"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import GROUP_COLUMNS, NAN_POLICIES, Column, Option, label_text, numeric_column
-from ...table_schema import check_declared_columns
-from ...validation import check_choice, describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.tables import GROUP_COLUMNS, NAN_POLICIES, Column, Option, label_text, numeric_column
+from scorebench.core.table_schema import check_declared_columns
+from scorebench.core.validation import check_choice, describe_rows
 
 __all__ = ["id_frame", "checked_run", "RUN_COLUMNS", "qrels_option"]
 

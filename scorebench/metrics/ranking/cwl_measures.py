@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ._lists import RankedLists
-from .measures import _check_k, measure
+from scorebench.core.errors import InputError
+from scorebench.metrics.ranking._lists import RankedLists
+from scorebench.metrics.ranking.measures import _check_k, measure
 
 __all__ = ["inst", "insq", "bpm", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11"]
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["query_matrices", "measure_value", "check_params", "DIVERSITY_MEASURES"]
 

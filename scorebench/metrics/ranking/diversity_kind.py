@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...tables import Inputs, numeric_column, register_kind, require_columns
-from ...validation import describe_rows
-from ._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
-from .diversity import AT_K, DIVERSITY_MEASURES, check_params, column_name, measure_value, query_matrices
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Inputs, numeric_column, register_kind, require_columns
+from scorebench.core.validation import describe_rows
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
+from scorebench.metrics.ranking.diversity import AT_K, DIVERSITY_MEASURES, check_params, column_name, measure_value, query_matrices
 
 __all__ = ["extract_diversity", "diversity_scores", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
            "p_ia", "ap_ia", "s_recall"]
@@ -49,16 +49,16 @@ def load_diversity_qrels(qrels: Any) -> pd.DataFrame:
     """Diversity qrels as a DataFrame ``qid, subtopic, docid, relevance``.
 
     A path is read as TREC diversity qrels (``qid subtopic docid rel``) when it is laid out
-    as TREC qrels, else with :func:`scorebench.io.read_table`. A table that names the
+    as TREC qrels, else with :func:`scorebench.io.tables.read_table`. A table that names the
     subtopic column ``jg`` or ``iteration`` (trec_eval's and ir_measures' names) is accepted.
     """
     if isinstance(qrels, (str, os.PathLike)):
         path = os.fspath(qrels)
         if not os.path.isfile(path):
             raise InputError(f"qrels: file not found: {path!r}")
-        from ...io import read_table
-        from ...io_trec import looks_like_trec
-        from ...io_trec_prefs import read_trec_qrels_jg
+        from scorebench.io.tables import read_table
+        from scorebench.io.trec import looks_like_trec
+        from scorebench.io.trec_prefs import read_trec_qrels_jg
 
         qrels = read_trec_qrels_jg(path) if looks_like_trec(path) == "qrels" else read_table(path)
     if qrels is None:

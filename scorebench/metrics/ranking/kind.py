@@ -42,14 +42,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, Option, numeric_column, register_kind, require_columns
-from ...table_schema import check_declared_columns
-from ...validation import check_choice, describe_rows
-from ._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
-from ._lists import _check_level
-from ._run_table import RUN_COLUMNS, qrels_option
-from .complete import complete_units
+from scorebench.core.errors import InputError
+from scorebench.core.tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, Option, numeric_column, register_kind, require_columns
+from scorebench.core.table_schema import check_declared_columns
+from scorebench.core.validation import check_choice, describe_rows
+from scorebench.metrics.ranking._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
+from scorebench.metrics.ranking._lists import _check_level
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, qrels_option
+from scorebench.metrics.ranking.complete import complete_units
 
 __all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
 
@@ -63,7 +63,7 @@ def load_qrels(qrels: Any) -> pd.DataFrame:
     """Qrels as a DataFrame ``qid, docid, relevance`` from a DataFrame or a file path.
 
     A path is read as a TREC qrels file (``qid iter docid rel``) unless it has a table
-    extension (``.csv``, ``.parquet``, ``.jsonl``, ...), which :func:`scorebench.io.read_table`
+    extension (``.csv``, ``.parquet``, ``.jsonl``, ...), which :func:`scorebench.io.tables.read_table`
     reads when available.
     """
     if isinstance(qrels, pd.DataFrame):
@@ -72,12 +72,12 @@ def load_qrels(qrels: Any) -> pd.DataFrame:
         path = os.fspath(qrels)
         if not os.path.exists(path):
             raise InputError(f"qrels: file not found: {path!r}")
-        from ...io_trec import looks_like_trec, read_trec_qrels
+        from scorebench.io.trec import looks_like_trec, read_trec_qrels
 
         table_ext = (".csv", ".tsv", ".parquet", ".pq", ".json", ".jsonl", ".feather")
         if path.lower().endswith(table_ext) and looks_like_trec(path) != "qrels":
             try:
-                from ...io import read_table  # the lead's generic reader, when present
+                from scorebench.io.tables import read_table  # the lead's generic reader, when present
             except ImportError:
                 read_table = None
             if read_table is not None:

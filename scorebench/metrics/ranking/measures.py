@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ._lists import RankedLists, _gather, segment_sum
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.ranking._lists import RankedLists, _gather, segment_sum
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",

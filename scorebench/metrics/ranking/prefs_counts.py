@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["JudgmentGroup", "query_groups", "query_measures", "PREFS_MEASURES"]
 

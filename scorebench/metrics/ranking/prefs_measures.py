@@ -44,11 +44,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...tables import Inputs, numeric_column, register_kind, require_columns
-from ._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
-from .prefs_counts import PREFS_MEASURES, query_measures
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Inputs, numeric_column, register_kind, require_columns
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
+from scorebench.metrics.ranking.prefs_counts import PREFS_MEASURES, query_measures
 
 __all__ = ["extract_prefs", "load_prefs", *PREFS_MEASURES]
 
@@ -65,7 +65,7 @@ def load_prefs(qrels: Any) -> pd.DataFrame:
         path = os.fspath(qrels)
         if not os.path.isfile(path):
             raise InputError(f"qrels: file not found: {path!r}")
-        from ...io_trec_prefs import read_prefs_judgments
+        from scorebench.io.trec_prefs import read_prefs_judgments
 
         return read_prefs_judgments(path)
     if qrels is None:

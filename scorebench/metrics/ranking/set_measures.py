@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from ...errors import InputError
-from ._lists import RankedLists, segment_sum
-from .measures import _TREC, _check_k, _ratio, measure, reciprocal_rank
+from scorebench.core.errors import InputError
+from scorebench.metrics.ranking._lists import RankedLists, segment_sum
+from scorebench.metrics.ranking.measures import _TREC, _check_k, _ratio, measure, reciprocal_rank
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
            "unjudged", "judged", "reciprocal_rank_at"]

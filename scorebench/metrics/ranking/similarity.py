@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["rbo", "compare_runs", "RBO_VARIANTS"]
 
@@ -173,7 +173,7 @@ def compare_runs(run_a: pd.DataFrame, run_b: pd.DataFrame, *, p: float = 0.9, de
     Parameters
     ----------
     run_a, run_b : DataFrame
-        Runs with columns ``qid``, ``docid``, ``score`` (as :func:`scorebench.io_trec.read_trec_run`
+        Runs with columns ``qid``, ``docid``, ``score`` (as :func:`scorebench.io.trec.read_trec_run`
         gives); each ordered by score descending, ties by document id descending (trec_eval).
     p : float
         RBO persistence.

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ._lists import RankedLists, _segment_cumsum, segment_sum
-from .measures import (_TREC, _discount, _exclusive_cumsum, _gain_fn, _ideal, _lists, _ratio, _table_fn,
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.metrics.ranking._lists import RankedLists, _segment_cumsum, segment_sum
+from scorebench.metrics.ranking.measures import (_TREC, _discount, _exclusive_cumsum, _gain_fn, _ideal, _lists, _ratio, _table_fn,
                        average_precision, bpref, measure)
 
 __all__ = ["infap", "gm_map", "gm_bpref", "ndcg_rel", "rndcg", "g", "bin_g", "rbp_resid", "GM_MIN"]

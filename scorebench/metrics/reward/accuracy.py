@@ -12,7 +12,7 @@ default to ``"loss"`` (the half-tie variant stays an option).
 
 Section scores follow RewardBench's published convention: within a section, subset
 accuracies are averaged with weights equal to the subsets' **official example counts**
-(:data:`scorebench.readers.rewardbench.EXAMPLE_COUNTS`, with ``math-prm`` counted as 984 so
+(:data:`scorebench.io.readers.rewardbench.EXAMPLE_COUNTS`, with ``math-prm`` counted as 984 so
 that math weighs as much as the six HumanEvalPack code subsets), and the RewardBench score
 is the mean of the four section scores.
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
-from ...registry import register
-from ...validation import check_choice
+from scorebench.core.errors import InputError
+from scorebench.io.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
+from scorebench.core.registry import register
+from scorebench.core.validation import check_choice
 
 __all__ = ["rm_accuracy", "rewardbench_score", "rewardbench_section", "credit", "subset_accuracy",
            "SECTION_SLUGS"]

@@ -47,13 +47,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...stats import interval_bounds, rng_for
-from ...stats_tests import proportion_interval
-from ...validation import check_level, check_positive_int, describe_rows
-from .kinds import extract_judgments
-from ..._lazy import lazy_attr
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.stats import interval_bounds, rng_for
+from scorebench.analysis.stats_tests import proportion_interval
+from scorebench.core.validation import check_level, check_positive_int, describe_rows
+from scorebench.metrics.reward.kinds import extract_judgments
+from scorebench.core.lazy import lazy_attr
 
 ndtr = lazy_attr("scipy.special", "ndtr")
 

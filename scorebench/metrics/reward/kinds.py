@@ -36,9 +36,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import Column, Inputs, numeric_column, register_kind, start_table, unit_frame
-from ...validation import describe_rows, show_value
+from scorebench.core.errors import InputError
+from scorebench.core.tables import Column, Inputs, numeric_column, register_kind, start_table, unit_frame
+from scorebench.core.validation import describe_rows, show_value
 
 __all__ = ["extract_preferences", "extract_judgments", "WINNER_CODES"]
 

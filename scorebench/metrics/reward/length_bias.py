@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import check_choice
-from ..agreement import _average_ranks, _correlation
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import check_choice
+from scorebench.metrics.agreement import _average_ranks, _correlation
 
 __all__ = ["length_baseline_accuracy", "rm_longer_preference", "margin_length_correlation"]
 

@@ -64,11 +64,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...tables import Column, Inputs, Option, numeric_column, register_kind, start_table, unit_frame
-from ...validation import describe_rows
-from .starc import dard_distance, epic_distance, starc_distance
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, Option, numeric_column, register_kind, start_table, unit_frame
+from scorebench.core.validation import describe_rows
+from scorebench.metrics.reward.starc import dard_distance, epic_distance, starc_distance
 
 __all__ = ["extract_mdp", "mdp_arrays", "reward_starc", "reward_starc_epic", "reward_epic", "reward_dard"]
 

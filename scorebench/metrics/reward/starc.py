@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import check_choice
+from scorebench.core.errors import InputError
+from scorebench.core.validation import check_choice
 
 __all__ = ["epic_canonical", "value_canonical", "dard_canonical", "starc_distance", "epic_distance",
            "dard_distance", "reward_distances", "ZERO_TOL"]

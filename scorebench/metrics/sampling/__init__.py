@@ -23,9 +23,9 @@ Examples
 
 from __future__ import annotations
 
-from ...registry import register
-from . import kind as _kind  # noqa: F401  (registers the attempts kind)
-from .estimators import (avg_at_n, bayes_at_n, bayes_at_n_posterior, g_pass_at_k_tau, majority_at_k, mg_pass_at_k,
+from scorebench.core.registry import register
+from scorebench.metrics.sampling import kind as _kind  # noqa: F401  (registers the attempts kind)
+from scorebench.metrics.sampling.estimators import (avg_at_n, bayes_at_n, bayes_at_n_posterior, g_pass_at_k_tau, majority_at_k, mg_pass_at_k,
                          pass_at_k, pass_at_k_curve, pass_hat_k)
 
 __all__ = ["pass_at_k", "pass_hat_k", "g_pass_at_k_tau", "mg_pass_at_k", "avg_at_n", "bayes_at_n",

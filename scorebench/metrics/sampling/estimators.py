@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["attempt_counts", "pass_at_k", "pass_hat_k", "g_pass_at_k_tau", "mg_pass_at_k", "avg_at_n",
            "bayes_at_n", "bayes_at_n_posterior", "pass_at_k_curve", "majority_at_k", "tau_threshold"]

@@ -6,7 +6,7 @@ The unit is the item: its attempts become one row of an ``(items, n_max)`` outco
 the table has an ``answer`` column (equal extracted answers of one item share a code). The
 kind declares those arrays *nested* (``consts["_nested"]``): the pandas engine's default
 bootstrap then resamples items and, within each drawn item, its attempts (two-level
-bootstrap, :func:`scorebench.stats.two_level_draws`).
+bootstrap, :func:`scorebench.core.stats.two_level_draws`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...tables import GROUP_COLUMNS, Column, Inputs, declared_column, label_text, register_kind, require_columns
-from ...validation import check_choice, describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, declared_column, label_text, register_kind, require_columns
+from scorebench.core.validation import check_choice, describe_rows
 
 __all__ = ["extract_attempts", "KIND", "NESTED"]
 

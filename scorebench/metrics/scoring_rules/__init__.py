@@ -7,46 +7,46 @@ axis; multivariate ensembles ``(..., M, d)`` with members on axis -2 and variabl
 axis -1; multiclass probabilities ``(..., K)`` with classes on the last axis.
 
 Input rules shared by all functions: integers convert to float64 exactly (never
-truncated); infinities raise :class:`~scorebench.errors.InputError`; ``NaN`` propagates to
+truncated); infinities raise :class:`~scorebench.core.errors.InputError`; ``NaN`` propagates to
 the score of its row (table kinds apply ``nan_policy`` first); invalid parameters
 (``sigma <= 0``, probabilities outside [0, 1], unsorted quantile levels, mismatched
-shapes) raise :class:`~scorebench.errors.InputError` naming the argument and rows.
+shapes) raise :class:`~scorebench.core.errors.InputError` naming the argument and rows.
 """
 
 from __future__ import annotations
 
-from .categorical import (GENERATORS, BregmanGenerator, bregman_score, brier_score,
+from scorebench.metrics.scoring_rules.categorical import (GENERATORS, BregmanGenerator, bregman_score, brier_score,
                           brier_score_multiclass, capm_matrix, capm_score, log_score,
                           log_score_multiclass, rps, spherical_score)
-from .crps_closed import (crps_beta, crps_exponential, crps_gamma, crps_laplace, crps_logistic,
+from scorebench.metrics.scoring_rules.crps_closed import (crps_beta, crps_exponential, crps_gamma, crps_laplace, crps_logistic,
                           crps_lognormal, crps_mixnorm, crps_normal, crps_t, crps_uniform,
                           dawid_sebastiani_score, log_score_normal)
-from .crps_truncated import (crps_2pnormal, crps_clogistic, crps_cnormal, crps_ct, crps_gtclogistic,
+from scorebench.metrics.scoring_rules.crps_truncated import (crps_2pnormal, crps_clogistic, crps_cnormal, crps_ct, crps_gtclogistic,
                               crps_gtcnormal, crps_gtct, crps_tlogistic, crps_tnormal, crps_tt)
-from .crps_extreme import crps_2pexponential, crps_expm, crps_gev, crps_gpd
-from .crps_positive import crps_csg0, crps_loglaplace, crps_loglogistic
-from .crps_discrete import crps_binomial, crps_hypergeometric, crps_negbinom, crps_poisson
-from .crps_approx import crps_quadrature, crps_quantile, threshold_brier_score
-from .ranked_log import ranked_log_score
-from . import log_scores
-from .log_scores import *  # noqa: F403  (log_score_<dist> for every closed form with a density)
-from .crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_ensemble,
+from scorebench.metrics.scoring_rules.crps_extreme import crps_2pexponential, crps_expm, crps_gev, crps_gpd
+from scorebench.metrics.scoring_rules.crps_positive import crps_csg0, crps_loglaplace, crps_loglogistic
+from scorebench.metrics.scoring_rules.crps_discrete import crps_binomial, crps_hypergeometric, crps_negbinom, crps_poisson
+from scorebench.metrics.scoring_rules.crps_approx import crps_quadrature, crps_quantile, threshold_brier_score
+from scorebench.metrics.scoring_rules.ranked_log import ranked_log_score
+from scorebench.metrics.scoring_rules import log_scores
+from scorebench.metrics.scoring_rules.log_scores import *  # noqa: F403  (log_score_<dist> for every closed form with a density)
+from scorebench.metrics.scoring_rules.crps_ensemble import (crps_ensemble, dawid_sebastiani_ensemble, log_score_ensemble,
                             silverman_bandwidth, twcrps_ensemble)
-from .ipw import ipw_inverse_link, ipw_link, ipw_score
-from .multivariate import energy_score, variogram_score
-from .quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
-from .weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
-from .kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
-from .weighted_kernel import (owgksmv_ensemble, owgksuv_ensemble, twgksmv_ensemble,  # noqa: F401
+from scorebench.metrics.scoring_rules.ipw import ipw_inverse_link, ipw_link, ipw_score
+from scorebench.metrics.scoring_rules.multivariate import energy_score, variogram_score
+from scorebench.metrics.scoring_rules.quantile import interval_score, pinball_loss, quantile_score, weighted_interval_score
+from scorebench.metrics.scoring_rules.weighted import owcrps_ensemble, vrcrps_ensemble  # noqa: F401  (registers the weighted CRPS)
+from scorebench.metrics.scoring_rules.kernel import gksmv_ensemble, gksuv_ensemble  # noqa: F401  (registers the Gaussian kernel scores)
+from scorebench.metrics.scoring_rules.weighted_kernel import (owgksmv_ensemble, owgksuv_ensemble, twgksmv_ensemble,  # noqa: F401
                               twgksuv_ensemble, vrgksmv_ensemble, vrgksuv_ensemble)
-from .error_spread import error_spread_score  # noqa: F401  (registers it)
-from .weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
-from .weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401
+from scorebench.metrics.scoring_rules.error_spread import error_spread_score  # noqa: F401  (registers it)
+from scorebench.metrics.scoring_rules.weighted_mv import twenergy_score, twvariogram_score  # noqa: F401  (registers them)
+from scorebench.metrics.scoring_rules.weighted_mv_outcome import (owenergy_score, owvariogram_score, vrenergy_score,  # noqa: F401
                                   vrvariogram_score)
-from .weighted_members import crps_ensemble_w, energy_score_w, variogram_score_w  # noqa: F401  (kinds + metrics)
-from .clogs import clogs_ensemble  # noqa: F401  (registers it)
-from .dss_mv import dawid_sebastiani_mv, dssmv_ensemble  # noqa: F401  (registers dssmv_ensemble)
-from .weighted_closed import (owcrps_logistic, owcrps_normal, owcrps_t, twcrps_logistic,  # noqa: F401
+from scorebench.metrics.scoring_rules.weighted_members import crps_ensemble_w, energy_score_w, variogram_score_w  # noqa: F401  (kinds + metrics)
+from scorebench.metrics.scoring_rules.clogs import clogs_ensemble  # noqa: F401  (registers it)
+from scorebench.metrics.scoring_rules.dss_mv import dawid_sebastiani_mv, dssmv_ensemble  # noqa: F401  (registers dssmv_ensemble)
+from scorebench.metrics.scoring_rules.weighted_closed import (owcrps_logistic, owcrps_normal, owcrps_t, twcrps_logistic,  # noqa: F401
                               twcrps_normal, twcrps_t, vrcrps_logistic, vrcrps_normal, vrcrps_t)
 
 __all__ = [

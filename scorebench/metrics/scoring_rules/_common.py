@@ -1,6 +1,6 @@
 """Conventions, shape checks and chunking shared by the scoring-rule modules.
 
-Every public scoring-rule function validates its inputs with :mod:`scorebench.validation`
+Every public scoring-rule function validates its inputs with :mod:`scorebench.core.validation`
 under the same conventions:
 
 * inputs become float64 arrays with ``as_float_array(..., check_inf=True)``: integers are
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import as_float_array, broadcast_arrays, check_binary, check_finite, check_probability, check_simplex
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, broadcast_arrays, check_binary, check_finite, check_probability, check_simplex
 
 FAMILY = "scoring_rules"
 GNEITING_RAFTERY = "Gneiting & Raftery (2007), JASA 102(477):359-378"

@@ -4,7 +4,7 @@ Each rule ``{rule}_{distribution}`` (``crps_tnormal``, ``log_score_gev``) is reg
 its distribution's parameters, their supports and defaults, and the support of the
 outcome, in the registry record's ``distribution`` field. A ``parametric`` table supplies
 the parameters as columns of the same names: required ones must be present (a missing
-one is a one-line :class:`~scorebench.errors.InputError` naming it), optional ones
+one is a one-line :class:`~scorebench.core.errors.InputError` naming it), optional ones
 (``lower``, ``upper``, ``lmass``, ...) are read when present and take their default
 otherwise, so a table with columns ``mu, sigma, lower, upper`` scored with
 ``crps_tnormal`` uses its truncation bounds, and one with ``mu, sigma`` the untruncated
@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, broadcast_arrays, describe_rows, show_value
-from ._common import FAMILY
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, broadcast_arrays, describe_rows, show_value
+from scorebench.metrics.scoring_rules._common import FAMILY
 
 #: Supports understood by :func:`check_support`.
 SUPPORTS = {

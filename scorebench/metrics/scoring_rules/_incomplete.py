@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
 special = lazy_module("scipy.special")
 

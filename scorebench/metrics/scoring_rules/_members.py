@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import as_float_array, check_choice, describe_rows
+from scorebench.core.errors import InputError
+from scorebench.core.validation import as_float_array, check_choice, describe_rows
 
 __all__ = ["member_weights", "omit_nan_members", "fair_denominator", "NAN_POLICIES"]
 

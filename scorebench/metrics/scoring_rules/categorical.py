@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_class_index, as_float_array
-from ._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs, check_batch, probability_matrix
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_class_index, as_float_array
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs, check_batch, probability_matrix
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array
-from ._common import FAMILY, chunk_slices
-from .crps_ensemble import _ensemble_inputs, kde_bandwidth
+from scorebench.core.lazy import lazy_module
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array
+from scorebench.metrics.scoring_rules._common import FAMILY, chunk_slices
+from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs, kde_bandwidth
 
 special = lazy_module("scipy.special")
 

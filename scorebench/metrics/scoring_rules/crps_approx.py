@@ -19,14 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_positive_number
-from ._common import FAMILY, GNEITING_RAFTERY
-from .crps_ensemble import _ensemble_inputs
-from .quantile import _quantile_inputs, pinball_loss
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_positive_number
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
+from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
+from scorebench.metrics.scoring_rules.quantile import _quantile_inputs, pinball_loss
 
 integrate = lazy_module("scipy.integrate")
 
@@ -119,7 +119,7 @@ def crps_quadrature(obs: Any, cdf: Callable[[float], float] | Sequence[Callable[
     with ``scipy.integrate.quad``. The bounds default to points, found by doubling
     outward from ``y``, where :math:`F < \mathrm{tol}` and :math:`F > 1 - \mathrm{tol}`;
     a CDF that misses ``tol`` at the bounds, or an integral whose error estimate reaches
-    ``tol / 2``, raises :class:`~scorebench.errors.InputError`.
+    ``tol / 2``, raises :class:`~scorebench.core.errors.InputError`.
 
     Parameters
     ----------

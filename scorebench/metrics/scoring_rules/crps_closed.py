@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, broadcast_arrays, check_positive
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch
-from ._dist import prep, register_dist
-from ._incomplete import betainc_next
+from scorebench.core.lazy import lazy_module
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, broadcast_arrays, check_positive
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
+from scorebench.metrics.scoring_rules._incomplete import betainc_next
 
 special = lazy_module("scipy.special")
 

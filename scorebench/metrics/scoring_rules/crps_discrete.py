@@ -20,12 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
-from ...errors import InputError
-from .crps_closed import JKL
-from ._lattice import lattice_crps
-from ._dist import prep, register_dist
+from scorebench.core.errors import InputError
+from scorebench.metrics.scoring_rules.crps_closed import JKL
+from scorebench.metrics.scoring_rules._lattice import lattice_crps
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
 

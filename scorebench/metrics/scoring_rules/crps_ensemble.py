@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_choice, check_positive, describe_rows
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
-from ._members import fair_denominator, member_weights, omit_nan_members
+from scorebench.core.lazy import lazy_module
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_choice, check_positive, describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
+from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
 
 special = lazy_module("scipy.special")
 

@@ -15,11 +15,11 @@ import math
 from typing import Any
 
 import numpy as np
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
-from ._incomplete import upper_gamma
-from .crps_closed import JKL
-from ._dist import prep, register_dist
+from scorebench.metrics.scoring_rules._incomplete import upper_gamma
+from scorebench.metrics.scoring_rules.crps_closed import JKL
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
 

@@ -40,11 +40,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
-from ...errors import InputError
-from .crps_closed import JKL
-from ._dist import prep, register_dist
+from scorebench.core.errors import InputError
+from scorebench.metrics.scoring_rules.crps_closed import JKL
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
 

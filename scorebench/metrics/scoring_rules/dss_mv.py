@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, describe_rows
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch
-from .multivariate import _mv_inputs
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
+from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
 
 __all__ = ["dawid_sebastiani_mv", "dssmv_ensemble"]
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import describe_rows
-from ._common import FAMILY
-from .crps_ensemble import _ensemble_inputs
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY
+from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
 
 __all__ = ["error_spread_score"]
 

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ...validation import as_float_array, check_probability
-from ._common import FAMILY, PROB_CLIP, binary_inputs
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_probability
+from scorebench.metrics.scoring_rules._common import FAMILY, PROB_CLIP, binary_inputs
 
 __all__ = ["ipw_score", "ipw_link", "ipw_inverse_link"]
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ...validation import check_choice
-from ._common import FAMILY, GNEITING_RAFTERY
-from ._members import fair_denominator, member_weights, omit_nan_members
-from .crps_ensemble import _ensemble_inputs
-from .multivariate import _mv_inputs
+from scorebench.core.registry import register
+from scorebench.core.validation import check_choice
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
+from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
+from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
+from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
 
 __all__ = ["gksuv_ensemble", "gksmv_ensemble", "gks_terms"]
 

@@ -16,13 +16,13 @@ import math
 from typing import Any
 
 import numpy as np
-from ..._lazy import lazy_module
+from scorebench.core.lazy import lazy_module
 
-from ...registry import register
-from ._common import FAMILY
-from .crps_closed import MIXNORM_DIST, _log_ndtr_diff, _mixnorm_columns, _mixnorm_inputs
-from .crps_truncated import _BOUNDS, _LOGISTIC, _NORMAL, _T, _TWO_PIECE, _logis_diff, _t_diff
-from ._dist import prep, register_dist
+from scorebench.core.registry import register
+from scorebench.metrics.scoring_rules._common import FAMILY
+from scorebench.metrics.scoring_rules.crps_closed import MIXNORM_DIST, _log_ndtr_diff, _mixnorm_columns, _mixnorm_inputs
+from scorebench.metrics.scoring_rules.crps_truncated import _BOUNDS, _LOGISTIC, _NORMAL, _T, _TWO_PIECE, _logis_diff, _t_diff
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
 
 special = lazy_module("scipy.special")
 
@@ -66,7 +66,7 @@ def log_score_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -math.inf, upp
 
 
 def _check_bounds(lower, upper):
-    from ...errors import InputError
+    from scorebench.core.errors import InputError
 
     if (lower >= upper).any():
         raise InputError("lower/upper: expected lower < upper")

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, check_choice
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
-from ._members import NAN_POLICIES, fair_denominator, member_weights, omit_nan_members
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, check_choice
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
+from scorebench.metrics.scoring_rules._members import NAN_POLICIES, fair_denominator, member_weights, omit_nan_members
 
 __all__ = ["energy_score", "variogram_score"]
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import as_float_array, broadcast_arrays, describe_rows, show_value
-from ._common import FAMILY, GNEITING_RAFTERY, check_batch
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array, broadcast_arrays, describe_rows, show_value
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
 
 __all__ = ["pinball_loss", "quantile_score", "interval_score", "weighted_interval_score"]
 

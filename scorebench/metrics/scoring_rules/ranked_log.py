@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ._common import FAMILY, PROB_CLIP
-from .categorical import _multiclass_inputs
+from scorebench.core.registry import register
+from scorebench.metrics.scoring_rules._common import FAMILY, PROB_CLIP
+from scorebench.metrics.scoring_rules.categorical import _multiclass_inputs
 
 __all__ = ["ranked_log_score"]
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import describe_rows
-from ._common import FAMILY, check_thresholds
-from ._members import member_weights, omit_nan_members
-from .crps_ensemble import _ensemble_inputs
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY, check_thresholds
+from scorebench.metrics.scoring_rules._members import member_weights, omit_nan_members
+from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
 
 __all__ = ["owcrps_ensemble", "vrcrps_ensemble"]
 

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ._common import check_thresholds
-from ._dist import prep, register_dist
-from .crps_truncated import _LOGISTIC, _NORMAL, _T, _gtclogistic, _gtcnormal, _gtct, _logis_p, _t_p
+from scorebench.core.lazy import lazy_module
+from scorebench.metrics.scoring_rules._common import check_thresholds
+from scorebench.metrics.scoring_rules._dist import prep, register_dist
+from scorebench.metrics.scoring_rules.crps_truncated import _LOGISTIC, _NORMAL, _T, _gtclogistic, _gtcnormal, _gtct, _logis_p, _t_p
 
 special = lazy_module("scipy.special")
 

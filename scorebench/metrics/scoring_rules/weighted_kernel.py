@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ...validation import as_float_array
-from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
-from .kernel import _gks_engine, gks_terms
-from .multivariate import _mv_inputs
-from .weighted import ALLEN
-from .weighted_mv import _chain
-from .weighted_mv_outcome import _box_inputs, _check_outcome_rows
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules.kernel import _gks_engine, gks_terms
+from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
+from scorebench.metrics.scoring_rules.weighted import ALLEN
+from scorebench.metrics.scoring_rules.weighted_mv import _chain
+from scorebench.metrics.scoring_rules.weighted_mv_outcome import _box_inputs, _check_outcome_rows
 
 __all__ = ["twgksuv_ensemble", "owgksuv_ensemble", "vrgksuv_ensemble",
            "twgksmv_ensemble", "owgksmv_ensemble", "vrgksmv_ensemble"]

@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...tables import GROUP_COLUMNS, Column, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
     start_table, unit_frame
-from ...validation import describe_rows
-from ._common import FAMILY, GNEITING_RAFTERY
-from .crps_ensemble import FERRO, crps_ensemble
-from .multivariate import energy_score, variogram_score
+from scorebench.core.validation import describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
+from scorebench.metrics.scoring_rules.crps_ensemble import FERRO, crps_ensemble
+from scorebench.metrics.scoring_rules.multivariate import energy_score, variogram_score
 
 __all__ = ["crps_ensemble_w", "energy_score_w", "variogram_score_w"]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import register
-from ...validation import as_float_array
-from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
-from .multivariate import energy_score, variogram_score
-from .weighted import ALLEN
+from scorebench.core.registry import register
+from scorebench.core.validation import as_float_array
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules.multivariate import energy_score, variogram_score
+from scorebench.metrics.scoring_rules.weighted import ALLEN
 
 __all__ = ["twenergy_score", "twvariogram_score"]
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...registry import register
-from ...validation import check_choice, describe_rows
-from ._common import FAMILY, GNEITING_RAFTERY, check_thresholds
-from ._members import NAN_POLICIES, member_weights, omit_nan_members
-from .multivariate import _energy_terms, _mv_inputs, _pair_weights, _variogram_order, variogram_terms
-from .weighted import ALLEN
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.validation import check_choice, describe_rows
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules._members import NAN_POLICIES, member_weights, omit_nan_members
+from scorebench.metrics.scoring_rules.multivariate import _energy_terms, _mv_inputs, _pair_weights, _variogram_order, variogram_terms
+from scorebench.metrics.scoring_rules.weighted import ALLEN
 
 __all__ = ["owenergy_score", "vrenergy_score", "owvariogram_score", "vrvariogram_score"]
 
