@@ -92,6 +92,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         systems x tasks table (index = systems), a ``battles`` table (``a``, ``b``,
         ``winner``), or per-item scores (``evaluate(..., per_unit=True)``; see
         :mod:`scorebench.aggregate.items`), whose rank intervals resample items within tasks.
+        A Dask DataFrame of battles is reduced to battle cells partition by partition and ranked
+        by the methods with a counts record (:mod:`scorebench.aggregate.dask_aggregate`; the
+        same numbers as pandas).
     method : str
         Registered method name (see :func:`list_methods`).
     weights, higher_is_better
@@ -146,13 +149,18 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     >>> scorebench.aggregate(wide, "borda", n_boot=200, seed=1).to_frame().columns.tolist()[:5]
     ['system', 'score', 'rank', 'ci_low', 'ci_high']
     """
-    refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
-    if higher_is_better is None:
-        higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
     record = get_method(method)
     params = record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
+    if type(table).__module__.split(".")[0] == "dask":  # battles on Dask: one pass to cell counts
+        from scorebench.aggregate.dask_aggregate import aggregate_dask
+
+        return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
+                              resample=resample, params=params)
+    refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
+    if higher_is_better is None:
+        higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
     data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
                         system_column=system_column, exclude=exclude, convention=convention)
     data, unscored, params = _blank_incomplete(record, data, items, params)

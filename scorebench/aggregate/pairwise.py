@@ -26,7 +26,7 @@ csr_matrix = lazy_attr("scipy.sparse", "csr_matrix")
 connected_components = lazy_attr("scipy.sparse.csgraph", "connected_components")
 expit, log_expit = lazy_attr("scipy.special", "expit"), lazy_attr("scipy.special", "log_expit")
 
-__all__ = ["bt_fit", "bt_loglik", "bradley_terry", "bradley_terry_sandwich", "elo", "plackett_luce", "pl_fit", "intransitivity",
+__all__ = ["bt_fit", "bt_loglik", "bradley_terry", "bradley_terry_sandwich", "bt_bootstrap_cells", "elo", "plackett_luce", "pl_fit", "intransitivity",
            "Intransitivity", "to_elo_scale"]
 
 _BT_CITATION = ("Bradley & Terry (1952), Biometrika 39; Hunter (2004), Ann. Statist. 32(1); "
@@ -221,8 +221,23 @@ def bradley_terry_bootstrap(data: Battles, n_boot: int, rng: np.random.Generator
     c_w = weight_values[cell_keys % len(weight_values)]
     c_out = outcome_values[rest % len(outcome_values)]
     pair = rest // len(outcome_values)
-    c_lo, c_hi = pair // n, pair % n
-    K = len(cell_keys)
+    return bt_bootstrap_cells(n, pair // n, pair % n, c_out, c_w, counts, n_boot, rng, prior=prior, scale=scale,
+                              base=base, init=init)
+
+
+def bt_bootstrap_cells(n: int, c_lo: np.ndarray, c_hi: np.ndarray, c_out: np.ndarray, c_w: np.ndarray,
+                       counts: np.ndarray, n_boot: int, rng: np.random.Generator, *, prior: float = 0.0,
+                       scale: float = 400.0, base: float = 10.0, init: float = 1000.0) -> np.ndarray:
+    """Bootstrap BT ratings (Elo scale), shape (n_boot, n), from the distinct battle cells.
+
+    A cell is (lower system index ``c_lo``, higher ``c_hi``, outcome for the lower one ``c_out``,
+    battle weight ``c_w``) with its multiplicity ``counts``; the cells are in increasing order of
+    that key (as :func:`numpy.unique` returns them), so the same battles give the same draws
+    whether the cells were counted in memory or summed over partitions
+    (:mod:`scorebench.aggregate.dask_aggregate`). Each round draws multinomial cell counts.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    K = len(counts)
     rows = np.concatenate([np.arange(K), np.arange(K)])
     spread = csr_matrix((np.concatenate([c_w * c_out, c_w * (1.0 - c_out)]),
                          (rows, np.concatenate([c_lo * n + c_hi, c_hi * n + c_lo]))), shape=(K, n * n))

@@ -73,12 +73,17 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
               help="Battles only: instead of ratings, write the held-out log loss and Brier of Elo (several K), "
                    "Bradley-Terry, BT with Davidson / Rao-Kupper ties and Glicko-2 on a time-ordered split "
                    "(-p train_fraction=0.8, -p order=tstamp, -p elo_k=16, -p glicko_periods=20).")
+@click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True,
+              help="dask: SCORES is a Parquet/CSV glob of battles, reduced to battle counts partition by partition "
+                   "(methods with a counts record, e.g. bradley_terry).")
+@click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
 @OUTPUT_OPTION
 @FORMAT_OPTION
 def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params, system_column, exclude, duplicates,
-            convention, show_methods, coefficients, predict, source_format, source_options, output, fmt) -> None:
+            convention, show_methods, coefficients, predict, engine, scheduler, source_format, source_options, output,
+            fmt) -> None:
     """Rank the systems in SCORES (scores, wide systems x tasks, or battles table).
 
     SCORES may also be a harness's result files (e.g. an MTEB results folder, --from mteb);
@@ -101,6 +106,19 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
         return
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler applies to --engine dask")
+    if engine == "dask":
+        given = {"--from": source_format, "--predict": predict, "--coefficients": coefficients, "--weights": weights,
+                 "--lower-is-better": lower, "--system-column": system_column, "--exclude": exclude,
+                 "--convention": convention}
+        wrong = [flag for flag, value in given.items() if value]
+        if wrong:
+            raise click.UsageError(f"{', '.join(wrong)}: not with --engine dask (battles counted on Dask); "
+                                   "use --engine pandas")
+        resampling = {"n_boot": n_boot, "seed": seed, "ci": ci, "intervals": intervals}
+        return emit(_dask_rankings(scores, list(methods) or ["bradley_terry"], parse_options(params), scheduler,
+                                   resampling), output, fmt, group="method")
     table = load_table(scores, source_format, source_options)
     refuse_mixed_metrics(table)
     options = parse_options(params)
@@ -145,6 +163,29 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
     emit(out, output, fmt, group="method")
+
+
+def _dask_rankings(pattern: Path, names: list[str], options: dict[str, Any], scheduler: str | None,
+                   resampling: dict[str, Any]) -> pd.DataFrame:
+    """``--engine dask``: each method's ranking of the battles in the glob ``pattern``."""
+    from scorebench.aggregate import aggregate, get_method
+    from scorebench.evaluation.dask_engine import connect, read_dask
+
+    records = [get_method(n) for n in names]
+    unused = [k for k in options if not any(k in r.params for r in records)]
+    if unused:
+        raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
+    frames = []
+    with connect(scheduler):
+        table = read_dask(str(pattern))
+        for record in records:
+            mine = {k: v for k, v in options.items() if k in record.params}
+            frame = aggregate(table, record.name, **resampling, **mine).to_frame()
+            frame.insert(0, "method", record.name)
+            frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs.update(seed=resampling["seed"], n_boot=resampling["n_boot"], methods=",".join(names))
+    return out
 
 
 def method_listing(table: pd.DataFrame, width: int = 100) -> str:

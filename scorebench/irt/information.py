@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.irt.models import derivatives
+from scorebench.irt.models import curvature_sums, derivatives
 from scorebench.irt.quadrature import Grid, Posterior, ResponseOps
 
 __all__ = ["item_covariance", "standard_errors", "se_of_b"]
@@ -59,44 +59,69 @@ def item_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Post
         free[:, 0] = True
     if full is None:
         full = N * Q * J * 4 <= 4e6
-    P, D, D2 = derivatives(params, grid.theta, second=True)
+    # only the parameter columns estimated for some item: their first derivatives and the
+    # curvature sums of their pairs (3 entries for the 2PL, not the 16 of the whole 4x4)
+    idx = tuple(k for k in range(4) if free[:, k].any())
+    plain = bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
+    scores_from_p = plain and not full and set(idx) <= {0, 1}  # the 2PL scores need P only
+    P, D = derivatives(params, grid.theta, which=() if scores_from_p else idx)
     P = np.clip(P, _EPS, 1 - _EPS)
     r, n = post.r, post.n
-    curv = (D2 * (r / P - (n - r) / (1 - P))[None, None]).sum(axis=-1)  # (4, 4, J)
-    dP = D / P[None]
-    dQ = D / (1 - P)[None]
+    curv = curvature_sums(params, grid.theta, r / P - (n - r) / (1 - P), idx)  # (4, 4, J)
     prior = np.zeros((J, 4)) if prior_info is None else prior_info
     if not full:
-        return _blockwise_covariance(ops, params, grid, post, free, dP, dQ, curv, prior, P, common_slope)
+        return _blockwise_covariance(ops, params, grid, post, free, P, D, curv, prior, plain, common_slope)
     need = 8.0 * N * Q * J * 4 + 8.0 * (J * 4) ** 2
     if need > FULL_INFO_BYTES:
         raise InputError(f"full_se=True: the whole observed information of {N} systems x {J} items on {Q} grid points "
                          f"needs about {need / 2**30:.1f} GiB (limit {FULL_INFO_BYTES / 2**30:.0f} GiB); leave "
                          "full_se unset for item-by-item standard errors")
-    return _full_covariance(ops, post, free, dP, dQ, curv, prior, common_slope)
+    return _full_covariance(ops, post, free, D / P[None], D / (1 - P)[None], curv, prior, common_slope)
 
 
 def _blockwise_covariance(ops: ResponseOps, params: np.ndarray, grid: Grid, post: Posterior, free: np.ndarray,
-                          dP: np.ndarray, dQ: np.ndarray, curv: np.ndarray, prior: np.ndarray, P: np.ndarray,
+                          P: np.ndarray, D: np.ndarray, curv: np.ndarray, prior: np.ndarray, plain: bool,
                           common_slope: bool) -> np.ndarray:
     """Item covariances from each item's own 4x4 information block (cross-item terms ignored)."""
     J = params.shape[0]
-    cov = np.full((J, 4, 4), np.nan)
     idx = [k for k in range(4) if free[:, k].any()]
     blocks = np.zeros((J, 4, 4))
-    plain = bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
-    _mm_blocks(ops, post.post, dP, dQ, idx, blocks, P if plain else None, grid.theta)
+    _mm_blocks(ops, post.post, P, D, idx, blocks, plain, grid.theta)
     blocks -= np.moveaxis(curv, -1, 0)
     blocks[:, range(4), range(4)] += prior
     a_var = None
     if common_slope:  # the shared slope's information is the sum over items (cross terms ignored)
         a_info = blocks[:, 0, 0].sum()
         a_var = 1.0 / a_info if a_info > 0 else np.nan
-    for j in range(J):
-        k = [i for i in range(4) if free[j, i] and not (common_slope and i == 0)]
-        cov[j][np.ix_(k, k)] = _inv(blocks[j][np.ix_(k, k)])
-        if common_slope:
-            cov[j, 0, 0] = a_var
+    own = free.copy()
+    if common_slope:
+        own[:, 0] = False
+    cov = _inverse_blocks(blocks, own)
+    if common_slope:
+        cov[:, 0, 0] = a_var
+    return cov
+
+
+def _inverse_blocks(blocks: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Inverse of each item's block restricted to its free entries, (J, 4, 4) with NaN elsewhere.
+
+    Items sharing a pattern of free entries are inverted in one batched call; a pattern whose
+    batch holds a singular block falls back to item by item (NaN for the singular ones).
+    """
+    J = blocks.shape[0]
+    cov = np.full((J, 4, 4), np.nan)
+    patterns, which = np.unique(free, axis=0, return_inverse=True)
+    for p, pattern in enumerate(patterns):
+        k = np.flatnonzero(pattern)
+        if k.size == 0:
+            continue
+        items = np.flatnonzero(which.ravel() == p)
+        sub = blocks[np.ix_(items, k, k)]
+        try:
+            inv = np.linalg.inv(sub)
+        except np.linalg.LinAlgError:
+            inv = np.stack([_inv(b) for b in sub])
+        cov[np.ix_(items, k, k)] = inv
     return cov
 
 
@@ -139,29 +164,36 @@ def standard_errors(cov: np.ndarray) -> np.ndarray:
         return np.where(d > 0, np.sqrt(np.abs(d)), np.nan)
 
 
-def _m_chunks(ops: ResponseOps, post: np.ndarray, dP: np.ndarray, dQ: np.ndarray, idx: list[int],
-              p2: np.ndarray | None = None, theta: np.ndarray | None = None):
-    """Yield (columns, m) with m (len(idx), N, chunk) = posterior mean scores E_i[s_ij]."""
+def _m_chunks(ops: ResponseOps, post: np.ndarray, P: np.ndarray, D: np.ndarray, idx: list[int],
+              plain: bool, theta: np.ndarray):
+    """Yield (columns, m) with m (len(idx), N, chunk) = posterior mean scores E_i[s_ij].
+
+    ``P`` (J, Q) is the clipped response probability and ``D`` (4, J, Q) its derivatives; the
+    scores' factors ``D / P`` and ``D / (1 - P)`` are formed a chunk of items at a time.
+    """
     N, J = ops.shape
-    two_pl = p2 is not None and set(idx) <= {0, 1}
+    two_pl = plain and set(idx) <= {0, 1}
     width = max(1, 2_000_000 // max(N, 1))
+    et = (post @ theta)[:, None]
     for start in range(0, J, width):
         sl = slice(start, min(J, start + width))
         y = ops.y[:, sl].astype(np.float64)
-        obs = np.ones_like(y) if ops.m is None else ops.m[:, sl].astype(np.float64)
+        obs = None if ops.m is None else ops.m[:, sl].astype(np.float64)
         if two_pl:  # E_i[(y - P) x] with x = (theta, 1): two products instead of four
-            ep = post @ p2[sl].T
-            etp = post @ (p2[sl] * theta[None, :]).T
-            et = (post @ theta)[:, None]
-            parts = {0: obs * (y * et) - obs * etp, 1: obs * y - obs * ep}
-            m = np.stack([parts[k] for k in idx])
+            ep = post @ P[sl].T
+            etp = post @ (P[sl] * theta[None, :]).T
+            m = np.stack([y * et - etp if k == 0 else y - ep for k in idx])
+            if obs is not None:
+                m *= obs[None]
         else:
-            m = np.stack([y * (post @ dP[k, sl].T) - (obs - y) * (post @ dQ[k, sl].T) for k in idx])
+            wrong = 1.0 - y if obs is None else obs - y
+            m = np.stack([y * (post @ (D[k, sl] / P[sl]).T) - wrong * (post @ (D[k, sl] / (1.0 - P[sl])).T)
+                          for k in idx])
         yield sl, m
 
 
-def _mm_blocks(ops, post, dP, dQ, idx, blocks, p2=None, theta=None):
-    for sl, m in _m_chunks(ops, post, dP, dQ, idx, p2, theta):
+def _mm_blocks(ops, post, P, D, idx, blocks, plain, theta):
+    for sl, m in _m_chunks(ops, post, P, D, idx, plain, theta):
         for x, k in enumerate(idx):
             for z, l in enumerate(idx[x:], start=x):
                 blocks[sl, k, l] = blocks[sl, l, k] = (m[x] * m[z]).sum(axis=0)

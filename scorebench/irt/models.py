@@ -26,7 +26,7 @@ from scipy.special import expit
 from scorebench.core.errors import InputError
 
 __all__ = ["ModelSpec", "MODELS", "get_model", "PARAMS", "log_prob", "prob", "derivatives",
-           "item_information"]
+           "curvature_sums", "item_information"]
 
 PARAMS = ("a", "d", "c", "u")
 
@@ -150,6 +150,68 @@ def derivatives(params: np.ndarray, theta: np.ndarray, *, second: bool = False,
     D2[1, 3] = D2[3, 1] = s1
     return P, D, D2
 
+
+def curvature_sums(params: np.ndarray, theta: np.ndarray, w: np.ndarray, which: tuple[int, ...]) -> np.ndarray:
+    r"""Weighted sums over the nodes of the second derivatives of P, only for the parameters in ``which``.
+
+    .. math::
+
+        C_{kl,j} = \sum_q w_{jq}\, \partial_k \partial_l P_j(\theta_q), \qquad k, l \in \text{which},
+
+    with the non-zero second derivatives of the 4PL (:math:`g = u - c`, :math:`\sigma' = \sigma(1-\sigma)`,
+    :math:`\sigma'' = \sigma'(1 - 2\sigma)`): :math:`\partial_a^2 P = g\sigma''\theta^2`,
+    :math:`\partial_a\partial_d P = g\sigma''\theta`, :math:`\partial_d^2 P = g\sigma''`,
+    :math:`\partial_a\partial_c P = -\sigma'\theta`, :math:`\partial_d\partial_c P = -\sigma'`,
+    :math:`\partial_a\partial_u P = \sigma'\theta`, :math:`\partial_d\partial_u P = \sigma'`. Each entry is one
+    product of a (J, Q) array with a node vector, so the (4, 4, J, Q) tensor of
+    :func:`derivatives` ``(second=True)`` is never built (3 entries for the 2PL instead of 16).
+
+    Parameters
+    ----------
+    params : ndarray, shape (J, 4)
+        Item parameters ``(a, d, c, u)``.
+    theta : ndarray, shape (Q,)
+        Nodes.
+    w : ndarray, shape (J, Q)
+        Weights per item and node.
+    which : tuple of int
+        Parameter columns (0 = a, 1 = d, 2 = c, 3 = u) whose entries are wanted.
+
+    Returns
+    -------
+    ndarray, shape (4, 4, J)
+        Symmetric in the first two axes; entries outside ``which`` are zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pr, th = np.array([[1.2, -0.3, 0.0, 1.0]]), np.linspace(-2, 2, 5)
+    >>> w = np.ones((1, 5))
+    >>> _, _, D2 = derivatives(pr, th, second=True)
+    >>> C = curvature_sums(pr, th, w, (0, 1))
+    >>> bool(np.allclose(C[:2, :2], (D2[:2, :2] * w).sum(axis=-1))), float(np.abs(C[2:]).sum())
+    (True, 0.0)
+    """
+    a, d, c, u = _cols(params)
+    th = np.asarray(theta, dtype=np.float64)
+    s = expit(a * th[None, :] + d)
+    s1 = s * (1.0 - s)
+    out = np.zeros((4, 4, params.shape[0]))
+    keep = set(which)
+    if keep & {0, 1}:
+        h = (u - c) * s1 * (1.0 - 2.0 * s) * w          # g sigma'' w
+        sums = {0: lambda x: x @ (th * th), 1: lambda x: x @ th, 2: lambda x: x.sum(axis=1)}
+        for k, l, power in ((0, 0, 0), (0, 1, 1), (1, 1, 2)):
+            if k in keep and l in keep:
+                out[k, l] = out[l, k] = sums[power](h)
+    if keep & {2, 3} and keep & {0, 1}:
+        e = s1 * w
+        e_th, e_1 = e @ th, e.sum(axis=1)
+        for k, base in ((0, e_th), (1, e_1)):
+            for l, sign in ((2, -1.0), (3, 1.0)):
+                if k in keep and l in keep:
+                    out[k, l] = out[l, k] = sign * base
+    return out
 
 def item_information(params: np.ndarray, theta: np.ndarray) -> np.ndarray:
     r"""Fisher information of each item at each ability, shape (items, len(theta)).
