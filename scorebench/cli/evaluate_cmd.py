@@ -92,7 +92,7 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, per_unit, op
 
 
 def _emit_trec_eval(scores, output: Path | None) -> None:
-    from scorebench.io.tables import _write_text, atomic_write, check_writable
+    from scorebench.io.atomic import atomic_write, check_writable, text_writer
     from scorebench.io.trec_eval_output import format_trec_eval
 
     text = format_trec_eval(scores)
@@ -100,7 +100,7 @@ def _emit_trec_eval(scores, output: Path | None) -> None:
         click.echo(text, nl=False)
         return
     check_writable(output)
-    atomic_write({output: lambda tmp: _write_text(tmp, lambda handle: handle.write(text))})
+    atomic_write({output: text_writer(text)})
     click.echo(f"wrote {text.count(chr(10))} lines to {output}", err=True)
 
 

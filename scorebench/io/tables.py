@@ -25,6 +25,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError
 from scorebench.core.table_schema import check_unique_columns
+from scorebench.io.atomic import atomic_write, check_writable, write_text_file
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
@@ -430,11 +431,11 @@ def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | N
         files[path] = lambda tmp: _write_parquet(table, tmp, info)
     else:
         writer = {"csv": _write_csv, "json": _write_json, "markdown": _write_markdown}[fmt]
-        files[path] = lambda tmp: _write_text(tmp, lambda handle: writer(table, handle, info))
+        files[path] = lambda tmp: write_text_file(tmp, lambda handle: writer(table, handle, info))
         if fmt == "csv":
             sidecar = path.with_name(path.name + META_SUFFIX)
             text = json.dumps(info, indent=1, default=str, allow_nan=False) + "\n"
-            files[sidecar] = lambda tmp: _write_text(tmp, lambda handle: handle.write(text))
+            files[sidecar] = lambda tmp: write_text_file(tmp, lambda handle: handle.write(text))
     atomic_write(files)
     return path
 
@@ -447,114 +448,6 @@ def _write_parquet(table: pd.DataFrame, tmp: Path, info: dict[str, Any]) -> None
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
                                            b"scorebench": json.dumps(info, default=str).encode()})
     pq.write_table(arrow, tmp)
-
-
-def _write_text(tmp: Path, write: Callable[[io.TextIOBase], Any]) -> None:
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        write(handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def check_writable(path: str | os.PathLike) -> Path:
-    """Fail early, before any work, when ``path`` cannot be written.
-
-    The folder must exist and be writable and ``path`` must not be a folder or a link to one.
-    """
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"{path}: the folder {directory} does not exist")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a file name to write")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: the folder {directory} is not writable")
-    return path
-
-
-_TMP_TAG = ".scorebench.tmp"
-
-
-def _temp_name(target: Path) -> Path:
-    # The writer's pid is part of the name, so a later run can tell litter left by a killed
-    # process (its pid is gone) from a temporary file another run is writing right now.
-    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{_TMP_TAG}")
-
-
-def _remove_stale_temps(target: Path) -> None:
-    prefix = f".{target.name}."
-    try:
-        entries = list(target.parent.iterdir()) if str(target.parent) else list(Path(".").iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        name = entry.name
-        if not (name.startswith(prefix) and name.endswith(_TMP_TAG)):
-            continue
-        pid_text = name[len(prefix):-len(_TMP_TAG)].split(".")[0]
-        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
-            try:
-                entry.unlink()
-            except OSError:
-                pass
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
-    """Write several files all-or-nothing: each to a temporary file beside it, then rename.
-
-    ``files`` maps a target path to a function that writes the content to a given temporary
-    path. Nothing is renamed before every temporary file is complete, so a failure leaves the
-    old files (and no temporary ones); files get the user's umask, as ``open`` would give
-    them. Temporary files left by a killed earlier run are removed.
-    """
-    mode = 0o666 & ~_umask()
-    done: list[tuple[Path, Path]] = []
-    try:
-        for target, write in files.items():
-            target = Path(target)
-            _remove_stale_temps(target)
-            tmp = _temp_name(target)
-            done.append((tmp, target))
-            try:
-                write(tmp)
-                os.chmod(tmp, mode)
-            except OSError as exc:  # name the user's file, not our temporary one
-                raise _about(exc, target) from None
-        for tmp, target in done:
-            try:
-                os.replace(tmp, target)
-            except OSError as exc:
-                raise _about(exc, target) from None
-    except BaseException:
-        for tmp, _ in done:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
-
-
-def _about(exc: OSError, target: Path) -> OSError:
-    """The same error (errno and reason) reported against ``target``."""
-    if exc.errno is None:
-        return exc
-    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:
