@@ -60,8 +60,8 @@ import pandas as pd
 
 from scorebench._version import __version__
 from scorebench.core.errors import InputError, UnknownMetricError
-from scorebench.io.atomic import atomic_write, text_writer
 from scorebench.core.stats import HALF_SAMPLING_RULES
+from scorebench.io.atomic import atomic_write, text_writer
 
 __all__ = ["to_eee", "write_eee", "instance_records", "EEE_SCHEMA_VERSION", "interval_method_names"]
 

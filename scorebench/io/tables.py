@@ -26,49 +26,33 @@ import pandas as pd
 from scorebench.core.errors import InputError
 from scorebench.core.table_schema import check_unique_columns
 from scorebench.io.atomic import atomic_write, check_writable, write_text_file
+from scorebench.io.formats import detect_format as detect_by_registry
+from scorebench.io.formats import format_names
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
            "READ_FORMATS", "WRITE_FORMATS", "format_value", "format_column"]
 
-_SUFFIXES = {
-    ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".md": "markdown",
-    ".run": "trec_run", ".qrels": "trec_qrels",
-}
-READ_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json", "trec_run", "trec_qrels")
-WRITE_FORMATS = ("csv", "parquet", "json", "markdown")
+#: The formats :func:`read_table` reads and :func:`write_table` writes (from the format
+#: registry, :mod:`scorebench.io.formats`).
+READ_FORMATS = format_names(family=("table", "trec"), role="read")
+WRITE_FORMATS = format_names(family="table", role="write")
 
 
 def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=READ_FORMATS) -> str:
-    """The format named by ``fmt`` or implied by the file suffix."""
+    """The format named by ``fmt``, or the one of ``allowed`` that the format registry detects
+    for ``path`` (its suffix; TREC files by their layout, :func:`scorebench.io.formats.detect_format`).
+
+    Examples
+    --------
+    >>> detect_format("scores.pq"), detect_format("out.md", allowed=WRITE_FORMATS)
+    ('parquet', 'markdown')
+    """
     if fmt is None:
-        suffix = Path(path).suffix.lower()
-        fmt = _SUFFIXES.get(suffix)
-        if (fmt is None or suffix == ".txt") and "trec_run" in allowed and Path(path).is_file():
-            # TREC runs and qrels are often named *.txt (TREC DL's 2019qrels-pass.txt)
-            fmt = _sniff_trec(Path(path)) or fmt
-        if fmt is None:
-            raise InputError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
-                             f"pass a format ({', '.join(allowed)})")
+        return detect_by_registry(path, allowed, what="table file")
     if fmt not in allowed:
         raise InputError(f"{path}: unsupported format {fmt!r}; expected one of {', '.join(allowed)}")
     return fmt
-
-
-def _sniff_trec(path: Path) -> str | None:
-    """``trec_run``/``trec_qrels`` for files laid out like TREC runs or qrels (``qrels.test``)."""
-    from scorebench.io.trec import looks_like_trec
-
-    found = looks_like_trec(path)
-    if found and path.suffix.lower() == ".txt" and b"," in _first_data_line(path):
-        return None  # comma-separated text with spaces in its fields, not TREC
-    return f"trec_{found}" if found else None
-
-
-def _first_data_line(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        return next((line for line in fh if line.strip() and not line.startswith(b"#")), b"")
 
 
 def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:

@@ -31,7 +31,7 @@ from scorebench.core.errors import InputError
 from scorebench.io.atomic import atomic_write, text_writer
 
 __all__ = ["read_trec_run", "read_trec_qrels", "write_trec_run", "looks_like_trec", "first_data_fields", "read_fields",
-           "read_judgments"]
+           "read_judgments", "trec_layout", "detect_run", "detect_qrels"]
 
 _RUN_FIELDS = ("qid", "q0", "docid", "rank", "score", "system")
 _QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
@@ -127,6 +127,33 @@ def looks_like_trec(path: str | os.PathLike) -> str | None:
     like neither.
     """
     return {6: "run", 4: "qrels"}.get(first_data_fields(path))
+
+
+def trec_layout(path: str | os.PathLike) -> int | None:
+    """The number of fields on the first data line of a file laid out like TREC (whitespace
+    separated), or None: a ``.txt`` file whose first data line holds a comma is comma-separated
+    text with spaces in its fields, not TREC."""
+    path = Path(path)
+    n = first_data_fields(path)
+    if n is not None and path.suffix.lower() == ".txt":
+        try:
+            with open(path, "rb") as fh:
+                line = next((raw for raw in fh if raw.strip() and not raw.startswith(b"#")), b"")
+        except OSError:
+            return None
+        if b"," in line:
+            return None
+    return n
+
+
+def detect_run(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like a TREC run (six fields a line): the format registry's detector."""
+    return trec_layout(path) == 6
+
+
+def detect_qrels(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like TREC qrels (four fields a line): the format registry's detector."""
+    return trec_layout(path) == 4
 
 
 def first_data_fields(path: str | os.PathLike) -> int | None:

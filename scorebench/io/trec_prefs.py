@@ -36,10 +36,10 @@ import os
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.trec import first_data_fields, read_judgments
+from scorebench.io.trec import first_data_fields, read_judgments, trec_layout
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs", "read_prefs_judgments",
-           "looks_like_prefs", "qrels_of_group"]
+           "looks_like_prefs", "detect_prefs", "qrels_of_group"]
 
 
 def read_trec_prefs(path: str | os.PathLike) -> pd.DataFrame:
@@ -84,6 +84,12 @@ def read_trec_qrels_prefs(path: str | os.PathLike) -> pd.DataFrame:
 def looks_like_prefs(path: str | os.PathLike) -> bool:
     """Whether the first data line has the five fields of a prefs file (``qid ujg ujsubg docno rel``)."""
     return first_data_fields(path) == 5
+
+
+def detect_prefs(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like a prefs file (five fields a line, no comma in a ``.txt``):
+    the format registry's detector."""
+    return trec_layout(path) == 5
 
 
 def read_prefs_judgments(path: str | os.PathLike) -> pd.DataFrame:
