@@ -228,6 +228,21 @@ def get_format(name: str, *, among: Iterable[str] | None = None, what: str = "fo
     return FORMATS[name]
 
 
+def _looked(record: Format, path: Path) -> bool:
+    return record.detector is not None and bool(record.function("detector")(path))
+
+
+def _detection_passes(path: Path) -> list[Callable[[Format], bool]]:
+    """The four detection passes of the module docstring, in order."""
+    passes: list[Callable[[Format], bool]] = [lambda f: f.content_first and _looked(f, path),
+                                              lambda f: f.claims_suffix(path)]
+    # a suffix some format owns (.json, .md) is not read by its content
+    if path.is_file() and not any(f.claims_suffix(path) for f in all_formats()):
+        passes.append(lambda f: not f.content_first and _looked(f, path))
+    passes.append(lambda f: f.claims_suffix(path, fallback=True))
+    return passes
+
+
 def detect_formats(path: str | os.PathLike, among: Iterable[str] | None = None) -> list[str]:
     """The formats that recognise ``path`` in the first detection pass that finds any (see the
     module docstring); ``[]`` when none does. ``among``: the names to consider (default: every
@@ -235,17 +250,7 @@ def detect_formats(path: str | os.PathLike, among: Iterable[str] | None = None) 
     path = Path(path)
     names = None if among is None else set(among)
     candidates = [f for f in all_formats(auto=True) if names is None or f.name in names]
-    is_file = path.is_file()
-    looked = (lambda f: f.detector is not None and bool(f.function("detector")(path)))
-    passes: list[Callable[[Format], bool]] = [
-        lambda f: f.content_first and looked(f),
-        lambda f: f.claims_suffix(path),
-        lambda f: is_file and not f.content_first and looked(f),
-        lambda f: f.claims_suffix(path, fallback=True),
-    ]
-    for number, test in enumerate(passes):
-        if number == 2 and any(f.claims_suffix(path) for f in all_formats()):
-            continue  # a suffix some format owns (.json, .md) is not read by its content
+    for test in _detection_passes(path):
         found = [f.name for f in candidates if test(f)]
         if found:
             return found
