@@ -52,7 +52,7 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
     """``path`` read as a harness's results (``--from``, or detected) or as a plain table."""
     options = reader_options(source_options)
     if source_format is None and not options:
-        found = detect_source(path, how="--from FORMAT")
+        found = detect_source(path, how="--from FORMAT (a harness's results) or a table file's suffix")
         if found is None or FORMATS[found].family == "harness":
             source_format = found or "auto"  # a folder no format recognises: read_results says so
     if source_format is None:
