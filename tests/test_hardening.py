@@ -460,7 +460,7 @@ def test_disk_full_or_read_only_output_is_one_line_and_leaves_nothing(tmp_path, 
         Path(tmp).write_text("partial")
         raise OSError(code, os.strerror(code), str(tmp))
 
-    monkeypatch.setattr(sio, "_write_text", failing)
+    monkeypatch.setattr(sio, "write_text_file", failing)
     out = tmp_path / "scores.csv"
     res = CliRunner().invoke(cli, ["evaluate", str(small_csv), "-m", "brier_score", "--bootstrap", "0", "-o", str(out)])
     assert res.exit_code == 2 and res.output.startswith(f"error: {reason}: {out}"), res.output

@@ -196,23 +196,32 @@ def methods_page() -> str:
 # --- readers -----------------------------------------------------------------------------
 
 def readers_page() -> str:
-    import scorebench.io.readers as readers
+    from scorebench.io.formats import all_formats
 
-    out = [_title("Result-file readers"), "\n",
-           "The harness formats :func:`scorebench.read_results` reads (``scorebench import`` on the "
-           "command line); ``format=\"auto\"`` detects them.\n\n"]
-    for fmt in readers.FORMATS:
-        module = importlib.import_module(readers._MODULES[fmt]) if hasattr(readers, "_MODULES") else None
-        if module is None:
-            continue
-        sig = inspect.signature(module.read)
-        options = [f"``{p.name}={p.default!r}``" for p in list(sig.parameters.values())[1:]
-                   if p.default is not inspect.Parameter.empty]
-        rows = [("Module", f":mod:`{module.__name__}`"), ("Options", ", ".join(options) or "none"),
-                ("Python", f"``scorebench.read_results(path, format={fmt!r})``")]
-        doc = inspect.getdoc(module) or ""
-        out += [f".. _{anchor('reader', fmt)}:\n\n", _title(fmt, "-"), "\n", _field_list(rows),
-                ".. code-block:: text\n\n" + "".join(f"   {line}\n" for line in doc.splitlines()) + "\n"]
+    out = [_title("File formats"), "\n",
+           "Every format of the format registry (:mod:`scorebench.io.formats`): the harness formats "
+           ":func:`scorebench.read_results` reads (``scorebench import`` on the command line; "
+           "``format=\"auto\"`` detects them), the table and TREC files :func:`scorebench.io.tables.read_table` "
+           "reads, and what scorebench writes.\n\n"]
+    for record in all_formats():
+        rows = [("Family", record.family), ("Files", record.files), ("Yields", record.yields or "- (written only)"),
+                ("Detected", "yes" if record.auto else "no: name it")]
+        if record.readable:
+            reader = record.function("reader")
+            bound = dict(record.bound)
+            options = [f"``{p.name}={p.default!r}``" for p in inspect.signature(reader).parameters.values()
+                       if p.kind is p.KEYWORD_ONLY and p.name not in bound]
+            rows += [("Reader", f":func:`{reader.__module__}.{reader.__qualname__}`"),
+                     ("Options", ", ".join(options) or "none"),
+                     ("Python", f"``scorebench.io.formats.read(path, format={record.name!r})``")]
+        if record.writable:
+            writer = record.function("writer")
+            rows.append(("Writer", f":func:`{writer.__module__}.{writer.__qualname__}`"))
+        doc = inspect.getdoc(importlib.import_module(record.module)) if record.family == "harness" else ""
+        out += [f".. _{anchor('reader', record.name)}:\n\n", _title(record.name, "-"), "\n", record.doc + "\n\n",
+                _field_list(rows)]
+        if doc:
+            out.append(".. code-block:: text\n\n" + "".join(f"   {line}\n" for line in doc.splitlines()) + "\n")
     return "".join(out)
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError, warn_user
-from scorebench.io.readers.conventions import refuse_mixed_metrics, source_directions
+from scorebench.core.source_conventions import refuse_mixed_metrics, source_directions
 from scorebench.core.stats import check_resampling, rng_for
 from scorebench.aggregate import condorcet, kemeny, means, pairwise, positional  # noqa: F401  (register methods)
 from scorebench.aggregate import style_control  # noqa: F401  (registers bradley_terry_style)

@@ -1,8 +1,9 @@
 """Shared input handling of the commands: a table file, or a harness's result files.
 
 Every command that takes a table accepts a harness's result file or folder as well
-(MTEB, ...): named with ``--from FORMAT`` or detected when the path is a folder or a file
-that a reader recognises; reader options go in ``--from-option KEY=VALUE``.
+(MTEB, ...): named with ``--from FORMAT`` or detected by the format registry
+(:mod:`scorebench.io.formats`; the CLI never looks at a file itself); reader options go in
+``--from-option KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,19 @@ import click
 import pandas as pd
 
 from scorebench.core.errors import InputError
+from scorebench.io.formats import FORMATS, detect_source
+from scorebench.io.readers import harness_formats
 from scorebench.io.tables import read_results, read_table
-from scorebench.io.readers import FORMATS, detect_results_format
 
-FROM_OPTION = click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
-                           help="Read TABLE as a harness's result file or folder (default: detected).")
+
+def from_option(default: str | None = None, help: str = "Read TABLE as a harness's result file or folder "
+                "(default: detected).", **extra):
+    """The ``--from FORMAT`` option: ``auto`` or a harness format of the registry."""
+    return click.option("--from", "source_format", type=click.Choice(["auto", *harness_formats()]),
+                        default=default, help=help, **extra)
+
+
+FROM_OPTION = from_option()
 _FROM_OPTIONS = click.option("--from-option", "source_options", multiple=True,
                              help="Reader option as KEY=VALUE (e.g. benchmark='MTEB(eng, v2)').")
 
@@ -43,8 +52,9 @@ def load_table(path: Path, source_format: str | None, source_options: tuple[str,
     """``path`` read as a harness's results (``--from``, or detected) or as a plain table."""
     options = reader_options(source_options)
     if source_format is None and not options:
-        if path.is_dir() or (path.is_file() and detect_results_format(path) is not None):
-            source_format = "auto"
+        found = detect_source(path, how="--from FORMAT (a harness's results) or a table file's suffix")
+        if found is None or FORMATS[found].family == "harness":
+            source_format = found or "auto"  # a folder no format recognises: read_results says so
     if source_format is None:
         if options:
             raise click.UsageError("--from-option needs --from")

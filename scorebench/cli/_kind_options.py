@@ -75,10 +75,10 @@ def read_table_option(flag: str, path: Path, engine: str) -> Any:
         return read_dask(str(path))
     if not path.is_file():
         raise InputError(f"{flag}: file not found: {path}")
-    from scorebench.io.trec import looks_like_trec
-    from scorebench.io.trec_prefs import looks_like_prefs
+    from scorebench.io.formats import detect_formats, format_names
 
-    if engine == "pandas" and (looks_like_trec(path) == "qrels" or looks_like_prefs(path)):
+    among = format_names(family=("table", "trec", "judgments"), role="read")
+    if engine == "pandas" and {"trec_qrels", "trec_prefs"} & set(detect_formats(path, among)):
         return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields
     return read_table(path)
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from scorebench.io.tables import WRITE_FORMATS, check_writable, detect_format, format_column, format_value, write_table
 from scorebench.core.registry import parse_value
+from scorebench.io.formats import get_format
 
 
 def _check_output(ctx: click.Context, param: click.Parameter, value):
@@ -35,7 +36,11 @@ def _safe_csv(ctx: click.Context, param: click.Parameter, value):
 
 
 def format_option(*extra: str, help: str = "Output format (default: from the --output suffix)."):
-    """The ``--format`` option; ``extra``: text formats the command writes itself (``trec_eval``)."""
+    """The ``--format`` option: the table formats of the registry, and ``extra`` writable formats
+    of it that the command writes itself (``trec_eval``)."""
+    for name in extra:
+        if not get_format(name).writable:
+            raise ValueError(f"--format {name}: the format registry has no writer for it")
     return click.option("--format", "fmt", type=click.Choice([*WRITE_FORMATS, *extra]), default=None,
                         callback=_check_output, help=help)
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from scorebench.io.readers.conventions import refuse_mixed_metrics, source_directions
+from scorebench.core.source_conventions import refuse_mixed_metrics, source_directions
 from scorebench.core.errors import InputError
 from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
 from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit, parse_options

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from scorebench.io.tables import detect_format, read_table
-from scorebench.io.trec_prefs import read_trec_qrels_jg
-from scorebench.metrics.ranking.diversity_kind import diversity_scores
 from scorebench.cli._input import load_table
 from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
+from scorebench.io.formats import detect_format
+from scorebench.io.tables import READ_FORMATS, read_table
+from scorebench.io.trec_prefs import read_trec_qrels_jg
+from scorebench.metrics.ranking.diversity_kind import diversity_scores
 
 
 @click.command("diversity")
@@ -24,7 +25,7 @@ from scorebench.cli._output import FORMAT_OPTION, OUTPUT_OPTION, emit
 def command(run, qrels, k, alpha, beta, output, fmt) -> None:
     """alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA and S-recall of RUN per query. QRELS: TREC
     diversity qrels (qid subtopic docid rel) or a table with qid, subtopic, docid, relevance."""
-    if detect_format(qrels) in ("trec_qrels", "trec_run") or qrels.suffix.lower() in (".txt", ".qrels"):
+    if detect_format(qrels, READ_FORMATS) in ("trec_qrels", "trec_run"):
         judged = read_trec_qrels_jg(qrels).rename(columns={"jg": "subtopic"})
     else:
         judged = read_table(qrels)

@@ -92,15 +92,13 @@ def command(table, metrics, kind, by, ci, n_boot, seed, nan_policy, per_unit, op
 
 
 def _emit_trec_eval(scores, output: Path | None) -> None:
-    from scorebench.io.tables import _write_text, atomic_write, check_writable
+    from scorebench.io.formats import get_format
     from scorebench.io.trec_eval_output import format_trec_eval
 
-    text = format_trec_eval(scores)
     if output is None:
-        click.echo(text, nl=False)
+        click.echo(format_trec_eval(scores), nl=False)
         return
-    check_writable(output)
-    atomic_write({output: lambda tmp: _write_text(tmp, lambda handle: handle.write(text))})
+    text = get_format("trec_eval").write(scores, output)
     click.echo(f"wrote {text.count(chr(10))} lines to {output}", err=True)
 
 

@@ -6,17 +6,18 @@ from pathlib import Path
 
 import click
 
-from scorebench.core.errors import InputError
 from scorebench.cli._input import FROM_OPTION, FROM_OPTIONS_OPTION, load_table
+from scorebench.core.errors import InputError
+from scorebench.io.formats import all_formats, get_format
 
-EXPORT_FORMATS = ("eee", "hf")
+#: The harness formats scorebench writes (from the format registry).
+EXPORT_FORMATS = tuple(f.name for f in all_formats(family="harness", role="write"))
 
 
 @click.command("export")
 @click.argument("table", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True,
-              help="eee: Every Eval Ever v0.3.0 records (a folder, data/<benchmark>/<developer>/<model>/<uuid>.json); "
-                   "hf: Hugging Face Hub eval results (<system>/.eval_results/<dataset>.yaml, interval in notes).")
+              help="; ".join(f"{f.name}: {f.doc}" for f in all_formats(family="harness", role="write")) + ".")
 @click.option("--output", "-o", "output", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder to write into (created if needed).")
 @click.option("--items", "items_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -60,10 +61,8 @@ def command(table, fmt, output, items_path, item_score, benchmark, timestamp, hi
         except InputError:
             pass  # a format without stored metadata
     if fmt == "hf":
-        from scorebench.io.hf import write_hf_eval_results
-
-        paths = write_hf_eval_results(scores, output, dataset=_datasets(datasets), metric=metric, scale=scale,
-                                      revision=revision, date=date, source_url=source_url, source_name=source_name)
+        paths = get_format("hf").write(scores, output, dataset=_datasets(datasets), metric=metric, scale=scale,
+                                       revision=revision, date=date, source_url=source_url, source_name=source_name)
         click.echo(f"wrote {len(paths)} .eval_results file(s) under {output}", err=True)
         return
     direction = {**{m: True for m in higher}, **{m: False for m in lower}}
@@ -71,10 +70,9 @@ def command(table, fmt, output, items_path, item_score, benchmark, timestamp, hi
     if both:
         raise click.UsageError(f"{sorted(both)} given as both --higher-is-better and --lower-is-better")
     items = read_table(items_path) if items_path is not None else None
-    from scorebench.io.eee import write_eee
-
-    paths = write_eee(scores, output, items=items, item_score=item_score, benchmark=benchmark, timestamp=timestamp,
-                      higher_is_better=direction or None, organization=organization, relationship=relationship)
+    paths = get_format("eee").write(scores, output, items=items, item_score=item_score, benchmark=benchmark,
+                                    timestamp=timestamp, higher_is_better=direction or None,
+                                    organization=organization, relationship=relationship)
     click.echo(f"wrote {len(paths)} EEE record(s) under {output}", err=True)
 
 

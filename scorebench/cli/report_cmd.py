@@ -8,9 +8,9 @@ import click
 
 from scorebench.analysis.gates import GATES
 from scorebench.io.tables import check_writable
-from scorebench.io.readers import FORMATS
 from scorebench.report import CORRECTIONS, REPORT_TESTS, comparison_report, write_report
 from scorebench.report.render import report_format
+from scorebench.cli._input import from_option
 from scorebench.cli._output import parse_options
 
 
@@ -27,8 +27,7 @@ def _check_report_path(ctx: click.Context, param: click.Parameter, value: Path) 
 @click.option("--metric", "-m", default=None,
               help="A per-row metric (default: accuracy for a 'correct' column, or sample_mean@COL for one score "
                    "column), e.g. sample_mean@acc,none.")
-@click.option("--from", "source_format", type=click.Choice(["auto", *FORMATS]), default=None,
-              help="Read the RUNS as a harness's result files or folders (default: detected).")
+@from_option(help="Read the RUNS as a harness's result files or folders (default: detected).")
 @click.option("--from-option", "source_options", multiple=True, help="Reader option as KEY=VALUE.")
 @click.option("--baseline", default=None, help="Compare every system against this one (default: all pairs).")
 @click.option("--test", type=click.Choice(REPORT_TESTS), default="auto", show_default=True,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scorebench.io.readers.conventions import with_source_defaults
+from scorebench.core.source_conventions import with_source_defaults
 from scorebench.evaluation.engines import engine_for
 from scorebench.evaluation.pipeline import SCORE_COLUMNS, Overflow, by_columns, contributions, group_codes, resolve_kind, \
     resolve_metrics, score_attrs

@@ -25,49 +25,34 @@ import pandas as pd
 
 from scorebench.core.errors import InputError
 from scorebench.core.table_schema import check_unique_columns
+from scorebench.io.atomic import atomic_write, check_writable, write_text_file
+from scorebench.io.formats import detect_format as detect_by_registry
+from scorebench.io.formats import format_names
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
            "READ_FORMATS", "WRITE_FORMATS", "format_value", "format_column"]
 
-_SUFFIXES = {
-    ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".md": "markdown",
-    ".run": "trec_run", ".qrels": "trec_qrels",
-}
-READ_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json", "trec_run", "trec_qrels")
-WRITE_FORMATS = ("csv", "parquet", "json", "markdown")
+#: The formats :func:`read_table` reads and :func:`write_table` writes (from the format
+#: registry, :mod:`scorebench.io.formats`).
+READ_FORMATS = format_names(family=("table", "trec"), role="read")
+WRITE_FORMATS = format_names(family="table", role="write")
 
 
 def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=READ_FORMATS) -> str:
-    """The format named by ``fmt`` or implied by the file suffix."""
+    """The format named by ``fmt``, or the one of ``allowed`` that the format registry detects
+    for ``path`` (its suffix; TREC files by their layout, :func:`scorebench.io.formats.detect_format`).
+
+    Examples
+    --------
+    >>> detect_format("scores.pq"), detect_format("out.md", allowed=WRITE_FORMATS)
+    ('parquet', 'markdown')
+    """
     if fmt is None:
-        suffix = Path(path).suffix.lower()
-        fmt = _SUFFIXES.get(suffix)
-        if (fmt is None or suffix == ".txt") and "trec_run" in allowed and Path(path).is_file():
-            # TREC runs and qrels are often named *.txt (TREC DL's 2019qrels-pass.txt)
-            fmt = _sniff_trec(Path(path)) or fmt
-        if fmt is None:
-            raise InputError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
-                             f"pass a format ({', '.join(allowed)})")
+        return detect_by_registry(path, allowed, what="table file")
     if fmt not in allowed:
         raise InputError(f"{path}: unsupported format {fmt!r}; expected one of {', '.join(allowed)}")
     return fmt
-
-
-def _sniff_trec(path: Path) -> str | None:
-    """``trec_run``/``trec_qrels`` for files laid out like TREC runs or qrels (``qrels.test``)."""
-    from scorebench.io.trec import looks_like_trec
-
-    found = looks_like_trec(path)
-    if found and path.suffix.lower() == ".txt" and b"," in _first_data_line(path):
-        return None  # comma-separated text with spaces in its fields, not TREC
-    return f"trec_{found}" if found else None
-
-
-def _first_data_line(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        return next((line for line in fh if line.strip() and not line.startswith(b"#")), b"")
 
 
 def read_table(path: str | os.PathLike, *, format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:
@@ -430,11 +415,11 @@ def write_table(table: pd.DataFrame, path: str | os.PathLike, *, format: str | N
         files[path] = lambda tmp: _write_parquet(table, tmp, info)
     else:
         writer = {"csv": _write_csv, "json": _write_json, "markdown": _write_markdown}[fmt]
-        files[path] = lambda tmp: _write_text(tmp, lambda handle: writer(table, handle, info))
+        files[path] = lambda tmp: write_text_file(tmp, lambda handle: writer(table, handle, info))
         if fmt == "csv":
             sidecar = path.with_name(path.name + META_SUFFIX)
             text = json.dumps(info, indent=1, default=str, allow_nan=False) + "\n"
-            files[sidecar] = lambda tmp: _write_text(tmp, lambda handle: handle.write(text))
+            files[sidecar] = lambda tmp: write_text_file(tmp, lambda handle: handle.write(text))
     atomic_write(files)
     return path
 
@@ -447,114 +432,6 @@ def _write_parquet(table: pd.DataFrame, tmp: Path, info: dict[str, Any]) -> None
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
                                            b"scorebench": json.dumps(info, default=str).encode()})
     pq.write_table(arrow, tmp)
-
-
-def _write_text(tmp: Path, write: Callable[[io.TextIOBase], Any]) -> None:
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        write(handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def check_writable(path: str | os.PathLike) -> Path:
-    """Fail early, before any work, when ``path`` cannot be written.
-
-    The folder must exist and be writable and ``path`` must not be a folder or a link to one.
-    """
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"{path}: the folder {directory} does not exist")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a file name to write")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: the folder {directory} is not writable")
-    return path
-
-
-_TMP_TAG = ".scorebench.tmp"
-
-
-def _temp_name(target: Path) -> Path:
-    # The writer's pid is part of the name, so a later run can tell litter left by a killed
-    # process (its pid is gone) from a temporary file another run is writing right now.
-    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{_TMP_TAG}")
-
-
-def _remove_stale_temps(target: Path) -> None:
-    prefix = f".{target.name}."
-    try:
-        entries = list(target.parent.iterdir()) if str(target.parent) else list(Path(".").iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        name = entry.name
-        if not (name.startswith(prefix) and name.endswith(_TMP_TAG)):
-            continue
-        pid_text = name[len(prefix):-len(_TMP_TAG)].split(".")[0]
-        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
-            try:
-                entry.unlink()
-            except OSError:
-                pass
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
-    """Write several files all-or-nothing: each to a temporary file beside it, then rename.
-
-    ``files`` maps a target path to a function that writes the content to a given temporary
-    path. Nothing is renamed before every temporary file is complete, so a failure leaves the
-    old files (and no temporary ones); files get the user's umask, as ``open`` would give
-    them. Temporary files left by a killed earlier run are removed.
-    """
-    mode = 0o666 & ~_umask()
-    done: list[tuple[Path, Path]] = []
-    try:
-        for target, write in files.items():
-            target = Path(target)
-            _remove_stale_temps(target)
-            tmp = _temp_name(target)
-            done.append((tmp, target))
-            try:
-                write(tmp)
-                os.chmod(tmp, mode)
-            except OSError as exc:  # name the user's file, not our temporary one
-                raise _about(exc, target) from None
-        for tmp, target in done:
-            try:
-                os.replace(tmp, target)
-            except OSError as exc:
-                raise _about(exc, target) from None
-    except BaseException:
-        for tmp, _ in done:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
-
-
-def _about(exc: OSError, target: Path) -> OSError:
-    """The same error (errno and reason) reported against ``target``."""
-    if exc.errno is None:
-        return exc
-    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:

@@ -21,14 +21,17 @@ from __future__ import annotations
 import io
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
+from scorebench.io.atomic import atomic_write, text_writer
 
-__all__ = ["read_trec_run", "read_trec_qrels", "write_trec_run", "looks_like_trec"]
+__all__ = ["read_trec_run", "read_trec_qrels", "write_trec_run", "looks_like_trec", "first_data_fields", "read_fields",
+           "read_judgments", "trec_layout", "detect_run", "detect_qrels"]
 
 _RUN_FIELDS = ("qid", "q0", "docid", "rank", "score", "system")
 _QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
@@ -61,7 +64,7 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     [['1', 'd1', 2.5, 'bm25'], ['1', 'd2', 1.0, 'bm25']]
     >>> os.unlink(f.name)
     """
-    frame = _read_fields(path, _RUN_FIELDS, numeric={"score": "number"}, what="run", extra_ok=True)
+    frame = read_fields(path, _RUN_FIELDS, numeric={"score": "number"}, what="run", extra_ok=True)
     rank = pd.to_numeric(frame["rank"], errors="coerce")
     if rank.notna().all() and (rank == rank.round()).all():
         frame["rank"] = rank.to_numpy().astype(np.int64)
@@ -86,14 +89,13 @@ def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels", delete=False) as f:
-    ...     _ = f.write("1 0 d1 2\\n1 0 d3 0\\n")
-    >>> read_trec_qrels(f.name).values.tolist()
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "judged.qrels"
+    >>> _ = path.write_text("1 0 d1 2\\n1 0 d3 0\\n")
+    >>> read_trec_qrels(path).values.tolist()
     [['1', 'd1', 2], ['1', 'd3', 0]]
-    >>> os.unlink(f.name)
     """
-    frame = _read_fields(path, _QRELS_FIELDS, numeric={"relevance": "number"}, what="qrels")
+    frame = read_judgments(path, _QRELS_FIELDS, what="qrels")
     rel = frame["relevance"].to_numpy()
     if rel.size and np.all(rel == np.round(rel)) and np.abs(rel).max() < 2**53:
         frame["relevance"] = rel.astype(np.int64)
@@ -114,35 +116,110 @@ def write_trec_run(run: pd.DataFrame, path: str | os.PathLike, *, tag: str = "sc
     tags = df["system"].astype(str) if "system" in df.columns else pd.Series(tag, index=df.index)
     lines = (df["qid"].astype(str) + " Q0 " + df["docid"].astype(str) + " " + ranks.astype(str) + " "
              + df["score"].map(repr) + " " + tags)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text("\n".join(lines) + ("\n" if len(lines) else ""))
-    os.replace(tmp, target)
+    atomic_write({Path(path): text_writer("\n".join(lines) + ("\n" if len(lines) else ""))})
 
 
 def looks_like_trec(path: str | os.PathLike) -> str | None:
     """Return ``"run"`` or ``"qrels"`` when the file's first data line has that many fields.
 
-    Used by readers that dispatch on content (files named ``*.run``/``*.qrels`` or
-    without a table extension). Returns None when the file looks like neither.
+    Used by the format registry (:mod:`scorebench.io.formats`) to recognise files named
+    ``*.run``/``*.qrels`` or without a table extension. Returns None when the file looks
+    like neither.
+    """
+    return {6: "run", 4: "qrels"}.get(first_data_fields(path))
+
+
+def trec_layout(path: str | os.PathLike) -> int | None:
+    """The number of fields on the first data line of a file laid out like TREC (whitespace
+    separated), or None: a ``.txt`` file whose first data line holds a comma is comma-separated
+    text with spaces in its fields, not TREC."""
+    path = Path(path)
+    n = first_data_fields(path)
+    if n is not None and path.suffix.lower() == ".txt":
+        try:
+            with open(path, "rb") as fh:
+                line = next((raw for raw in fh if raw.strip() and not raw.startswith(b"#")), b"")
+        except OSError:
+            return None
+        if b"," in line:
+            return None
+    return n
+
+
+def detect_run(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like a TREC run (six fields a line): the format registry's detector."""
+    return trec_layout(path) == 6
+
+
+def detect_qrels(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like TREC qrels (four fields a line): the format registry's detector."""
+    return trec_layout(path) == 4
+
+
+def first_data_fields(path: str | os.PathLike) -> int | None:
+    """The number of whitespace-separated fields on the first line that is neither blank nor a
+    ``#`` comment; None when there is no such line or the file cannot be read.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "judged.txt"
+    >>> _ = path.write_text("# header\\n\\n1 0 d1 2\\n")
+    >>> first_data_fields(path)
+    4
     """
     try:
         with open(path, "rb") as fh:
             for raw in fh:
                 line = raw.strip()
-                if not line or line.startswith(b"#"):
-                    continue
-                n = len(line.split())
-                return {6: "run", 4: "qrels"}.get(n)
+                if line and not line.startswith(b"#"):
+                    return len(line.split())
     except (OSError, UnicodeDecodeError):
         return None
     return None
 
 
-def _read_fields(path: str | os.PathLike, fields: tuple[str, ...], *, numeric: dict[str, str],
-                 what: str, extra_ok: bool = False) -> pd.DataFrame:
-    """Parse whitespace-separated lines with the C parser; fall back to a line-by-line pass
-    (which also locates a malformed line) when that fails or extra fields are present."""
+def read_judgments(path: str | os.PathLike, fields: tuple[str, ...], *, what: str, integer: bool = False,
+                   valid: Callable[[np.ndarray], np.ndarray] | None = None, expected: str = "") -> pd.DataFrame:
+    """Judgment lines whose fields include ``qid``, ``docid`` and a last field ``relevance``.
+
+    ``relevance`` is read as a finite number (an integer with ``integer=True``). With
+    ``valid`` (relevance values -> boolean mask of the acceptable ones) the first line whose
+    value fails raises one :class:`~scorebench.core.errors.InputError`: ``"<what> file
+    '<path>': <expected>, got <value> for query <qid>, document <docid>"``. The TREC qrels,
+    prefs and qrels_jg readers (:mod:`scorebench.io.trec_prefs`) all read through it.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels", delete=False) as f:
+    ...     _ = f.write("1 0 d1 -1\\n")
+    >>> read_judgments(f.name, ("qid", "iteration", "docid", "relevance"), what="qrels",
+    ...                valid=lambda rel: rel >= 0, expected="relevance must be >= 0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scorebench.core.errors.InputError: qrels file '...': relevance must be >= 0, got -1.0 for query '1', document 'd1'
+    >>> os.unlink(f.name)
+    """
+    frame = read_fields(path, fields, numeric={"relevance": "integer" if integer else "number"}, what=what)
+    if valid is not None:
+        bad = np.flatnonzero(~np.asarray(valid(frame["relevance"].to_numpy()), dtype=bool))
+        if bad.size:
+            row = frame.iloc[bad[0]]
+            raise InputError(f"{what} file {str(path)!r}: {expected}, got {row['relevance']} for query "
+                             f"{row['qid']!r}, document {row['docid']!r}")
+    return frame
+
+
+def read_fields(path: str | os.PathLike, fields: tuple[str, ...], *, numeric: dict[str, str],
+                what: str, extra_ok: bool = False) -> pd.DataFrame:
+    """Whitespace-separated lines of ``fields`` (``#`` comments and blank lines skipped) as text
+    columns, the ``numeric`` ones (``{column: "number" | "integer"}``) converted.
+
+    Parsed with pandas' C parser; a line-by-line pass, which names the first malformed line
+    in an :class:`~scorebench.core.errors.InputError` (``"<what> file '<path>', line N: ..."``),
+    runs when that fails. With ``extra_ok`` fields after the last are ignored (TREC runs).
+    """
     path = Path(path)
     data = path.read_bytes()
     if data.startswith(b"#") or b"\n#" in data:

@@ -32,13 +32,15 @@ Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), README
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import pandas as pd
 
 from scorebench.core.errors import InputError
+from scorebench.io.atomic import atomic_write, check_writable, text_writer
 
-__all__ = ["trec_eval_name", "format_trec_eval"]
+__all__ = ["trec_eval_name", "format_trec_eval", "write_trec_eval"]
 
 #: scorebench base names (without the ``@`` value) -> trec_eval measure names.
 _PLAIN = {
@@ -145,6 +147,23 @@ def format_trec_eval(scores: pd.DataFrame, *, query: str = "qid", system: str = 
     for tag, block in frame.groupby(system, sort=False, dropna=False):
         lines += _run_lines(tag, block, query)
     return "".join(line + "\n" for line in lines)
+
+
+def write_trec_eval(scores: pd.DataFrame, path: str | os.PathLike, *, query: str = "qid",
+                    system: str = "system") -> str:
+    """Write :func:`format_trec_eval`'s text to ``path`` atomically; returns the text.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> t = pd.DataFrame({"system": ["bm25"], "qid": ["1"], "metric": ["map"], "value": [0.5], "n": [1]})
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> write_trec_eval(t, out) == out.read_text()
+    True
+    """
+    text = format_trec_eval(scores, query=query, system=system)
+    atomic_write({check_writable(path): text_writer(text)})
+    return text
 
 
 def _run_lines(tag: object, block: pd.DataFrame, query: str) -> list[str]:

@@ -13,65 +13,53 @@ group's judgments as the ``qid, docid, relevance`` qrels the ranking kind reads.
 
 Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), ``get_prefs.c``,
 ``get_qrels_jg.c`` and its README.
+
+Examples
+--------
+>>> import pathlib, tempfile
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "f0").write_text("q1 u1 s1 d1 3.0\\nq1 u1 s1 d2 2\\n")
+>>> read_trec_prefs(folder / "f0").values.tolist()
+[['q1', 'u1', 's1', 'd1', 3.0], ['q1', 'u1', 's1', 'd2', 2.0]]
+>>> _ = (folder / "f1").write_text("301 0 d1 1\\n301 1 d1 0\\n")
+>>> read_trec_qrels_jg(folder / "f1").values.tolist()
+[['301', '0', 'd1', 1], ['301', '1', 'd1', 0]]
+>>> _ = (folder / "f2").write_text("301 0 d1 1\\n301 0 d2 0.5\\n")
+>>> read_trec_qrels_prefs(folder / "f2").values.tolist()
+[['301', '0', '0', 'd1', 1.0], ['301', '0', '0', 'd2', 0.5]]
 """
 
 from __future__ import annotations
 
 import os
 
-import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.trec import _read_fields
+from scorebench.io.trec import first_data_fields, read_judgments, trec_layout
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs", "read_prefs_judgments",
-           "looks_like_prefs", "qrels_of_group"]
+           "looks_like_prefs", "detect_prefs", "qrels_of_group"]
 
 
 def read_trec_prefs(path: str | os.PathLike) -> pd.DataFrame:
     """Read a trec_eval preferences file into ``qid, jg, jsg, docid, relevance``.
 
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".prefs", delete=False) as f:
-    ...     _ = f.write("q1 u1 s1 d1 3.0\\nq1 u1 s1 d2 2\\n")
-    >>> read_trec_prefs(f.name).values.tolist()
-    [['q1', 'u1', 's1', 'd1', 3.0], ['q1', 'u1', 's1', 'd2', 2.0]]
-    >>> os.unlink(f.name)
+    See the module's examples.
     """
-    frame = _read_fields(path, ("qid", "jg", "jsg", "docid", "relevance"), numeric={"relevance": "number"},
-                         what="prefs")
-    negative = np.flatnonzero(frame["relevance"].to_numpy() < 0)
-    if negative.size:
-        row = frame.iloc[negative[0]]
-        raise InputError(f"prefs file {str(path)!r}: rel_level must be >= 0 (it orders documents within a "
-                         f"judgment sub-group), got {row['relevance']!r} for query {row['qid']!r}, "
-                         f"document {row['docid']!r}")
+    frame = read_judgments(path, ("qid", "jg", "jsg", "docid", "relevance"), what="prefs", valid=lambda rel: rel >= 0,
+                           expected="rel_level must be >= 0 (it orders documents within a judgment sub-group)")
     return frame[["qid", "jg", "jsg", "docid", "relevance"]]
 
 
 def read_trec_qrels_jg(path: str | os.PathLike) -> pd.DataFrame:
     """Read a trec_eval qrels file with judgment groups into ``qid, jg, docid, relevance``.
 
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels", delete=False) as f:
-    ...     _ = f.write("301 0 d1 1\\n301 1 d1 0\\n")
-    >>> read_trec_qrels_jg(f.name).values.tolist()
-    [['301', '0', 'd1', 1], ['301', '1', 'd1', 0]]
-    >>> os.unlink(f.name)
+    See the module's examples.
     """
-    frame = _read_fields(path, ("qid", "jg", "docid", "relevance"), numeric={"relevance": "integer"},
-                         what="qrels_jg")
-    rel = frame["relevance"].to_numpy()
-    out_of_range = np.flatnonzero((rel < -127) | (rel > 127))
-    if out_of_range.size:
-        row = frame.iloc[out_of_range[0]]
-        raise InputError(f"qrels_jg file {str(path)!r}: relevance must be an integer in [-127, 127], got "
-                         f"{row['relevance']!r} for query {row['qid']!r}, document {row['docid']!r}")
+    frame = read_judgments(path, ("qid", "jg", "docid", "relevance"), what="qrels_jg", integer=True,
+                           valid=lambda rel: (rel >= -127) & (rel <= 127),
+                           expected="relevance must be an integer in [-127, 127]")
     dup = frame.duplicated(["qid", "jg", "docid"])
     if dup.any():
         row = frame[dup].iloc[0]
@@ -86,32 +74,22 @@ def read_trec_qrels_prefs(path: str | os.PathLike) -> pd.DataFrame:
 
     Returns ``qid, jg, jsg, docid, relevance``, the columns of :func:`read_trec_prefs`.
 
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels", delete=False) as f:
-    ...     _ = f.write("301 0 d1 1\\n301 0 d2 0.5\\n")
-    >>> read_trec_qrels_prefs(f.name).values.tolist()
-    [['301', '0', '0', 'd1', 1.0], ['301', '0', '0', 'd2', 0.5]]
-    >>> os.unlink(f.name)
+    See the module's examples.
     """
-    frame = _read_fields(path, ("qid", "jg", "docid", "relevance"), numeric={"relevance": "number"},
-                         what="qrels_prefs")
+    frame = read_judgments(path, ("qid", "jg", "docid", "relevance"), what="qrels_prefs")
     frame.insert(2, "jsg", "0")
     return frame[["qid", "jg", "jsg", "docid", "relevance"]]
 
 
 def looks_like_prefs(path: str | os.PathLike) -> bool:
     """Whether the first data line has the five fields of a prefs file (``qid ujg ujsubg docno rel``)."""
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                line = raw.strip()
-                if line and not line.startswith(b"#"):
-                    return len(line.split()) == 5
-    except (OSError, UnicodeDecodeError):
-        return False
-    return False
+    return first_data_fields(path) == 5
+
+
+def detect_prefs(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is laid out like a prefs file (five fields a line, no comma in a ``.txt``):
+    the format registry's detector."""
+    return trec_layout(path) == 5
 
 
 def read_prefs_judgments(path: str | os.PathLike) -> pd.DataFrame:

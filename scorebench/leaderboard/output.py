@@ -129,7 +129,7 @@ def _remove_stale(parent: Path, name: str) -> None:
     its ``.old`` folder (killed between the two renames of the swap), the newest such folder
     is the last complete board: it is moved back into place before the litter is removed.
     """
-    from scorebench.io.tables import _pid_alive
+    from scorebench.io.atomic import pid_alive
 
     prefix = f".{name}."
     stale = []
@@ -137,7 +137,7 @@ def _remove_stale(parent: Path, name: str) -> None:
         n = entry.name
         if n.startswith(prefix) and n.endswith(_TMP_TAG) and entry.is_dir() and not entry.is_symlink():
             pid = n[len(prefix):].split(".")[0]
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 stale.append(entry)
     out_dir = parent / name
     olds = sorted((e for e in stale if e.name.endswith(".old" + _TMP_TAG)), key=lambda e: e.stat().st_mtime_ns)
@@ -202,7 +202,7 @@ def write_board_files(files: dict[str, bytes], out_dir: str | Path, *, overwrite
     >>> sorted(p.name for p in out.rglob("*"))
     ['.scorebench-manifest.json', 'README.md', 'a.svg', 'plots']
     """
-    from scorebench.io.tables import _umask
+    from scorebench.io.atomic import current_umask
 
     out_dir = Path(out_dir)
     rels = sorted(files)
@@ -214,7 +214,7 @@ def write_board_files(files: dict[str, bytes], out_dir: str | Path, *, overwrite
     parent.mkdir(parents=True, exist_ok=True)
     if os.path.islink(parent) and not parent.resolve().is_dir():
         raise InputError(f"{parent}: is a dangling symbolic link")
-    file_mode, dir_mode = 0o666 & ~_umask(), 0o777 & ~_umask()
+    file_mode, dir_mode = 0o666 & ~current_umask(), 0o777 & ~current_umask()
     with _Lock(out_dir):
         _remove_stale(parent, out_dir.name)
         _refuse_links(out_dir, rels)  # again, under the lock

@@ -3,8 +3,9 @@
 :func:`read_results` turns a harness's files (or a folder of them) into a scorebench table
 of a registered kind, with provenance (format, tool version, files read, SHA-256) in
 ``attrs``. Each format module defines ``detect(path) -> bool`` (a cheap look at names and
-the first bytes) and ``read(path, **options) -> DataFrame``; add a line to ``_MODULES`` to
-plug a new one in.
+the first bytes) and ``read(path, **options) -> DataFrame``; one
+:class:`~scorebench.io.formats.Format` record below plugs it into the format registry
+(:mod:`scorebench.io.formats`), which detects, lists and reads it.
 
 ================  ==================================================  ============================================
 format            input                                               table
@@ -38,48 +39,86 @@ format            input                                               table
 
 from __future__ import annotations
 
-import inspect
 import os
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from scorebench.core.errors import InputError
-from scorebench.core.validation import parse_bool
+from scorebench.io.formats import (
+    Format,
+    all_formats,
+    check_options,
+    detect_formats,
+    format_error,
+    get_format,
+    register_format,
+)
 from scorebench.io.readers._common import check_confined, confine_reads, regular_files
 
-__all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", "confine_reads", "check_confined",
-           "regular_files"]
+__all__ = ["read_results", "FORMATS", "FORMAT_RECORDS", "harness_formats", "detect_results_format", "check_options", "confine_reads",
+           "check_confined", "regular_files"]
 
-_MODULES = {
-    "mteb": "scorebench.io.readers.mteb",
-    "lm_eval": "scorebench.io.readers.lm_eval",
-    "arena": "scorebench.io.readers.arena",
-    "rewardbench": "scorebench.io.readers.rewardbench",
-    "helm": "scorebench.io.readers.helm",
-    "openood": "scorebench.io.readers.openood",
-    "eee": "scorebench.io.readers.eee",
-    "hf": "scorebench.io.readers.hf",
-    "lm_eval_mc": "scorebench.io.readers.lm_eval_mc",
-    "inspect": "scorebench.io.readers.inspect_logs",
-    "rewardbench2": "scorebench.io.readers.rewardbench2",
-}
-FORMATS = tuple(_MODULES)
+_HOW = "format= (CLI: --from)"
 
 
-def _module(fmt: str):
-    return import_module(_MODULES[fmt])
+def _harness(name: str, module: str, files: str, yields: str, doc: str, *, writer: str | None = None,
+             auto: bool = True) -> Format:
+    return Format(name=name, family="harness", files=files, yields=yields, doc=doc,
+                           reader=f"scorebench.io.readers.{module}:read",
+                           detector=f"scorebench.io.readers.{module}:detect", writer=writer, content_first=True,
+                           auto=auto)
+
+
+#: The harness formats (registered by :func:`scorebench.io.formats.load_formats`).
+FORMAT_RECORDS = (
+    _harness("mteb", "mteb", "``results/<org>__<model>/<revision>/*.json``", "scores (system, task, task_type, metric, "
+             "value)", "MTEB result files"),
+    _harness("lm_eval", "lm_eval", "``results_<ts>.json`` + ``samples_<task>_<ts>.jsonl``", "samples (system, task, "
+             "id = doc_hash, metric,filter...)", "lm-evaluation-harness results and per-sample logs"),
+    _harness("arena", "arena", "FastChat ``clean_battle_<date>.json`` or ``*.battle.jsonl``", "battles (a, b, winner, "
+             "style covariates)", "Chatbot Arena battles"),
+    _harness("rewardbench", "rewardbench", "per-prompt outputs (+ summary)", "samples (task = subset, correct, margin) "
+             "or section scores", "RewardBench outputs"),
+    _harness("helm", "helm", "run folders: ``run_spec.json``, ``per_instance_stats.json``, ``stats.json``",
+             "samples (id = instance_id, one column per stat)", "HELM run folders"),
+    _harness("openood", "openood", "``scores/<postprocessor>.pkl`` (restricted unpickler: NumPy arrays only)",
+             "ood (score = -conf, is_ood), one task per OOD dataset", "OpenOOD score pickles"),
+    _harness("eee", "eee", "Every Eval Ever v0.3.0 aggregate ``.json`` files (a folder of them) or "
+             "``{uuid}_samples.jsonl``", "scores (system, task, metric, value, ci_low, ci_high, n) or samples "
+             "(id = sample_hash)", "Every Eval Ever records (read, and written by scorebench export)",
+             writer="scorebench.io.eee:write_eee"),
+    _harness("hf", "hf", "model cards (``model-index`` front matter) and ``.eval_results/*.yaml``", "scores (system, "
+             "task, metric, value; interval from notes)", "Hugging Face Hub eval results (read, and written by "
+             "scorebench export)", writer="scorebench.io.hf:write_hf_eval_results"),
+    _harness("lm_eval_mc", "lm_eval_mc", "lm-eval ``multiple_choice`` samples (per-choice log-likelihoods)",
+             "multiclass (y, p_0..p_K)", "lm-eval multiple-choice samples as class probabilities", auto=False),
+    _harness("inspect", "inspect_logs", "Inspect AI ``.eval`` (zip, streamed) and ``.json`` logs, or a folder of them",
+             "samples (id, epoch, one column per scorer)", "Inspect AI evaluation logs"),
+    _harness("rewardbench2", "rewardbench2", "RewardBench 2 ``eval-set-scores`` files", "samples (credit per prompt) "
+             "or subset scores with the Ties composite", "RewardBench 2 scores files"),
+)
+
+
+def harness_formats() -> tuple[str, ...]:
+    """The names of the registered harness formats (the CLI's ``--from`` choices)."""
+    return tuple(f.name for f in all_formats(family="harness", role="read"))
+
+
+#: The harness formats registered here, in order (:func:`harness_formats` also has later ones).
+FORMATS = harness_formats()
 
 
 def detect_results_format(path: str | os.PathLike) -> str | None:
-    """The result-file format of ``path`` (a file or folder), or None when none matches."""
-    path = Path(path)
-    for fmt in FORMATS:
-        if _module(fmt).detect(path):
-            return fmt
-    return None
+    """The result-file format of ``path`` (a file or folder), or None when none matches.
+
+    Several matching formats are an error (:func:`scorebench.io.formats.format_error`).
+    """
+    names = [f.name for f in all_formats(family="harness", role="read", auto=True)]
+    found = detect_formats(path, names)
+    if len(found) > 1:
+        raise format_error(path, found, names, what="result file or folder", how=_HOW)
+    return found[0] if found else None
 
 
 def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) -> pd.DataFrame:
@@ -90,7 +129,7 @@ def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) 
     path : path-like
         A result file or a folder of them.
     format : str
-        ``"auto"`` (detected from names and content) or one of :data:`FORMATS`.
+        ``"auto"`` (detected from names and content) or one of :func:`harness_formats`.
     **options
         Format options (e.g. ``benchmark="MTEB(eng, v2)"`` for MTEB); see each module.
 
@@ -114,47 +153,11 @@ def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(2, "no such file or folder", str(path))
+    names = harness_formats()
     if format == "auto":
         found = detect_results_format(path)
         if found is None:
-            raise InputError(f"{path}: not a result file or folder of a known harness; "
-                             f"name the format ({', '.join(FORMATS)})")
+            raise format_error(path, [], [f for f in names if get_format(f).auto], what="result file or folder",
+                               how=_HOW)
         format = found
-    elif format not in _MODULES:
-        raise InputError(f"unknown result format {format!r}; expected one of {', '.join(FORMATS)} or 'auto'")
-    reader = _module(format).read
-    return reader(path, **check_options(format, reader, options))
-
-
-def check_options(fmt: str, reader: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """The reader options checked against ``reader``'s signature: the one gate for API, CLI and specs.
-
-    Unknown names are refused (listing the accepted ones); an option annotated ``bool`` is
-    parsed strictly by :func:`~scorebench.core.validation.parse_bool` (``"no"`` is false, ``"maybe"``
-    an error); one annotated ``str`` must be text (a list of texts where the annotation allows
-    one). Command-line values arrive as text and are converted here, so ``language=1`` is
-    the language ``"1"``.
-    """
-    params = {name: p for name, p in inspect.signature(reader).parameters.items() if p.kind is p.KEYWORD_ONLY}
-    out = {}
-    for name, value in options.items():
-        if name not in params:
-            raise InputError(f"{fmt} reader: unknown option {name!r}; accepted: {', '.join(sorted(params)) or 'none'}")
-        out[name] = _coerce(fmt, name, value, str(params[name].annotation))
-    return out
-
-
-def _coerce(fmt: str, name: str, value: Any, annotation: str) -> Any:
-    kinds = {part.strip() for part in annotation.split("|")}
-    if value is None and "None" in kinds:
-        return None
-    if "bool" in kinds:
-        return parse_bool(value, f"{fmt} reader option {name!r}")
-    if "str" in kinds:
-        if isinstance(value, str):
-            return value
-        if "list[str]" in kinds and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return list(value)
-        expected = "text or a list of texts" if "list[str]" in kinds else "text"
-        raise InputError(f"{fmt} reader option {name!r}: expected {expected}, got {value!r}")
-    return value
+    return get_format(format, among=names, what="result format").read(path, **options)

@@ -1,11 +1,22 @@
-"""A format's metric conventions as defaults: a metric named after a benchmark's number reproduces it.
+"""What a reader records about its table in ``attrs``, and how the consumers honour it.
 
-A reader may record in ``attrs["metric_defaults"]`` the parameters under which a metric
-equals the tool's own number (OpenOOD's FPR@95 has OOD as the positive class and its AUPR
-is the trapezoid area, not average precision). :func:`with_source_defaults` rewrites each
-metric given by its bare name (``"fpr_at_95_tpr"``) to carry those parameters
-(``"fpr_at_95_tpr(convention=openood)"``), so the result rows say which convention was used;
-a metric given with explicit parameters is left as asked.
+Readers (:mod:`scorebench.io.readers`) write these keys; evaluation, aggregation and the CLI
+read them through the functions here, so no consumer imports the reading wing (this module
+sits on the ground floor, :mod:`scorebench.core`, beside the table schema):
+
+* ``attrs["metric_defaults"]``: the parameters under which a metric equals the tool's own
+  number (OpenOOD's FPR@95 has OOD as the positive class and its AUPR is the trapezoid area,
+  not average precision). :func:`with_source_defaults` rewrites each metric given by its bare
+  name (``"fpr_at_95_tpr"``) to carry those parameters (``"fpr_at_95_tpr(convention=openood)"``),
+  so the result rows say which convention was used; a metric given with explicit parameters is
+  left as asked.
+* ``attrs["higher_is_better"]``: each metric's direction in a long scores table
+  (:func:`source_directions`).
+* ``attrs["mixed_metrics"]``: the table holds stats of different meaning, which must not be
+  ranked together (:func:`refuse_mixed_metrics`).
+
+(A leaderboard's conventions for turning its wide table into task columns, GLUE's or
+Vote'n'Rank's, are another thing: :mod:`scorebench.aggregate.conventions`.)
 """
 
 from __future__ import annotations
