@@ -26,7 +26,8 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, chunk_slices
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs, kde_bandwidth
+from scorebench.metrics.scoring_rules.crps_ensemble import kde_bandwidth
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
 
 special = lazy_module("scipy.special")
 
@@ -104,7 +105,7 @@ def clogs_ensemble(obs: Any, ens: Any, *, a: Any = -math.inf, b: Any = math.inf,
     """
     if not isinstance(cens, (bool, np.bool_)):
         raise InputError(f"cens: expected True or False, got {cens!r}")
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     lo, hi = _window(a, "a", batch), _window(b, "b", batch)
     if not (lo < hi).all():
         raise InputError(f"a, b: expected a < b in every row, got a={a!r}, b={b!r}")
