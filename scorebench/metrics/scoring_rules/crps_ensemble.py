@@ -40,7 +40,7 @@ from scorebench.core.validation import as_float_array, check_choice, check_posit
 from scorebench.metrics.scoring_rules._common import (FAMILY, GNEITING_RAFTERY, check_thresholds, chunk_slices,
                                                       run_engine)
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
+from scorebench.metrics.scoring_rules.inputs import broadcast_rows, ensemble_inputs
 
 special = lazy_module("scipy.special")
 
@@ -255,10 +255,7 @@ def kde_bandwidth(bandwidth: Any, ens: np.ndarray, batch: tuple[int, ...]) -> np
         return h
     h = as_float_array(bandwidth, "bandwidth", check_inf=True)
     check_positive(h, "bandwidth")
-    try:
-        return np.broadcast_to(h, batch).reshape(-1)
-    except ValueError:
-        raise InputError(f"bandwidth: shape {np.shape(h)} does not match the batch shape {batch}") from None
+    return broadcast_rows(h, "bandwidth", batch)
 
 
 @register("log_score_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),

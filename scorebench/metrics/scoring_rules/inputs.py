@@ -24,7 +24,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.validation import as_class_index, as_float_array
 from scorebench.metrics.scoring_rules._common import check_batch, probability_matrix
 
-__all__ = ["ensemble_inputs", "mv_inputs", "quantile_levels", "quantile_inputs", "multiclass_inputs"]
+__all__ = ["ensemble_inputs", "mv_inputs", "quantile_levels", "quantile_inputs", "multiclass_inputs", "broadcast_rows"]
 
 
 def ensemble_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
@@ -129,3 +129,16 @@ def multiclass_inputs(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
         idx = np.broadcast_to(idx, shape)
         P = np.broadcast_to(P, (*shape, P.shape[-1]))
     return idx, P
+
+
+def broadcast_rows(values: np.ndarray, name: str, batch: tuple[int, ...]) -> np.ndarray:
+    """A parameter ``values`` (a scalar or one value per row) broadcast to the forecast's
+    ``batch`` shape and flattened to ``(N,)``; one error naming the argument otherwise.
+
+    >>> broadcast_rows(np.array(2.0), "bandwidth", (2, 2)).tolist()
+    [2.0, 2.0, 2.0, 2.0]
+    """
+    try:
+        return np.broadcast_to(values, batch).reshape(-1)
+    except ValueError:
+        raise InputError(f"{name}: shape {np.shape(values)} does not match the batch shape {batch}") from None
