@@ -60,12 +60,9 @@ def log_score_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -math.inf, upp
     >>> round(float(log_score_tnormal(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.350791
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS},
-                                        dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / sigma, (lower - mu) / sigma, (upper - mu) / sigma
+    (mu, sigma), z, l, u, outside = _truncated(obs, NORMAL_PARAMS, mu=mu, sigma=sigma, lower=lower, upper=upper)
     _, log_d = log_ndtr_diff(u, l)
-    return _outside(0.5 * z * z + _LOG_SQRT_2PI + np.log(sigma) + log_d, (obs < lower) | (obs > upper))
+    return _outside(0.5 * z * z + _LOG_SQRT_2PI + np.log(sigma) + log_d, outside)
 
 
 def _check_bounds(lower, upper):
@@ -73,6 +70,17 @@ def _check_bounds(lower, upper):
 
     if (lower >= upper).any():
         raise InputError("lower/upper: expected lower < upper")
+
+
+def _truncated(obs: Any, spec: dict, **values: Any) -> tuple:
+    """Checked inputs of a location-scale distribution (``spec``, location and scale last)
+    truncated to ``[lower, upper]``: its parameters, the standardised outcome and bounds
+    ``z, l, u``, and the outcomes outside the bounds (density 0)."""
+    obs, *params, lower, upper = prep(obs, {**spec, **BOUNDS_PARAMS}, values)
+    _check_bounds(lower, upper)
+    loc, scale = params[-2], params[-1]
+    z, l, u = (obs - loc) / scale, (lower - loc) / scale, (upper - loc) / scale
+    return params, z, l, u, (obs < lower) | (obs > upper)
 
 
 @register_dist("log_score_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
@@ -84,12 +92,9 @@ def log_score_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -math.inf, upper
     >>> round(float(log_score_tlogistic(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.755007
     """
-    obs, mu, s, lower, upper = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS},
-                                    dict(mu=mu, s=s, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / s, (lower - mu) / s, (upper - mu) / s
+    (mu, s), z, l, u, outside = _truncated(obs, LOGISTIC_PARAMS, mu=mu, s=s, lower=lower, upper=upper)
     log_pdf = special.log_expit(z) + special.log_expit(-z)
-    return _outside(-log_pdf + np.log(s) + np.log(logis_diff(u, l)), (obs < lower) | (obs > upper))
+    return _outside(-log_pdf + np.log(s) + np.log(logis_diff(u, l)), outside)
 
 
 @register_dist("log_score_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
@@ -102,11 +107,9 @@ def log_score_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any 
     >>> round(float(log_score_tt(0.5, 3.0, 0.0, 1.0, 0.0, np.inf)), 6)
     0.467827
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**T_PARAMS, **BOUNDS_PARAMS},
-                                            dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / sigma, (lower - mu) / sigma, (upper - mu) / sigma
-    return _outside(-_t_logpdf(z, df) + np.log(sigma) + np.log(t_diff(df, u, l)), (obs < lower) | (obs > upper))
+    (df, mu, sigma), z, l, u, outside = _truncated(obs, T_PARAMS, df=df, mu=mu, sigma=sigma, lower=lower,
+                                                   upper=upper)
+    return _outside(-_t_logpdf(z, df) + np.log(sigma) + np.log(t_diff(df, u, l)), outside)
 
 
 _T_LOG = {**T_PARAMS, "df": ("positive", None)}  # a density needs no finite mean
