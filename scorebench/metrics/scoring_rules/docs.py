@@ -1,7 +1,7 @@
 r"""Parameter and return descriptions shared by the scoring rules' docstrings.
 
-The ensemble, kernel, weighted and categorical scores take the same arguments; each docstring marks the
-block with a ``%(name)s`` line and its module fills it with
+The ensemble, kernel, weighted and categorical scores take the same arguments; each
+docstring marks the block with a ``%(name)s`` line and its module fills it with
 :func:`scorebench.core.docstrings.fill_doc` and :data:`SECTIONS`, so every function
 documents all its parameters while the text is written once.
 """
@@ -34,7 +34,7 @@ a, b : float
 estimator : {"standard", "fair"}
     ``"standard"`` scores the members' empirical distribution; ``"fair"`` is the unbiased
     estimator for the distribution the members are drawn from (pair terms over
-    :math:`i \\ne j` only; Ferro 2014).
+    :math:`i \\ne j` only, as Ferro 2014 does for the CRPS).
 """,
     "members": r"""
 nan_policy : {"propagate", "omit"}
