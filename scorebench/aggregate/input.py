@@ -220,16 +220,17 @@ def _is_unset(name: str, value: Any) -> bool:
     return value is None if default is None else (not len(value) if isinstance(default, tuple) else value == default)
 
 
-_WEIGHTS = Option("weights", "any", None, "column (task) weights: a mapping or a sequence; default 1 each")
-_DIRECTION = Option("higher_is_better", "any", None, "direction per column (bool, mapping or sequence); default: "
-                    "the metric registry, else True")
+#: Options shared by the score-table kinds (``scores`` here, ``items`` in :mod:`.items`).
+WEIGHTS_OPTION = Option("weights", "any", None, "column (task) weights: a mapping or a sequence; default 1 each")
+DIRECTION_OPTION = Option("higher_is_better", "any", None, "direction per column (bool, mapping or sequence); default: "
+                          "the metric registry, else True")
 
 
 @register_kind("scores", columns=(Column("system", "label", "the system"),
                                   Column("task", "label", "the task (or metric, or both: task/metric columns)",
                                          aliases=("metric",)),
                                   Column("value", "number", "the score")),
-               options=(_WEIGHTS, _DIRECTION), stage="aggregate")
+               options=(WEIGHTS_OPTION, DIRECTION_OPTION), stage="aggregate")
 def read_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None) -> ScoreMatrix:
     """A long scores table (the output of ``scorebench evaluate``): one value per system and column."""
     return as_matrix(table, weights=weights, higher_is_better=higher_is_better)
@@ -239,7 +240,7 @@ def read_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
                                        "a text first column", required=False),
                                 Column("<task>", "number", "one column per task; 'x/y' cells split into two half-weight "
                                        "columns; '-' or empty = missing", required=False)),
-               options=(_WEIGHTS, _DIRECTION,
+               options=(WEIGHTS_OPTION, DIRECTION_OPTION,
                         Option("duplicates", str, "raise", "repeated system names", choices=DUPLICATE_POLICIES),
                         Option("system_column", str, None, "the column of system names"),
                         Option("exclude", "any", (), "columns that are not scores (ranks, URLs, averages)"),

@@ -27,7 +27,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError, ScorebenchError
 from scorebench.core.tables import Column, register_kind
-from scorebench.aggregate.input import _DIRECTION, _WEIGHTS, ScoreMatrix, as_matrix
+from scorebench.aggregate.input import DIRECTION_OPTION, WEIGHTS_OPTION, ScoreMatrix, as_matrix
 
 __all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items"]
 
@@ -80,7 +80,7 @@ def is_item_table(table: Any) -> bool:
                                  Column("<unit>", "label", "one unit column (id, qid, item) holding 'all' on the "
                                         "per-group rows"),
                                  Column("value", "number", "the unit's contribution (the group's mean on 'all' rows)")),
-               options=(_WEIGHTS, _DIRECTION), stage="aggregate", detect=is_item_table)
+               options=(WEIGHTS_OPTION, DIRECTION_OPTION), stage="aggregate", detect=is_item_table)
 def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None) -> ItemScores:
     """Per-item scores (``evaluate(..., per_unit=True)`` output): the items behind a score matrix.
 

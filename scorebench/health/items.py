@@ -78,17 +78,13 @@ FLAGS = ("saturated", "negative_discrimination", "low_discrimination", "misfit",
 
 
 def _matrix(responses: Any) -> tuple[np.ndarray, pd.Index, pd.Index]:
-    from scorebench.metrics.irt_kind import response_matrix
+    from scorebench.metrics.irt_kind import complete_response_matrix
 
     if isinstance(responses, pd.DataFrame) and responses.columns.duplicated().any():
         dup = sorted(map(str, set(responses.columns[responses.columns.duplicated()])))
         raise InputError(f"item health: duplicate item labels {dup[:5]}; each item must be one column")
-    rm = response_matrix(responses, min_systems=2)
+    rm = complete_response_matrix(responses, "item health")
     values = rm.values
-    if np.isnan(values).any():
-        i, j = np.argwhere(np.isnan(values))[0]
-        raise InputError(f"item health: needs complete answers; system {rm.systems[i]!r} has no answer to item "
-                         f"{rm.items[j]!r}")
     if values.shape[1] < 3:
         raise InputError(f"item health: need at least 3 items, got {values.shape[1]}")
     return values, rm.systems, rm.items

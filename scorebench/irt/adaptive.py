@@ -248,15 +248,11 @@ def adaptive_replay(responses: Any, budgets: list[int], *, model: str = "2pl", t
     >>> bool(out[30, "adaptive"] < out[30, "random"]), bool(out[30, "adaptive"] < out[10, "adaptive"])
     (True, True)
     """
-    from scorebench.metrics.irt_kind import response_matrix
+    from scorebench.metrics.irt_kind import complete_response_matrix
     from scorebench.irt.api import fit
 
-    rm = response_matrix(responses, min_systems=2)
+    rm = complete_response_matrix(responses, "adaptive replay")
     values = rm.values
-    if np.isnan(values).any():
-        i, j = np.argwhere(np.isnan(values))[0]
-        raise InputError(f"adaptive replay: needs complete answers; system {rm.systems[i]!r} has no answer to "
-                         f"item {rm.items[j]!r}")
     n, n_all = values.shape
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise InputError(f"test_size: expected a share in (0, 1), got {test_size!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +12,7 @@ import pandas as pd
 from scorebench.core.errors import InputError
 from scorebench.metrics.irt_kind import ResponseMatrix, response_matrix
 from scorebench.core.validation import check_choice
+from scorebench.irt.blas import blas_limit
 from scorebench.irt.em import Priors, fit_em
 from scorebench.irt.information import item_covariance, se_of_b, standard_errors
 from scorebench.irt.itemfit import infit_outfit
@@ -89,17 +89,6 @@ def _make_ops(values: np.ndarray, device: str | None) -> ResponseOps:
     from scorebench.irt._torch import TorchOps
 
     return TorchOps(values, device)
-
-
-def _blas_limit(cells: float):
-    """One BLAS thread for small problems: thread start-up costs more than it saves."""
-    if cells > 2e7:
-        return nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return nullcontext()
-    return threadpool_limits(1)
 
 
 def fit(responses: Any, model: Any = "2pl", *, method: str = "auto", scoring: str = "eap",
@@ -253,7 +242,7 @@ def _estimate(work: np.ndarray, spec, prior: Priors, chosen: str, init, fixed, e
               full_se: bool | None, cells: float) -> _Estimate:
     """Item estimates, their covariance, abilities and infit/outfit on the fitted items ``work``."""
     N = work.shape[0]
-    with _blas_limit(cells):
+    with blas_limit(cells):
         ops = _make_ops(work, device)
         if chosen == "em":
             res = fit_em(ops, spec, priors=prior, fixed=fixed, init=init, estimate_latent=estimate_latent,
@@ -328,7 +317,7 @@ def _fit_poly(responses, model, *, method, scoring, topics, anchors, priors, max
         raise InputError(f"priors: the polytomous models take only a prior on 'a', got {sorted(given)}")
     rm = response_matrix(responses, topics=topics, nan_policy=nan_policy, min_systems=2, ordinal=True)
     cells = float(np.nansum(np.nanmax(rm.values, axis=0) + 1)) * rm.values.shape[0] * 100.0
-    with _blas_limit(cells):
+    with blas_limit(cells):
         return fit_poly(rm, model, max_iter=max(max_iter, 2000) if max_iter == 500 else max_iter, tol=tol,
                         quadpts=quadpts, prior_a=given.get("a"), warn=warn)
 

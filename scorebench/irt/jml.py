@@ -30,7 +30,7 @@ import numpy as np
 from scorebench.irt.em import EMResult, Priors, mstep, start_values
 from scorebench.irt.models import ModelSpec
 from scorebench.irt.quadrature import ResponseOps, choose_grid, estep
-from scorebench.irt.scoring import _newton
+from scorebench.irt.scoring import newton_theta
 
 __all__ = ["fit_jml"]
 
@@ -52,7 +52,7 @@ def fit_jml(ops: ResponseOps, values: np.ndarray, spec: ModelSpec, *, priors: Pr
         se = np.empty_like(theta)
         for s in range(0, len(theta), rows):
             sl = slice(s, s + rows)
-            theta[sl], se[sl], _ = _newton(values[sl], params, theta[sl], 1.0, 0.0, max_iter=3, tol=1e-6)
+            theta[sl], se[sl], _ = newton_theta(values[sl], params, theta[sl], 1.0, 0.0, max_iter=3, tol=1e-6)
         if fixed is None:
             target = np.sqrt(max(1e-6, 1.0 - float(np.mean(se**2))))
             theta = (theta - theta.mean()) / theta.std() * target

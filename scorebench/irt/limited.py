@@ -45,7 +45,7 @@ from scipy.stats import chi2
 
 from scorebench.core.errors import InputError
 from scorebench.irt.polyem import free_parameter_basis
-from scorebench.irt.sumscore import _complete, model_curves
+from scorebench.irt.sumscore import complete_responses, model_curves
 
 __all__ = ["m2", "marginal_reliability"]
 
@@ -126,7 +126,7 @@ def m2(fit: Any, responses: Any = None, *, type: str = "M2*") -> dict[str, float
     if type not in ("M2*", "M2"):
         raise InputError(f"m2: type must be 'M2*' or 'M2', got {type!r}")
     _, nodes, w, values, _ = model_curves(fit, responses)
-    values = _complete(values, "m2").astype(float)
+    values = complete_responses(values, "m2").astype(float)
     from scorebench.irt.polyfit import PolyIRTFit
 
     if type == "M2" and isinstance(fit, PolyIRTFit):

@@ -31,14 +31,15 @@ import pandas as pd
 
 from scorebench.core.errors import InputError, warn_user
 from scorebench.metrics.irt_kind import response_matrix
+from scorebench.irt.blas import blas_limit
 from scorebench.irt.quadrature import ResponseOps
-from scorebench.irt.result import InformationCriteria, IRTWarning
+from scorebench.irt.result import FitSummary, IRTWarning
 
 __all__ = ["MIRTFit", "fit_mirt"]
 
 
 @dataclass(frozen=True)
-class MIRTFit(InformationCriteria):
+class MIRTFit(FitSummary):
     """A fitted multidimensional 2PL.
 
     Attributes
@@ -50,14 +51,6 @@ class MIRTFit(InformationCriteria):
         EAP estimates ``theta1 .. thetaK`` with posterior SDs ``se1 .. seK``.
     """
 
-    items: pd.DataFrame
-    abilities: pd.DataFrame
-    loglik: float
-    n_params: int
-    n_obs: int
-    converged: bool
-    n_iter: int
-    message: str
     history: tuple = field(default=(), repr=False)
 
 
@@ -124,9 +117,8 @@ def fit_mirt(responses: Any, n_factors: int = 2, *, nodes: int | None = None, ma
         raise InputError(f"fit_mirt: {J} items are too few for {n_factors} factors")
     per_dim = nodes or {1: 61, 2: 25, 3: 13}[n_factors]
     grid, logw = _nodes(n_factors, per_dim)
-    from scorebench.irt.api import _blas_limit
 
-    with _blas_limit(float(N) * J * len(grid)):
+    with blas_limit(float(N) * J * len(grid)):
         return _fit(values, rm, n_factors, grid, logw, max_iter, tol, warn)
 
 

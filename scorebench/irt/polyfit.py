@@ -21,7 +21,7 @@ from scorebench.core.errors import InputError, warn_user
 from scorebench.metrics.irt_kind import ResponseMatrix
 from scorebench.irt.polyem import ItemLayout, PolyEMResult, fit_poly_em, free_parameter_basis, poly_estep, onehot
 from scorebench.irt.polymodels import thresholds
-from scorebench.irt.result import InformationCriteria
+from scorebench.irt.result import UnidimensionalFit
 
 __all__ = ["POLY_NAMES", "PolyIRTFit", "fit_poly", "is_poly_model"]
 
@@ -65,7 +65,7 @@ def _kinds(model: Any, items: pd.Index, K: np.ndarray) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class PolyIRTFit(InformationCriteria):
+class PolyIRTFit(UnidimensionalFit):
     """A fitted polytomous or mixed-format IRT model (mirt-style slope-intercept parameters).
 
     Attributes
@@ -81,20 +81,6 @@ class PolyIRTFit(InformationCriteria):
         Latent standard deviation (free only when every item is pcm/rsm: mirt's Rasch scaling).
     """
 
-    model: str
-    method: str
-    items: pd.DataFrame
-    abilities: pd.DataFrame
-    loglik: float
-    n_params: int
-    n_obs: int
-    converged: bool
-    n_iter: int
-    message: str
-    scoring: str = "eap"
-    latent_mean: float = 0.0
-    latent_sd: float = 1.0
-    history: tuple = field(default=(), repr=False)
     layout: ItemLayout = field(default=None, repr=False)
     a: np.ndarray = field(default=None, repr=False)        # slopes on the internal N(0, 1) scale
     d: np.ndarray = field(default=None, repr=False)        # (J, Kmax) intercepts, NaN padded

@@ -12,7 +12,7 @@ from scorebench.core.errors import InputError, warn_user
 from scorebench.irt.models import PARAMS, item_information
 from scorebench.irt.scoring import SCORING_METHODS, score_abilities
 
-__all__ = ["IRTFit", "IRTWarning"]
+__all__ = ["IRTFit", "IRTWarning", "FitSummary", "UnidimensionalFit"]
 
 
 class IRTWarning(UserWarning):
@@ -38,7 +38,51 @@ class InformationCriteria:
 
 
 @dataclass(frozen=True)
-class IRTFit(InformationCriteria):
+class FitSummary(InformationCriteria):
+    """What every IRT fit reports: item and ability tables, the log-likelihood with its
+    parameter and system counts (for AIC/BIC), and how the estimator ended.
+
+    Attributes
+    ----------
+    items, abilities : DataFrame
+        One row per item, one row per system (columns depend on the model).
+    loglik : float
+        Marginal log-likelihood at the estimates.
+    n_params, n_obs : int
+        Free parameters and systems.
+    converged : bool
+        Whether the estimator met its tolerance; ``message`` says how.
+    n_iter : int
+        Iterations used.
+    message : str
+    """
+
+    items: pd.DataFrame
+    abilities: pd.DataFrame
+    loglik: float
+    n_params: int
+    n_obs: int
+    converged: bool
+    n_iter: int
+    message: str
+
+
+@dataclass(frozen=True)
+class UnidimensionalFit(FitSummary):
+    """A :class:`FitSummary` of a model with one latent ability: the model and estimator
+    names, the scoring method and the latent scale (the base of :class:`IRTFit` and
+    :class:`~scorebench.irt.polyfit.PolyIRTFit`)."""
+
+    model: str
+    method: str
+    scoring: str = "eap"
+    latent_mean: float = 0.0
+    latent_sd: float = 1.0
+    history: tuple = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class IRTFit(UnidimensionalFit):
     """A fitted unidimensional IRT model.
 
     Attributes
@@ -61,20 +105,6 @@ class IRTFit(InformationCriteria):
         Whether the estimator met its tolerance; :attr:`message` says how.
     """
 
-    model: str
-    method: str
-    items: pd.DataFrame
-    abilities: pd.DataFrame
-    loglik: float
-    n_params: int
-    n_obs: int
-    converged: bool
-    n_iter: int
-    message: str
-    scoring: str
-    latent_mean: float = 0.0
-    latent_sd: float = 1.0
-    history: tuple = field(default=(), repr=False)
     params: np.ndarray = field(default=None, repr=False)  # (J, 4) a, d, c, u on the theta scale
     theta_scale: float = field(default=1.0, repr=False)   # reported theta = theta_scale * internal
 

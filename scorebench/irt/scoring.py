@@ -53,8 +53,15 @@ def _eap(values: np.ndarray, params: np.ndarray, mu: float, sigma: float):
     return theta, np.sqrt(np.maximum(var, 0.0))
 
 
-def _newton(values: np.ndarray, params: np.ndarray, start: np.ndarray, prior_prec: float, mu: float,
-            *, max_iter: int = 100, tol: float = 1e-8):
+def newton_theta(values: np.ndarray, params: np.ndarray, start: np.ndarray, prior_prec: float, mu: float,
+                 *, max_iter: int = 100, tol: float = 1e-8):
+    """Newton steps for the MAP abilities of the rows of ``values`` (NaN = not answered) under
+    the 4PL item ``params`` (columns a, d, c, u) and a normal prior (mean ``mu``, precision
+    ``prior_prec``; 0 gives maximum likelihood), from ``start``.
+
+    Steps are clipped to [-1, 1] and abilities to [-20, 20]. Returns ``(theta, se, converged)``
+    per row; ``se`` is :math:`1/\sqrt{I(\theta)}` with the Fisher information plus the prior precision.
+    """
     a, d, c, u = (params[:, k][None, :] for k in range(4))
     obs = ~np.isnan(values)
     y = np.where(obs, values, 0.0)
@@ -108,7 +115,7 @@ def score_abilities(values: np.ndarray, params: np.ndarray, *, method: str = "ea
             theta[sl], se[sl] = eap, eap_sd
             continue
         prec = 1.0 / sigma**2 if method == "map" else 0.0
-        t, s, conv = _newton(v, params, eap, prec, mu)
+        t, s, conv = newton_theta(v, params, eap, prec, mu)
         if method == "ml":
             obs = ~np.isnan(v)
             right = np.where(obs, v, 0).sum(axis=1)

@@ -132,7 +132,8 @@ def _as_values(responses: Any, items: pd.Index, *, ordinal: bool) -> np.ndarray:
     return rm.values
 
 
-def _complete(values: np.ndarray, what: str) -> np.ndarray:
+def complete_responses(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` as integer categories, refusing missing answers (``what`` names the caller)."""
     if np.isnan(values).any():
         raise InputError(f"{what} needs complete data: {int(np.isnan(values).any(axis=1).sum())} system(s) "
                          "have missing answers; drop them (or items) first")
@@ -160,7 +161,7 @@ def eap_sum_table(fit: Any, responses: Any = None) -> pd.DataFrame:
     ([0, 1, 2, 3, 4, 5, 6], True)
     """
     curves, nodes, w, values, _ = model_curves(fit, responses)
-    values = _complete(values, "eap_sum_table")
+    values = complete_responses(values, "eap_sum_table")
     L = lord_wingersky(curves)
     scale = getattr(fit, "latent_sd", 1.0) if hasattr(fit, "layout") else getattr(fit, "theta_scale", 1.0)
     joint = L * w[None, :]
@@ -234,7 +235,7 @@ def s_x2(fit: Any, responses: Any = None, *, mincell: float = 1.0) -> pd.DataFra
     """
     curves, nodes, w, values, npar = model_curves(fit, responses)
     extra = npar.pop()
-    values = _complete(values, "s_x2")
+    values = complete_responses(values, "s_x2")
     N, J = values.shape
     L = lord_wingersky(curves)
     S = L.shape[0] - 1

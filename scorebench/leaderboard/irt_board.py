@@ -16,7 +16,7 @@ import pandas as pd
 from scorebench.io.tables import format_value
 from scorebench.leaderboard.board import Figure, Section
 from scorebench.leaderboard.board import split_tasks as _tasks
-from scorebench.leaderboard.plots import _probabilities, ability_plot
+from scorebench.leaderboard.plots import class_probabilities, ability_plot
 
 __all__ = ["responses_from_predictions", "irt_section", "irt_sections"]
 
@@ -29,7 +29,7 @@ def responses_from_predictions(table: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for task, sub in _tasks(table):
         for system, rows in sub.groupby("system", sort=True):
-            y, P = _probabilities(rows)
+            y, P = class_probabilities(rows)
             ids = rows["id"].astype(str).to_numpy() if "id" in rows.columns else np.arange(len(rows)).astype(str)
             prefix = f"{task}:" if task is not None else ""
             frames.append(pd.DataFrame({"system": str(system), "item": [prefix + i for i in ids],

@@ -198,7 +198,7 @@ def place_labels(ax, x: Sequence[float], y: Sequence[float], texts: Sequence[str
     return placed
 
 
-def _probabilities(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def class_probabilities(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(y, P) of a multiclass or binary table (``p_<class>`` columns or ``p``)."""
     if "p" in frame.columns:
         p = frame["p"].to_numpy(dtype=np.float64)
@@ -221,7 +221,7 @@ def reliability_grid(table: pd.DataFrame, *, n_bins: int = 10, ncols: int = 5) -
     def draw(fig):
         axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
         for ax, system in zip(axes.flat, systems):
-            y, P = _probabilities(table[table["system"].astype(str) == system])
+            y, P = class_probabilities(table[table["system"].astype(str) == system])
             correct, confidence = top_label(y, P)
             d = reliability_diagram(correct, confidence, n_bins=n_bins)
             keep = d.count > 0

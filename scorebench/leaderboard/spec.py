@@ -621,6 +621,14 @@ def _incomplete(data: Any, where: str) -> IncompleteSpec:
     return spec
 
 
+def _check_irt_model(model: str, where: str) -> None:
+    """Refuse an IRT model name that :mod:`scorebench.irt` does not fit."""
+    from scorebench.irt import MODELS
+
+    if model not in MODELS:
+        raise InputError(f"{where}: model {model!r} is not one of {list(MODELS)}")
+
+
 def _items(data: Any, where: str) -> ItemsSpec:
     r = SpecReader(data, where)
     prior = r.get("a_prior", list, [])
@@ -634,10 +642,7 @@ def _items(data: Any, where: str) -> ItemsSpec:
         raise InputError(f"{where}: a_prior expected [mean, sd] with sd > 0, got {prior!r}")
     if spec.max_iter < 1:
         raise InputError(f"{where}: max_iter must be >= 1")
-    from scorebench.irt import MODELS
-
-    if spec.model not in MODELS:
-        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
+    _check_irt_model(spec.model, where)
     return spec
 
 
@@ -654,10 +659,7 @@ def _compression(data: Any, where: str) -> CompressionSpec:
         raise InputError(f"{where}: 'test_size' must be in (0, 1) and 'random' >= 1")
     if spec.layout not in ("items_x_systems", "systems_x_items"):
         raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
-    from scorebench.irt import MODELS
-
-    if spec.model not in MODELS:
-        raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
+    _check_irt_model(spec.model, where)
     return spec
 
 

@@ -92,7 +92,7 @@ def _constant_error(name: str, what: str) -> InputError:
                       "resample of a small group can draw a single value: add rows or pass n_boot=0)")
 
 
-def _correlation(a: np.ndarray, b: np.ndarray, what: tuple[str, str] = ("y_true", "y_pred")) -> float:
+def pearson_correlation(a: np.ndarray, b: np.ndarray, what: tuple[str, str] = ("y_true", "y_pred")) -> float:
     """Pearson correlation of validated arrays; raises on constant input."""
     da = a - a.mean()
     db = b - b.mean()
@@ -104,7 +104,7 @@ def _correlation(a: np.ndarray, b: np.ndarray, what: tuple[str, str] = ("y_true"
     return float(np.clip((da @ db) / np.sqrt(saa * sbb), -1.0, 1.0))
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
+def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties given their average rank."""
     _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
     end = np.cumsum(counts)
@@ -204,7 +204,7 @@ def pearson(y_true: Any, y_pred: Any, /) -> float:
     0.994377
     """
     a, b = _pair(y_true, y_pred)
-    return _correlation(a, b)
+    return pearson_correlation(a, b)
 
 
 @register("spearman", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
@@ -223,7 +223,7 @@ def spearman(y_true: Any, y_pred: Any, /) -> float:
     0.8
     """
     a, b = _pair(y_true, y_pred)
-    return _correlation(_average_ranks(a), _average_ranks(b))
+    return pearson_correlation(average_ranks(a), average_ranks(b))
 
 
 @register("kendall_tau", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
@@ -583,7 +583,7 @@ def system_srcc(y_true: Any, y_pred: Any, group: Any, /) -> float:
     mean_true = np.bincount(codes, weights=a) / sizes
     mean_pred = np.bincount(codes, weights=b) / sizes
     try:
-        return _correlation(_average_ranks(mean_true), _average_ranks(mean_pred),
+        return pearson_correlation(average_ranks(mean_true), average_ranks(mean_pred),
                             ("per-group mean of y_true", "per-group mean of y_pred"))
     except InputError as exc:
         raise InputError(f"system_srcc: {exc}") from None

@@ -17,8 +17,15 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.validation import as_class_index, as_float_array, check_finite, check_positive_int, check_simplex
+from scorebench.core.docstrings import fill_doc
 
 __all__ = ["el2n_scores", "grand_scores"]
+
+#: The reference both scores share (see :func:`scorebench.core.docstrings.fill_doc`).
+_DOC_SECTIONS = {"paul2021": """
+Paul, M., Ganguli, S. & Dziugaite, G. K. (2021). Deep learning on a data diet:
+finding important examples early in training. NeurIPS.
+"""}
 
 
 def el2n_scores(probs: Any, labels: Any, /) -> np.ndarray:
@@ -42,8 +49,7 @@ def el2n_scores(probs: Any, labels: Any, /) -> np.ndarray:
 
     References
     ----------
-    Paul, M., Ganguli, S. & Dziugaite, G. K. (2021). Deep learning on a data diet:
-    finding important examples early in training. NeurIPS.
+    %(paul2021)s
 
     Examples
     --------
@@ -105,8 +111,7 @@ def grand_scores(model: Any, inputs: Any, labels: Any, /, *, loss_fn: Callable[.
 
     References
     ----------
-    Paul, M., Ganguli, S. & Dziugaite, G. K. (2021). Deep learning on a data diet:
-    finding important examples early in training. NeurIPS.
+    %(paul2021)s
 
     Examples
     --------
@@ -196,3 +201,6 @@ def _gradient_norms(net: Any, loss: Callable[..., Any], x_all: Any, y_all: Any, 
         sq = sum(g.reshape(g.shape[0], -1).double().pow(2).sum(dim=1) for g in grads.values())
         norms[start:start + batch_size] = sq.sqrt().cpu()
     return norms
+
+
+fill_doc(el2n_scores, grand_scores, **_DOC_SECTIONS)

@@ -22,7 +22,7 @@ from scorebench.core.table_schema import check_unique_columns
 from scorebench.core.tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from scorebench.core.validation import describe_rows
 
-__all__ = ["ResponseMatrix", "response_matrix", "extract_responses"]
+__all__ = ["ResponseMatrix", "response_matrix", "complete_response_matrix", "extract_responses"]
 
 LONG_COLUMNS = ("system", "item", "correct")
 
@@ -182,6 +182,24 @@ def response_matrix(data: Any, *, topics: Any = None, nan_policy: str = "raise",
         rm = ResponseMatrix(rm.values, rm.systems, rm.items, series.reindex(rm.items))
     return rm
 
+
+
+def complete_response_matrix(data: Any, what: str, *, min_systems: int = 2) -> ResponseMatrix:
+    """:func:`response_matrix` of ``data`` refusing missing answers, for the analyses that
+    need every system to answer every item; the error names ``what`` and the first
+    system/item pair without an answer.
+
+    Examples
+    --------
+    >>> complete_response_matrix([[1, 0], [0, 1]], "demo").values.shape
+    (2, 2)
+    """
+    rm = response_matrix(data, min_systems=min_systems)
+    if np.isnan(rm.values).any():
+        i, j = np.argwhere(np.isnan(rm.values))[0]
+        raise InputError(f"{what}: needs complete answers; system {rm.systems[i]!r} has no answer to item "
+                         f"{rm.items[j]!r}")
+    return rm
 
 @register_kind("responses", columns=(Column("system", "label", "the answering system"),
                                      Column("item", "label", "the question"),

@@ -36,6 +36,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.tables import Column, Inputs, Option, declared_column, unit_frame, start_table, numeric_column, register_kind
 from scorebench.core.validation import as_float_array, check_binary, check_choice, check_finite, check_same_length
+from scorebench.core.docstrings import fill_doc
 
 __all__ = ["RocCurve", "roc_curve", "auroc", "aupr", "aupr_in", "aupr_out", "fpr_at_95_tpr",
            "detection_error", "extract_ood"]
@@ -44,6 +45,15 @@ _FAMILY = "ood"
 _KIND = "ood"
 _DIRECTIONS = ("ood", "id")
 _CITE_HG = "Hendrycks & Gimpel (2017), A Baseline for Detecting Misclassified and OOD Examples, ICLR"
+
+#: Docstring text shared by the AUPR variants (see :func:`scorebench.core.docstrings.fill_doc`).
+_DOC_SECTIONS = {"trapezoid": """
+``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
+points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
+OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
+precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
+2019) and the papers built on its code use average precision (the default).
+"""}
 
 
 @register_kind(_KIND, columns=(Column("score", "number", "the detector's score (higher = more OOD unless "
@@ -183,11 +193,7 @@ def aupr_out(is_ood: Any, score: Any, /, *, method: str = "average_precision") -
     :math:`\sum_k (R_k - R_{k-1}) P_k` over the distinct thresholds, as scikit-learn's
     ``average_precision_score(is_ood, score)``.
 
-    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
-    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
-    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
-    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
-    2019) and the papers built on its code use average precision (the default).
+    %(trapezoid)s
 
     Examples
     --------
@@ -206,11 +212,7 @@ def aupr(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> fl
 
     .. math:: \mathrm{AP} = \sum_k (R_k - R_{k-1})\, P_k
 
-    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
-    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
-    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
-    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
-    2019) and the papers built on its code use average precision (the default).
+    %(trapezoid)s
 
     Examples
     --------
@@ -230,11 +232,7 @@ def aupr_in(is_ood: Any, score: Any, /, *, method: str = "average_precision") ->
 
     .. math:: \mathrm{AP}_{in} = \sum_k (R^{in}_k - R^{in}_{k-1})\, P^{in}_k
 
-    ``method="trapezoid"`` gives instead the trapezoid area under the precision-recall
-    points (``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``), as
-    OpenOOD (Yang et al. 2022; Zhang et al. 2023) reports AUPR; it differs from average
-    precision (linear rather than step interpolation). Outlier Exposure (Hendrycks et al.
-    2019) and the papers built on its code use average precision (the default).
+    %(trapezoid)s
 
     Examples
     --------
@@ -324,3 +322,6 @@ def detection_error(is_ood: Any, score: Any, /) -> float:
     """
     curve = roc_curve(is_ood, score)
     return float(np.min(0.5 * (1.0 - curve.tpr) + 0.5 * curve.fpr))
+
+
+fill_doc(aupr_out, aupr, aupr_in, **_DOC_SECTIONS)

@@ -8,6 +8,8 @@ import numpy as np
 
 from scorebench.core.registry import register
 from scorebench.metrics.calibration._common import binary_inputs, multiclass_inputs, top_label
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["balance_score", "balance_score_top_label"]
 
@@ -43,10 +45,7 @@ def balance_score(y: Any, p: Any) -> np.ndarray:
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Outcomes in {0, 1}.
-    p : array_like, shape (n,)
-        Forecast probabilities of ``y = 1``.
+    %(binary)s
 
     Returns
     -------
@@ -89,3 +88,6 @@ def balance_score_top_label(y: Any, P: Any) -> np.ndarray:
     """
     y, P = multiclass_inputs(y, P)
     return _gain_loss(*top_label(y, P))
+
+
+fill_doc(balance_score, **SECTIONS)

@@ -19,6 +19,8 @@ from scorebench.core.registry import register
 from scorebench.core.validation import check_level, check_count, check_positive_int
 from scorebench.metrics.calibration._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.calibration.docs import SECTIONS
 
 ndtri = lazy_attr("scipy.special", "ndtri")
 
@@ -180,10 +182,7 @@ def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Outcomes in {0, 1}.
-    p : array_like, shape (n,)
-        Forecast probabilities of ``y = 1``.
+    %(binary)s
     n_bins : int, default 15
         Number of bins :math:`B`.
     binning : {"uniform", "quantile"}, default "uniform"
@@ -518,3 +517,6 @@ def reliability_diagram(y: Any, p: Any, *, n_bins: int = 10, binning: str = "uni
         mean_predicted=mean_p, observed_frequency=freq, ci_low=np.clip(centre - half, 0.0, 1.0),
         ci_high=np.clip(centre + half, 0.0, 1.0), binning=resolve_binning(binning), ci=float(ci), n=stats.n,
     )
+
+
+fill_doc(ece, **SECTIONS)

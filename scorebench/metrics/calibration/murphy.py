@@ -12,6 +12,8 @@ from scorebench.core.registry import register
 from scorebench.core.validation import check_count, check_positive_int
 from scorebench.metrics.calibration._common import bin_edges, bin_ids, binary_inputs, resolve_binning
 from scorebench.metrics.calibration.binned import binned_partial
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "brier_resolution"]
 
@@ -89,10 +91,7 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Outcomes in {0, 1}.
-    p : array_like, shape (n,)
-        Forecast probabilities.
+    %(binary)s
     n_bins : int or None, default 10
         Number of bins, or ``None`` for one bin per distinct forecast value.
     binning : {"uniform", "quantile"}, default "uniform"
@@ -215,3 +214,6 @@ def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = 
     0.25
     """
     return brier_decomposition(y, p, n_bins=n_bins, binning=binning).resolution
+
+
+fill_doc(brier_decomposition, **SECTIONS)

@@ -10,6 +10,8 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.metrics.calibration._common import binary_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["smooth_ece", "smooth_ece_at"]
 
@@ -110,10 +112,7 @@ def smooth_ece(y: Any, p: Any, *, bandwidth: float | None = None) -> float:
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Outcomes in {0, 1}.
-    p : array_like, shape (n,)
-        Forecast probabilities.
+    %(binary)s
     bandwidth : float or None, default None
         Kernel scale :math:`\\sigma`; ``None`` uses the fixed-point rule.
 
@@ -160,3 +159,6 @@ def smooth_ece(y: Any, p: Any, *, bandwidth: float | None = None) -> float:
 
     sigma = brentq(lambda s: at(s) - s, lo, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps)
     return at(sigma)
+
+
+fill_doc(smooth_ece, **SECTIONS)

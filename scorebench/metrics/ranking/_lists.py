@@ -49,7 +49,39 @@ def segment_sum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(seg, weights=values, minlength=n)
 
 
-def _gather(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def segment_offsets(counts: np.ndarray) -> np.ndarray:
+    """Start of each segment in a flat array holding segments of lengths ``counts`` (int64).
+
+    >>> segment_offsets(np.array([2, 0, 3])).tolist()
+    [0, 2, 2]
+    """
+    out = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+def segment_ids(counts: np.ndarray) -> np.ndarray:
+    """Segment index of each element of a flat array of segments of lengths ``counts``.
+
+    >>> segment_ids(np.array([2, 0, 3])).tolist()
+    [0, 0, 2, 2, 2]
+    """
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
+def segment_positions(offsets: np.ndarray, counts: np.ndarray, size: int | None = None) -> np.ndarray:
+    """0-based position of each element within its segment, given the segments' ``offsets``
+    (:func:`segment_offsets`) and ``counts``; ``size`` is the flat array's length
+    (``counts.sum()`` by default).
+
+    >>> segment_positions(np.array([0, 2, 2]), np.array([2, 0, 3])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    size = int(counts.sum()) if size is None else size
+    return np.arange(size, dtype=np.int64) - np.repeat(offsets, counts)
+
+
+def gather_segments(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Flat indices ``starts[i] + arange(counts[i])`` for every i, concatenated."""
     total = int(counts.sum())
     if total == 0:
@@ -125,7 +157,7 @@ class RankedLists:
         if len(ranked_rows) != len(judged_rows):
             raise InputError(f"ranked has {len(ranked_rows)} queries but judged has {len(judged_rows)}; "
                              "expected one judged list per ranked list")
-        level = _check_level(relevance_level)
+        level = check_level(relevance_level)
         n_ret = np.array([len(r) for r in ranked_rows], dtype=np.int64)
         rel = np.concatenate(ranked_rows) if ranked_rows else np.zeros(0)
         judged_sorted, counts, num_rel, num_nonrel = [], [], [], []
@@ -153,19 +185,17 @@ class RankedLists:
     @cached_property
     def offsets(self) -> np.ndarray:
         """Start of each query's list in ``rel``."""
-        out = np.zeros(self.n, dtype=np.int64)
-        np.cumsum(self.n_ret[:-1], out=out[1:])
-        return out
+        return segment_offsets(self.n_ret)
 
     @cached_property
     def seg(self) -> np.ndarray:
         """Query index of each element of ``rel``."""
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.n_ret)
+        return segment_ids(self.n_ret)
 
     @cached_property
     def pos(self) -> np.ndarray:
         """0-based rank of each element of ``rel`` within its query."""
-        return np.arange(len(self.rel), dtype=np.int64) - np.repeat(self.offsets, self.n_ret)
+        return segment_positions(self.offsets, self.n_ret, len(self.rel))
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -175,7 +205,7 @@ class RankedLists:
     @cached_property
     def rel_cum(self) -> np.ndarray:
         """Number of relevant documents at or above each rank, within its query."""
-        return _segment_cumsum(self.is_rel, self.offsets, self.n_ret)
+        return segment_cumsum(self.is_rel, self.offsets, self.n_ret)
 
     # the relevant retrieved documents alone ("hits"), for the metrics that only read them:
     # arrays of the hits' length, not of the lists'
@@ -214,17 +244,18 @@ class RankedLists:
 
     @cached_property
     def judged_offsets(self) -> np.ndarray:
-        out = np.zeros(self.n, dtype=np.int64)
-        np.cumsum(self.judged_count[:-1], out=out[1:])
-        return out
+        """Start of each query's judgments in ``judged``."""
+        return segment_offsets(self.judged_count)
 
     @cached_property
     def judged_seg(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.judged_count)
+        """Query index of each element of ``judged``."""
+        return segment_ids(self.judged_count)
 
     @cached_property
     def judged_pos(self) -> np.ndarray:
-        return np.arange(len(self.judged), dtype=np.int64) - np.repeat(self.judged_offsets, self.judged_count)
+        """0-based position of each judgment within its query (decreasing relevance)."""
+        return segment_positions(self.judged_offsets, self.judged_count, len(self.judged))
 
     @cached_property
     def _heads(self) -> dict[int, RankedLists]:
@@ -239,7 +270,7 @@ class RankedLists:
         heads = self._heads
         if k not in heads:
             n_ret = np.minimum(self.n_ret, k)
-            heads[k] = replace(self, rel=self.rel[_gather(self.offsets, n_ret)], n_ret=n_ret)
+            heads[k] = replace(self, rel=self.rel[gather_segments(self.offsets, n_ret)], n_ret=n_ret)
         return heads[k]
 
     def count_rel(self, k: int | None = None) -> np.ndarray:
@@ -302,7 +333,7 @@ class _SharedLists:
 _SHARED = _SharedLists()
 
 
-def _segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Cumulative sum restarting at each segment (int64 for bool input, exact)."""
     total = np.cumsum(values, dtype=np.int64 if values.dtype == bool else np.float64)
     if total.size == 0:
@@ -323,7 +354,7 @@ def _compact(flat: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarr
     np.cumsum(count[:-1], out=expected[1:])
     if start[0] == 0 and np.array_equal(start, expected) and int(count.sum()) == len(flat):
         return flat
-    return flat[_gather(start, count)]
+    return flat[gather_segments(start, count)]
 
 
 def _rows(values: Any, name: str) -> list[np.ndarray]:
@@ -340,7 +371,8 @@ def _rows(values: Any, name: str) -> list[np.ndarray]:
     return rows
 
 
-def _check_level(level: Any) -> float:
+def check_level(level: Any) -> float:
+    """The relevance threshold ``relevance_level`` as a finite positive float (one error otherwise)."""
     try:
         value = float(level)
     except (TypeError, ValueError):

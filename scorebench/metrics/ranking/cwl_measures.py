@@ -29,7 +29,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.metrics.ranking._lists import RankedLists
-from scorebench.metrics.ranking.measures import _check_k, measure
+from scorebench.metrics.ranking.measures import check_k, measure
 
 __all__ = ["inst", "insq", "bpm", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11"]
 
@@ -48,7 +48,7 @@ def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any,
                  max_rel: Any) -> tuple[np.ndarray, np.ndarray]:
     """Scaled gains, one row per query, padded with zeros / truncated to ``depth`` ranks, and
     the ranks 1..depth (the i of the continuation probabilities)."""
-    depth = _check_k(depth, f"{name} depth")
+    depth = check_k(depth, f"{name} depth")
     low = _number(min_rel, name, "min_rel", low=-math.inf)
     high = lists.max_relevance if max_rel is None else _number(max_rel, name, "max_rel", low=-math.inf)
     if not high > low:
@@ -133,7 +133,7 @@ def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int 
     >>> bpm([[0, 0, 1, 1]], [[1, 1]], k=3).round(4)
     array([0.3333])
     """
-    k = _check_k(k, "bpm@k", required=True)
+    k = check_k(k, "bpm@k", required=True)
     t = _number(T, "bpm@k", "T (the desired gain)")
     gains, i = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
     # static BPM: read on while both the gain (< T) and the document (< k) budgets last
@@ -161,7 +161,7 @@ def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel
     >>> sdcg([[1, 0]], [[1]], k=2).round(4)
     array([0.6131])
     """
-    k = _check_k(k, "sdcg@k", required=True)
+    k = check_k(k, "sdcg@k", required=True)
     gains, i = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
     cont = np.where(i < k, np.log2(i + 1.0) / np.log2(i + 2.0), 0.0)
     return _expected_utility(gains, np.broadcast_to(cont, gains.shape))
@@ -182,7 +182,7 @@ def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     >>> nerr8([[0, 1]], [[1]], k=2).round(4)
     array([0.5])
     """
-    k = _check_k(k, "nerr8@k", required=True)
+    k = check_k(k, "nerr8@k", required=True)
     gains, i = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
     return _expected_utility(gains, np.where(i < k, 1.0 - gains, 0.0))
 
@@ -199,7 +199,7 @@ def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     >>> nerr9([[0, 1]], [[1]], k=2).round(4)
     array([0.3333])
     """
-    k = _check_k(k, "nerr9@k", required=True)
+    k = check_k(k, "nerr9@k", required=True)
     gains, i = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
     return _expected_utility(gains, np.where(i < k, i / (i + 1.0) * (1.0 - gains), 0.0))
 

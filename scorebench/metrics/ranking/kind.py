@@ -47,7 +47,7 @@ from scorebench.core.tables import GROUP_COLUMNS, Inputs, NAN_POLICIES, Option, 
 from scorebench.core.table_schema import check_declared_columns
 from scorebench.core.validation import check_choice, describe_rows
 from scorebench.metrics.ranking._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
-from scorebench.metrics.ranking._lists import _check_level
+from scorebench.metrics.ranking._lists import check_level
 from scorebench.metrics.ranking._run_table import RUN_COLUMNS, qrels_option
 from scorebench.metrics.ranking.complete import complete_units
 
@@ -210,7 +210,7 @@ def _checked_inputs(df: Any, qrels: Any, nan_policy: str, relevance_level: Any, 
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"kind 'ranking': expected a pandas DataFrame run, got {type(df).__name__}")
     check_declared_columns(df, RUN_COLUMNS, "ranking")
-    level = _check_level(relevance_level)
+    level = check_level(relevance_level)
     if max_docs is not None and (isinstance(max_docs, bool) or not float(max_docs).is_integer() or max_docs < 1):
         raise InputError(f"max_docs: expected a positive integer (trec_eval -M), got {max_docs!r}")
     qrels_df = load_qrels(qrels)

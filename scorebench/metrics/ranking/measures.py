@@ -29,7 +29,8 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import RankedLists, _gather, segment_sum
+from scorebench.metrics.ranking._lists import (RankedLists, gather_segments, segment_offsets, segment_positions,
+                                               segment_sum)
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
@@ -45,7 +46,9 @@ _ELEVEN = tuple(i / 10 for i in range(11))
 # --- helpers ------------------------------------------------------------------------------
 
 
-def _table_fn(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+def lists_table_fn(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """The table form of a measure ``core(lists, **params)``: reads the kind's arrays into
+    :class:`~scorebench.metrics.ranking._lists.RankedLists` and calls ``core``."""
     def table_fn(arrays: Mapping[str, Any], **params: Any) -> np.ndarray:
         return core(RankedLists.from_arrays(arrays), **params)
 
@@ -53,11 +56,15 @@ def _table_fn(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return table_fn
 
 
-def _lists(ranked: Any, judged: Any, relevance_level: float) -> RankedLists:
+def ranked_lists(ranked: Any, judged: Any, relevance_level: float) -> RankedLists:
+    """:class:`~scorebench.metrics.ranking._lists.RankedLists` of per-query ranked ids and
+    ``{id: relevance}`` judgments (the array form of every measure)."""
     return RankedLists.from_sequences(ranked, judged, relevance_level=relevance_level)
 
 
-def _check_k(k: Any, name: str, *, required: bool = False) -> int | None:
+def check_k(k: Any, name: str, *, required: bool = False) -> int | None:
+    """The cut-off ``k`` of measure ``name`` as a positive int (``None`` stays ``None`` unless
+    ``required``); one error naming the measure otherwise."""
     if k is None:
         if required:
             raise InputError(f"{name}: a cut-off k is required, e.g. {name.split('@')[0]}@10")
@@ -68,14 +75,15 @@ def _check_k(k: Any, name: str, *, required: bool = False) -> int | None:
     return int(k)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (a query without relevant documents scores 0)."""
     out = np.zeros(np.broadcast(num, den).shape)
     np.divide(num, den, out=out, where=den != 0)
     return out
 
 
-def _discount(pos: np.ndarray) -> np.ndarray:
+def log2_discount(pos: np.ndarray) -> np.ndarray:
+    """DCG discount :math:`1 / \log_2(r + 1)` of the 0-based ranks ``pos`` (``r = pos + 1``)."""
     return 1.0 / np.log2(pos + 2.0)
 
 
@@ -92,12 +100,12 @@ def binary_ndcg(hits: np.ndarray, num_rel: np.ndarray, k: int) -> np.ndarray:
     >>> binary_ndcg(np.array([[0, 1, 1]]), np.array([2]), 3).round(4)
     array([0.6934])
     """
-    discount = _discount(np.arange(k, dtype=np.float64))
+    discount = log2_discount(np.arange(k, dtype=np.float64))
     ideal = np.cumsum(discount)[np.clip(num_rel, 1, k) - 1]
     return (hits[:, :k] * discount).sum(axis=1) / ideal
 
 
-def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
+def gain_function(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
     """Map relevance to gain; unjudged (NaN) and negative relevance gain 0."""
     if isinstance(gain, str):
         if gain == "linear":
@@ -130,7 +138,7 @@ def _gain_fn(gain: Any, name: str) -> Callable[[np.ndarray], np.ndarray]:
     return mapped
 
 
-def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: int | None = None, *,
+def ideal_gains(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: int | None = None, *,
            monotone: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positive gains of the judged documents in ideal (decreasing) order:
     (gains, query index, 0-based ideal rank), the top ``k`` ranks only when k is given.
@@ -140,7 +148,7 @@ def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: i
     """
     if monotone and k is not None:
         count = np.minimum(lists.judged_count, k)
-        g = gain_of(lists.judged[_gather(lists.judged_offsets, count)])
+        g = gain_of(lists.judged[gather_segments(lists.judged_offsets, count)])
         keep = g > 0  # the positive gains lead each list
         g, seg = g[keep], np.repeat(np.arange(lists.n, dtype=np.int64), count)[keep]
     else:
@@ -153,9 +161,7 @@ def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: i
             order = np.lexsort((-g, seg))
             g, seg = g[order], seg[order]
     counts = np.bincount(seg, minlength=lists.n)
-    offsets = np.zeros(lists.n, dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets, counts)
+    pos = segment_positions(segment_offsets(counts), counts, len(g))
     if k is not None:
         top = pos < k
         g, seg, pos = g[top], seg[top], pos[top]
@@ -163,15 +169,15 @@ def _ideal(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray], k: i
 
 
 def _dcg_parts(lists: RankedLists, k: int | None, gain: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    gain_of = _gain_fn(gain, name)
+    gain_of = gain_function(gain, name)
     head = lists.head(k)
-    dcg_value = segment_sum(gain_of(head.rel) * _discount(head.pos), head.seg, lists.n)
-    ig, iseg, ipos = _ideal(lists, gain_of, k, monotone=isinstance(gain, str))  # linear, exponential
-    ideal = segment_sum(ig * _discount(ipos), iseg, lists.n)
+    dcg_value = segment_sum(gain_of(head.rel) * log2_discount(head.pos), head.seg, lists.n)
+    ig, iseg, ipos = ideal_gains(lists, gain_of, k, monotone=isinstance(gain, str))  # linear, exponential
+    ideal = segment_sum(ig * log2_discount(ipos), iseg, lists.n)
     return dcg_value, ideal
 
 
-def _exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
+def exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
     """Per-query sum of ``values`` strictly above each rank."""
     dtype = np.int64 if values.dtype == bool else np.float64
     total = np.cumsum(values, dtype=dtype)
@@ -186,7 +192,8 @@ def _exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
 
 # --- metrics: each defined once, on the shared lists ---------------------------------------
 
-_TREC = "trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval)"
+#: The reference implementation the TREC measures follow, for citations.
+TREC_EVAL = "trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval)"
 _ARRAY_ARGS = (inspect.Parameter("ranked", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"),
                inspect.Parameter("judged", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"))
 _LEVEL = inspect.Parameter("relevance_level", inspect.Parameter.KEYWORD_ONLY, default=1, annotation="float")
@@ -205,7 +212,7 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
 
     def decorate(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         def fn(ranked: Any, judged: Any, *, relevance_level: float = 1, **kwargs: Any) -> np.ndarray:
-            return core(_lists(ranked, judged, relevance_level), **kwargs)
+            return core(ranked_lists(ranked, judged, relevance_level), **kwargs)
 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(fn, attr, getattr(core, attr))
@@ -213,14 +220,14 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
         fn.__signature__ = inspect.Signature([*_ARRAY_ARGS, *options, _LEVEL], return_annotation="np.ndarray")
         fn.core = core
         return register(name, family=_FAMILY, kind=_KIND, higher_is_better=higher_is_better, bounds=bounds,
-                        params=params, table_fn=_table_fn(core), citation=citation)(fn)
+                        params=params, table_fn=lists_table_fn(core), citation=citation)(fn)
 
     return decorate
 
 
 @measure("ndcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_cut / ndcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg")
 def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
 
@@ -259,14 +266,14 @@ def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> n
     >>> ndcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=3).round(4)
     array([0.895])
     """
-    k = _check_k(k, "ndcg@k")
+    k = check_k(k, "ndcg@k")
     dcg_value, ideal = _dcg_parts(lists, k, gain, "ndcg@k")
-    return _ratio(dcg_value, ideal)
+    return safe_ratio(dcg_value, ideal)
 
 
 @measure("dcg@k", higher_is_better=True, bounds=(0.0, math.inf),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " dcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg")
 def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
 
@@ -277,13 +284,13 @@ def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np
     >>> dcg([[3, 2, 0, 1]], [[3, 2, 1, 0]], k=2).round(4)
     array([4.2619])
     """
-    k = _check_k(k, "dcg@k")
+    k = check_k(k, "dcg@k")
     return _dcg_parts(lists, k, gain, "dcg@k")[0]
 
 
 @measure("map@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation="Buckley & Voorhees (2000), SIGIR; " + _TREC + " map / map_cut")
+         citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut")
 def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
 
@@ -299,13 +306,13 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
     >>> average_precision([[1, 0, 1]], [[1, 0, 1, 1]]).round(4)
     array([0.5556])
     """
-    head = lists.head(_check_k(k, "map@k"))
+    head = lists.head(check_k(k, "map@k"))
     prec = head.hit_rank / (head.hit_pos + 1.0)
-    return _ratio(segment_sum(prec, head.hit_seg, lists.n), lists.num_rel)
+    return safe_ratio(segment_sum(prec, head.hit_seg, lists.n), lists.num_rel)
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
-         citation="Voorhees (1999), TREC-8 QA track; " + _TREC + " recip_rank")
+         citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank")
 def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
     (0 when none is retrieved); its mean over queries is MRR.
@@ -323,7 +330,7 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
 
 @measure("p@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=_TREC + " P / set_P")
+         citation=TREC_EVAL + " P / set_P")
 def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
@@ -334,14 +341,14 @@ def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> precision([[1, 0, 1]], [[1, 1]], k=5)
     array([0.4])
     """
-    k = _check_k(k, "p@k")
+    k = check_k(k, "p@k")
     den = lists.n_ret.astype(np.float64) if k is None else np.full(lists.n, float(k))
-    return _ratio(lists.count_rel(k), den)
+    return safe_ratio(lists.count_rel(k), den)
 
 
 @measure("r@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=_TREC + " recall / set_recall")
+         citation=TREC_EVAL + " recall / set_recall")
 def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
@@ -351,11 +358,11 @@ def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> recall([[1, 0, 1]], [[1, 1, 1, 0]], k=2).round(4)
     array([0.3333])
     """
-    k = _check_k(k, "r@k")
-    return _ratio(lists.count_rel(k), lists.num_rel)
+    k = check_k(k, "r@k")
+    return safe_ratio(lists.count_rel(k), lists.num_rel)
 
 
-@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " Rprec")
+@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec")
 def r_precision(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
@@ -365,12 +372,12 @@ def r_precision(lists: RankedLists) -> np.ndarray:
     array([0.5])
     """
     mask = lists.is_rel & (lists.pos < lists.num_rel[lists.seg])
-    return _ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
+    return safe_ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
 
 
 @measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
-                  + _TREC + " bpref")
+                  + TREC_EVAL + " bpref")
 def bpref(lists: RankedLists) -> np.ndarray:
     r"""Binary preference, trec_eval's definition.
 
@@ -390,7 +397,7 @@ def bpref(lists: RankedLists) -> np.ndarray:
     """
     rel = lists.rel
     nonrel = (rel >= 0) & (rel < lists.relevance_level)
-    nonrel_above = _exclusive_cumsum(nonrel, lists)
+    nonrel_above = exclusive_cumsum(nonrel, lists)
     mask = lists.is_rel
     seg = lists.seg[mask]
     r = lists.num_rel[seg]
@@ -399,11 +406,11 @@ def bpref(lists: RankedLists) -> np.ndarray:
     frac = np.ones(len(seg))
     some = above > 0
     frac[some] = 1.0 - np.minimum(above[some], r[some]) / denom[some]
-    return _ratio(segment_sum(frac, seg, lists.n), lists.num_rel)
+    return safe_ratio(segment_sum(frac, seg, lists.n), lists.num_rel)
 
 
 @measure("success@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None}, citation=_TREC + " success")
+         params={"k": None}, citation=TREC_EVAL + " success")
 def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
 
@@ -412,7 +419,7 @@ def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> success([[0, 1], [0, 0]], [[1], [1]], k=2)
     array([1., 0.])
     """
-    k = _check_k(k, "success@k")
+    k = check_k(k, "success@k")
     return (lists.count_rel(k) > 0).astype(np.float64)
 
 
@@ -438,7 +445,7 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
     >>> err([[2, 1]], [[2, 1]]).round(4)
     array([0.7812])
     """
-    k = _check_k(k, "err@k")
+    k = check_k(k, "err@k")
     top = lists.max_relevance if max_grade is None else float(max_grade)
     if not math.isfinite(top) or top < 0:
         raise InputError(f"err@k: max_grade must be a finite number >= 0, got {max_grade!r}")
@@ -449,13 +456,13 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
     stop = (np.exp2(grade) - 1.0) / np.exp2(top)
     # probability the user reaches each rank: product of (1 - stop) above it
     log_continue = np.log1p(-np.minimum(stop, 1.0 - 1e-300))
-    reach = np.exp(_exclusive_cumsum(log_continue, sub))
+    reach = np.exp(exclusive_cumsum(log_continue, sub))
     return segment_sum(reach * stop / (sub.pos + 1.0), sub.seg, lists.n)
 
 
 @measure("rbp", higher_is_better=True, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + _TREC + " rbp")
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp")
 def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Rank-biased precision with persistence p.
 
@@ -484,7 +491,7 @@ def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
 
 
 @measure("iprec_at_recall@r", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"r": None}, citation=_TREC + " iprec_at_recall")
+         params={"r": None}, citation=TREC_EVAL + " iprec_at_recall")
 def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
 
@@ -514,7 +521,7 @@ def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray
 
 
 @measure("11pt_avg", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"levels": _ELEVEN}, citation=_TREC + " 11pt_avg")
+         params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg")
 def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
     r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
     :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
@@ -530,7 +537,7 @@ def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.nda
     return np.mean([iprec_at_recall.core(lists, r=level) for level in levels], axis=0)
 
 
-@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=_TREC + " num_ret")
+@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret")
 def num_ret(lists: RankedLists) -> np.ndarray:
     """Number of retrieved documents per query (trec_eval reports the sum; the table value
     here is the mean per query).
@@ -543,7 +550,7 @@ def num_ret(lists: RankedLists) -> np.ndarray:
     return lists.n_ret.astype(np.float64)
 
 
-@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=_TREC + " num_rel")
+@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel")
 def num_rel(lists: RankedLists) -> np.ndarray:
     """Number of relevant judged documents per query, retrieved or not.
 
@@ -555,7 +562,7 @@ def num_rel(lists: RankedLists) -> np.ndarray:
     return lists.num_rel.astype(np.float64)
 
 
-@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=_TREC + " num_rel_ret")
+@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret")
 def num_rel_ret(lists: RankedLists) -> np.ndarray:
     """Number of relevant documents retrieved per query.
 

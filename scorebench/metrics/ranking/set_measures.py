@@ -23,14 +23,14 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.metrics.ranking._lists import RankedLists, segment_sum
-from scorebench.metrics.ranking.measures import _TREC, _check_k, _ratio, measure, reciprocal_rank
+from scorebench.metrics.ranking.measures import TREC_EVAL, check_k, safe_ratio, measure, reciprocal_rank
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
            "unjudged", "judged", "reciprocal_rank_at"]
 
 
 @measure("set_f", higher_is_better=True, bounds=(0.0, 1.0), params={"beta": 1.0},
-         citation="van Rijsbergen (1979), Information Retrieval, ch. 7; " + _TREC + " set_F")
+         citation="van Rijsbergen (1979), Information Retrieval, ch. 7; " + TREC_EVAL + " set_F")
 def set_f(lists: RankedLists, *, beta: float = 1.0) -> np.ndarray:
     r"""F-measure of the retrieved set (trec_eval ``set_F``).
 
@@ -50,13 +50,13 @@ def set_f(lists: RankedLists, *, beta: float = 1.0) -> np.ndarray:
     if not (isinstance(beta, (int, float)) and math.isfinite(beta) and beta >= 0):
         raise InputError(f"set_f: beta must be a finite number >= 0, got {beta!r}")
     hits = lists.count_rel()
-    p = _ratio(hits, lists.n_ret.astype(np.float64))
-    r = _ratio(hits, lists.num_rel)
+    p = safe_ratio(hits, lists.n_ret.astype(np.float64))
+    r = safe_ratio(hits, lists.num_rel)
     b2 = float(beta) ** 2
-    return _ratio((1.0 + b2) * p * r, b2 * p + r)
+    return safe_ratio((1.0 + b2) * p * r, b2 * p + r)
 
 
-@measure("set_map", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " set_map")
+@measure("set_map", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " set_map")
 def set_map(lists: RankedLists) -> np.ndarray:
     r"""Set average precision (trec_eval ``set_map``): set precision times set recall,
     :math:`|\mathrm{Ret} \cap \mathrm{Rel}|^2 / (|\mathrm{Ret}|\,|\mathrm{Rel}|)`.
@@ -67,10 +67,10 @@ def set_map(lists: RankedLists) -> np.ndarray:
     array([0.3333])
     """
     hits = lists.count_rel()
-    return _ratio(hits * hits, lists.num_rel * lists.n_ret)
+    return safe_ratio(hits * hits, lists.num_rel * lists.n_ret)
 
 
-@measure("set_relative_p", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " set_relative_P")
+@measure("set_relative_p", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " set_relative_P")
 def set_relative_precision(lists: RankedLists) -> np.ndarray:
     r"""Set precision relative to the best possible (trec_eval ``set_relative_P``),
     :math:`|\mathrm{Ret} \cap \mathrm{Rel}| / \min(|\mathrm{Ret}|, |\mathrm{Rel}|)`.
@@ -80,11 +80,11 @@ def set_relative_precision(lists: RankedLists) -> np.ndarray:
     >>> set_relative_precision([[1, 0, 1, 0]], [[1, 1, 1]]).round(4)
     array([0.6667])
     """
-    return _ratio(lists.count_rel(), np.minimum(lists.n_ret, lists.num_rel))
+    return safe_ratio(lists.count_rel(), np.minimum(lists.n_ret, lists.num_rel))
 
 
 @measure("relative_p@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
-         citation=_TREC + " relative_P")
+         citation=TREC_EVAL + " relative_P")
 def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at k relative to the best possible at k (trec_eval ``relative_P``),
     :math:`|\{i \le k : r_i \ge \ell\}| / \min(k, R)`. The cut-off k is required.
@@ -94,12 +94,12 @@ def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarra
     >>> relative_precision([[1, 0, 1, 0]], [[1, 1]], k=3).round(4)
     array([1.])
     """
-    k = _check_k(k, "relative_p@k", required=True)
-    return _ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
+    k = check_k(k, "relative_p@k", required=True)
+    return safe_ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
 
 
 @measure("rprec_mult@m", higher_is_better=True, bounds=(0.0, 1.0), params={"m": None},
-         citation=_TREC + " Rprec_mult")
+         citation=TREC_EVAL + " Rprec_mult")
 def rprec_mult(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
     r"""Precision at a multiple of R (trec_eval ``Rprec_mult``): P@c with
     :math:`c = \lfloor mR + 0.9 \rfloor` (trec_eval's rounding; 0 when c = 0); ``m=1`` is
@@ -114,12 +114,12 @@ def rprec_mult(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
         raise InputError(f"rprec_mult@m: the multiple m of R must be a number > 0, e.g. rprec_mult@0.5, got {m!r}")
     cut = np.floor(float(m) * lists.num_rel + 0.9)  # trec_eval's rank: (long)(m R + 0.9)
     hits = segment_sum(lists.is_rel & (lists.pos < cut[lists.seg]), lists.seg, lists.n)
-    return _ratio(hits, cut)
+    return safe_ratio(hits, cut)
 
 
 @measure("utility", higher_is_better=True, bounds=(-math.inf, math.inf),
          params={"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0},
-         citation="Hull & Robertson (1999), TREC-8 filtering track; " + _TREC + " utility")
+         citation="Hull & Robertson (1999), TREC-8 filtering track; " + TREC_EVAL + " utility")
 def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: float = 0.0) -> np.ndarray:
     r"""Linear set utility (trec_eval ``utility``, default coefficients 1, -1, 0, 0).
 
@@ -144,7 +144,7 @@ def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0
     return a * rel_ret + b * nonrel_ret + c * rel_not + d * nonrel_not
 
 
-@measure("unj@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=_TREC + " unj")
+@measure("unj@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=TREC_EVAL + " unj")
 def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Fraction of the top k that the qrels do not judge (trec_eval ``unj``):
     :math:`|\{i \le k : d_i \notin \mathrm{qrels}\}| / k` (the denominator stays k); a negative
@@ -155,7 +155,7 @@ def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> unjudged([[1, float("nan"), 0]], [[1, 0]], k=4).tolist()
     [0.25]
     """
-    k = _check_k(k, "unj@k", required=True)
+    k = check_k(k, "unj@k", required=True)
     unknown = ~(lists.rel >= 0)  # not in the qrels (NaN) or judged "in pool, unjudged" (< 0)
     return segment_sum(unknown & (lists.pos < k), lists.seg, lists.n) / float(k)
 
@@ -173,9 +173,9 @@ def judged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> judged([[1, float("nan"), 0]], [[1, 0]], k=5).round(4)
     array([0.6667])
     """
-    k = _check_k(k, "judged@k", required=True)
+    k = check_k(k, "judged@k", required=True)
     known = segment_sum((lists.rel >= 0) & (lists.pos < k), lists.seg, lists.n)
-    return _ratio(known, np.minimum(lists.n_ret, k).astype(np.float64))
+    return safe_ratio(known, np.minimum(lists.n_ret, k).astype(np.float64))
 
 
 @measure("rr@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
@@ -190,6 +190,6 @@ def reciprocal_rank_at(lists: RankedLists, *, k: int | None = None) -> np.ndarra
     >>> reciprocal_rank_at([[0, 0, 1], [0, 1]], [[1], [1]], k=2)
     array([0. , 0.5])
     """
-    k = _check_k(k, "rr@k", required=True)
+    k = check_k(k, "rr@k", required=True)
     rr = reciprocal_rank.core(lists)
     return np.where(rr * k >= 1.0, rr, 0.0)  # first relevant document below rank k scores 0

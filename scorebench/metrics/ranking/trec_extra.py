@@ -26,9 +26,10 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import RankedLists, _segment_cumsum, segment_sum
-from scorebench.metrics.ranking.measures import (_TREC, _discount, _exclusive_cumsum, _gain_fn, _ideal, _lists, _ratio, _table_fn,
-                       average_precision, bpref, measure)
+from scorebench.metrics.ranking._lists import RankedLists, segment_cumsum, segment_sum
+from scorebench.metrics.ranking.measures import (TREC_EVAL, average_precision, bpref, exclusive_cumsum, gain_function,
+                                                 ideal_gains, lists_table_fn, log2_discount, measure, ranked_lists,
+                                                 safe_ratio)
 
 __all__ = ["infap", "gm_map", "gm_bpref", "ndcg_rel", "rndcg", "g", "bin_g", "rbp_resid", "GM_MIN"]
 
@@ -57,13 +58,13 @@ class _Ideal:
     ranking) with per-query cumulative sums, looked up at any rank."""
 
     def __init__(self, lists: RankedLists, gain_of: Any) -> None:
-        gains, seg, _ = _ideal(lists, gain_of)
+        gains, seg, _ = ideal_gains(lists, gain_of)
         self.gains = gains
         self.count = np.bincount(seg, minlength=lists.n).astype(np.int64)
         self.offsets = _offsets(self.count)
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
-        return _segment_cumsum(values, self.offsets, self.count)
+        return segment_cumsum(values, self.offsets, self.count)
 
     def at(self, cum: np.ndarray, seg: np.ndarray, upto: np.ndarray) -> np.ndarray:
         """``cum`` of query ``seg`` summed over its first ``upto`` ideal documents (capped at
@@ -77,12 +78,12 @@ class _Ideal:
 
 def _gains(lists: RankedLists, gain: Any, name: str) -> tuple[np.ndarray, _Ideal]:
     """The gain of each retrieved document and the query's ideal ranking, under ``gain``."""
-    gain_of = _gain_fn(gain, name)
+    gain_of = gain_function(gain, name)
     return gain_of(lists.rel), _Ideal(lists, gain_of)
 
 
 def _inclusive(values: np.ndarray, lists: RankedLists) -> np.ndarray:
-    return _segment_cumsum(values, lists.offsets, lists.n_ret)
+    return segment_cumsum(values, lists.offsets, lists.n_ret)
 
 
 def _last(values: np.ndarray, lists: RankedLists) -> np.ndarray:
@@ -112,13 +113,13 @@ def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], 
 
     def decorate(core: Callable[..., float]) -> Callable[..., float]:
         def fn(ranked: Any, judged: Any, *, relevance_level: float = 1) -> float:
-            return core(_lists(ranked, judged, relevance_level))
+            return core(ranked_lists(ranked, judged, relevance_level))
 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(fn, attr, getattr(core, attr))
         fn.core = core
         return register(name, family="ranking", kind="ranking", higher_is_better=True, bounds=(0.0, 1.0),
-                        per_row=False, table_fn=_table_fn(core), citation=citation)(fn)
+                        per_row=False, table_fn=lists_table_fn(core), citation=citation)(fn)
 
     return decorate
 
@@ -128,7 +129,7 @@ def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], 
 
 @measure("infap", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Yilmaz & Aslam (2006), CIKM, 'Estimating average precision with incomplete and "
-                  "imperfect judgments'; " + _TREC + " infAP")
+                  "imperfect judgments'; " + TREC_EVAL + " infAP")
 def infap(lists: RankedLists) -> np.ndarray:
     r"""Inferred average precision for a sampled judgment pool (trec_eval ``infAP``).
 
@@ -157,17 +158,17 @@ def infap(lists: RankedLists) -> np.ndarray:
     mask = lists.is_rel
     j = lists.pos[mask].astype(np.float64)
     r = lists.rel_cum[mask].astype(np.float64)  # relevant so far, this one included
-    n = _exclusive_cumsum(nonrel, lists)[mask].astype(np.float64)
-    u = _exclusive_cumsum(unjudged, lists)[mask].astype(np.float64)
+    n = exclusive_cumsum(nonrel, lists)[mask].astype(np.float64)
+    u = exclusive_cumsum(unjudged, lists)[mask].astype(np.float64)
     term = np.ones(len(j))
     later = j > 0
     jl, rl, nl, ul = j[later], r[later], n[later], u[later]
     term[later] = 1.0 / (jl + 1.0) + (jl / (jl + 1.0)) * ((rl - 1 + nl + ul) / jl) * \
         ((rl - 1 + _INFAP_EPSILON) / (rl - 1 + nl + 2 * _INFAP_EPSILON))
-    return _ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
+    return safe_ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
 
 
-@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + _TREC + " gm_map")
+@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + TREC_EVAL + " gm_map")
 def gm_map(lists: RankedLists) -> float:
     r"""Geometric mean of average precision over queries (trec_eval ``gm_map``, GMAP).
 
@@ -186,7 +187,7 @@ def gm_map(lists: RankedLists) -> float:
     return _geometric(average_precision.core(lists))
 
 
-@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + _TREC + " gm_bpref")
+@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + TREC_EVAL + " gm_bpref")
 def gm_bpref(lists: RankedLists) -> float:
     r"""Geometric mean of bpref over queries (trec_eval ``gm_bpref``):
     :math:`\exp(\frac{1}{Q}\sum_q \log \max(\mathrm{bpref}_q, 10^{-5}))`. Set-level.
@@ -201,7 +202,7 @@ def gm_bpref(lists: RankedLists) -> float:
 
 @measure("ndcg_rel", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " ndcg_rel")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_rel")
 def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
 
@@ -220,21 +221,21 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.6309])
     """
     g, ideal = _gains(lists, gain, "ndcg_rel")
-    icum = ideal.cumsum(ideal.gains * _discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
-    rcum = _inclusive(g * _discount(lists.pos), lists)
+    icum = ideal.cumsum(ideal.gains * log2_discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
+    rcum = _inclusive(g * log2_discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
     hit = g > 0
-    total = _fsum(_ratio(rcum[hit], idcg_here[hit]), lists.seg[hit], lists.n)
+    total = _fsum(safe_ratio(rcum[hit], idcg_here[hit]), lists.seg[hit], lists.n)
     found = _fsum(hit, lists.seg, lists.n)
     idcg_all = ideal.at(icum, np.arange(lists.n), ideal.count)
     # relevant documents not retrieved score the final DCG / final ideal DCG
-    total += (ideal.count - found) * _ratio(_last(rcum, lists), idcg_all)
-    return _ratio(total, ideal.count.astype(np.float64))
+    total += (ideal.count - found) * safe_ratio(_last(rcum, lists), idcg_all)
+    return safe_ratio(total, ideal.count.astype(np.float64))
 
 
 @measure("rndcg", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + _TREC + " Rndcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " Rndcg")
 def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged at the R-level points (trec_eval ``Rndcg``, experimental).
 
@@ -251,8 +252,8 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     """
     g, ideal = _gains(lists, gain, "rndcg")
     ipos = np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)
-    icum = ideal.cumsum(ideal.gains * _discount(ipos))
-    rcum = _inclusive(g * _discount(lists.pos), lists)
+    icum = ideal.cumsum(ideal.gains * log2_discount(ipos))
+    rcum = _inclusive(g * log2_discount(lists.pos), lists)
     iseg = np.repeat(np.arange(lists.n), ideal.count)
     # R-level points: where the ideal gain changes, and the end of the positive gains
     change = np.zeros(len(ideal.gains), dtype=bool)
@@ -270,12 +271,12 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     idcg_all = ideal.at(icum, np.arange(lists.n), ideal.count)
     total[extra] += _last(rcum, lists)[extra] / idcg_all[extra]
     points[extra] += 1
-    return np.where(lists.num_rel > 0, _ratio(total, points), 0.0)
+    return np.where(lists.num_rel > 0, safe_ratio(total, points), 0.0)
 
 
 @measure("g", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation=_TREC + " G (normalized gain, experimental measure of 4/10/2008)")
+         citation=TREC_EVAL + " G (normalized gain, experimental measure of 4/10/2008)")
 def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""Normalised gain G (trec_eval ``G``, experimental).
 
@@ -300,10 +301,10 @@ def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     hit = g != 0
     part = g[hit] / np.log2(2.0 + cost[hit] - seen[hit])
     ideal_total = ideal.at(ideal.cumsum(ideal.gains), np.arange(lists.n), ideal.count)
-    return _ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
+    return safe_ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
 
 
-@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=_TREC + " binG (binary G, experimental)")
+@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " binG (binary G, experimental)")
 def bin_g(lists: RankedLists) -> np.ndarray:
     r"""Binary G (trec_eval ``binG``):
     :math:`\frac{1}{R}\sum_{\text{relevant retrieved } d} 1 / \log_2(2 + n_d)`, with
@@ -316,12 +317,12 @@ def bin_g(lists: RankedLists) -> np.ndarray:
     """
     mask = lists.is_rel
     part = 1.0 / np.log2(3.0 + lists.pos[mask] - lists.rel_cum[mask])
-    return _ratio(_fsum(part, lists.seg[mask], lists.n), lists.num_rel)
+    return safe_ratio(_fsum(part, lists.seg[mask], lists.n), lists.num_rel)
 
 
 @measure("rbp_resid", higher_is_better=None, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + _TREC + " rbp_resid")
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + TREC_EVAL + " rbp_resid")
 def rbp_resid(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Residual of rank-biased precision: the most RBP could rise if every unknown
     document had full gain.

@@ -30,7 +30,7 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import check_choice
-from scorebench.metrics.agreement import _average_ranks, _correlation
+from scorebench.metrics.agreement import average_ranks, pearson_correlation
 
 __all__ = ["length_baseline_accuracy", "rm_longer_preference", "margin_length_correlation"]
 
@@ -130,5 +130,5 @@ def margin_length_correlation(chosen: Any, rejected: Any, len_chosen: Any, len_r
     if margin.size < 2:
         raise InputError(f"margin_length_correlation: expected at least 2 prompts, got {margin.size}")
     if method == "spearman":
-        margin, diff = _average_ranks(margin), _average_ranks(diff)
-    return _correlation(margin, diff, ("reward margin", "length difference"))
+        margin, diff = average_ranks(margin), average_ranks(diff)
+    return pearson_correlation(margin, diff, ("reward margin", "length difference"))

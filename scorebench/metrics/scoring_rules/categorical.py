@@ -34,8 +34,11 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.core.validation import as_class_index, as_float_array
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs, check_batch, probability_matrix
+from scorebench.core.validation import as_float_array
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs
+from scorebench.metrics.scoring_rules.inputs import multiclass_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = [
     "brier_score", "log_score", "brier_score_multiclass", "log_score_multiclass",
@@ -43,15 +46,6 @@ __all__ = [
     "capm_score",
 ]
 
-
-def _multiclass_inputs(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
-    P = probability_matrix(P)
-    idx = as_class_index(y, P.shape[-1], of="P")
-    shape = check_batch(idx, P, "y", "P", core=1)
-    if idx.shape != P.shape[:-1]:
-        idx = np.broadcast_to(idx, shape)
-        P = np.broadcast_to(P, (*shape, P.shape[-1]))
-    return idx, P
 
 
 def _onehot(idx: np.ndarray, k: int) -> np.ndarray:
@@ -128,7 +122,7 @@ def _binary_clip_note(arrays: Any, clip: Any = PROB_CLIP) -> dict[str, Any]:
 
 
 def _multiclass_clip_note(arrays: Any, clip: Any = PROB_CLIP) -> dict[str, Any]:
-    idx, P = _multiclass_inputs(arrays["y"], arrays["P"])
+    idx, P = multiclass_inputs(arrays["y"], arrays["P"])
     return _clip_note(np.take_along_axis(P, idx[..., None], axis=-1)[..., 0], clip)
 
 
@@ -185,10 +179,7 @@ def brier_score_multiclass(y: Any, P: Any) -> np.ndarray:
 
     Parameters
     ----------
-    y : array_like of int, shape (...)
-        Observed class indices ``0..K-1``.
-    P : array_like, shape (..., K)
-        Forecast probabilities, each row summing to 1.
+    %(classes)s
 
     Returns
     -------
@@ -199,7 +190,7 @@ def brier_score_multiclass(y: Any, P: Any) -> np.ndarray:
     >>> brier_score_multiclass([0, 2], [[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]]).tolist()
     [0.375, 0.0]
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     return quadratic_form_score(idx, P, None)
 
 
@@ -219,7 +210,7 @@ def log_score_multiclass(y: Any, P: Any, *, clip: float | None = PROB_CLIP) -> n
     >>> np.round(log_score_multiclass([1], [[0.25, 0.5, 0.25]]), 6).tolist()
     [0.693147]
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     return _neg_log(np.take_along_axis(P, idx[..., None], axis=-1)[..., 0], clip)
 
 
@@ -242,7 +233,7 @@ def spherical_score(y: Any, P: Any) -> np.ndarray:
     >>> np.round(spherical_score([0, 1], [[0.5, 0.5], [1.0, 0.0]]), 6).tolist()
     [0.292893, 1.0]
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     py = np.take_along_axis(P, idx[..., None], axis=-1)[..., 0]
     return 1.0 - py / np.sqrt(np.einsum("...k,...k->...", P, P))
 
@@ -258,10 +249,7 @@ def rps(y: Any, P: Any, *, normalize: bool = False) -> np.ndarray:
 
     Parameters
     ----------
-    y : array_like of int
-        Observed (ordinal) class indices.
-    P : array_like, shape (..., K)
-        Forecast probabilities over the ordered classes.
+    %(ordinal_classes)s
     normalize : bool, default False
         Divide by ``K - 1`` so that the score lies in ``[0, 1]``.
 
@@ -270,7 +258,7 @@ def rps(y: Any, P: Any, *, normalize: bool = False) -> np.ndarray:
     >>> rps([2], [[0.25, 0.25, 0.5]]).tolist()
     [0.3125]
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     k = P.shape[-1]
     diff = np.cumsum(P, axis=-1) - (np.arange(k) >= idx[..., None])
     out = np.einsum("...k,...k->...", diff, diff)
@@ -336,10 +324,7 @@ def bregman_score(y: Any, P: Any, *, generator: str | BregmanGenerator = "quadra
 
     Parameters
     ----------
-    y : array_like of int
-        Observed class indices.
-    P : array_like, shape (..., K)
-        Forecast probabilities.
+    %(classes)s
     generator : str or BregmanGenerator, default "quadratic"
         A name from :data:`GENERATORS` (``quadratic`` = Brier, ``entropy`` = log score,
         ``tsallis2``, ``tsallis3``) or your own :class:`BregmanGenerator`.
@@ -359,7 +344,7 @@ def bregman_score(y: Any, P: Any, *, generator: str | BregmanGenerator = "quadra
         generator = GENERATORS[generator]
     elif not isinstance(generator, BregmanGenerator):
         raise InputError(f"generator: expected a name or a BregmanGenerator, got {type(generator).__name__}")
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     E = _onehot(idx, P.shape[-1])
     grad = generator.gradient(P)
     return generator.value(E) - generator.value(P) - np.sum(grad * (E - P), axis=-1)
@@ -426,10 +411,7 @@ def capm_score(y: Any, P: Any, *, weights: Any = None, similarity: Any = None,
 
     Parameters
     ----------
-    y : array_like of int
-        Observed class indices.
-    P : array_like, shape (..., K)
-        Forecast probabilities.
+    %(classes)s
     weights : array_like, shape (K,), optional
         Positive per-class weights (default all ones).
     similarity : array_like, shape (K, K), optional
@@ -451,6 +433,9 @@ def capm_score(y: Any, P: Any, *, weights: Any = None, similarity: Any = None,
     >>> round(float(capm_score([0], P, similarity=W, strength=0.5)[0]), 6)
     0.265
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     A = capm_matrix(P.shape[-1], weights=weights, similarity=similarity, strength=strength)
     return quadratic_form_score(idx, P, A)
+
+
+fill_doc(brier_score_multiclass, rps, bregman_score, capm_score, **SECTIONS)

@@ -26,7 +26,9 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, chunk_slices
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs, kde_bandwidth
+from scorebench.metrics.scoring_rules.crps_ensemble import kde_bandwidth
+from scorebench.metrics.scoring_rules.crps_closed import log_ndtr_diff
+from scorebench.metrics.scoring_rules.inputs import broadcast_rows, ensemble_inputs
 
 special = lazy_module("scipy.special")
 
@@ -35,24 +37,11 @@ __all__ = ["clogs_ensemble"]
 DIKS = "Diks, Panchenko & van Dijk (2011), J. Econometrics 163(2):215-230"
 
 
-def _log_mass_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    r""":math:`\log(\Phi(hi) - \Phi(lo))` for ``lo < hi`` elementwise, accurate in both tails."""
-    upper = lo > 0  # both in the upper tail: use the survival functions
-    big = np.where(upper, -lo, hi)
-    small = np.where(upper, -hi, lo)
-    lb, ls = special.log_ndtr(big), special.log_ndtr(small)
-    with np.errstate(divide="ignore"):
-        return lb + np.log1p(-np.exp(ls - lb))
-
-
 def _window(x: Any, name: str, batch: tuple[int, ...]) -> np.ndarray:
     arr = as_float_array(x, name)
     if np.isnan(arr).any():
         raise InputError(f"{name}: expected a number (or -inf/inf), got NaN")
-    try:
-        return np.broadcast_to(arr, batch).reshape(-1)
-    except ValueError:
-        raise InputError(f"{name}: shape {arr.shape} does not match the batch shape {batch}") from None
+    return broadcast_rows(arr, name, batch)
 
 
 @register("clogs_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
@@ -104,7 +93,7 @@ def clogs_ensemble(obs: Any, ens: Any, *, a: Any = -math.inf, b: Any = math.inf,
     """
     if not isinstance(cens, (bool, np.bool_)):
         raise InputError(f"cens: expected True or False, got {cens!r}")
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     lo, hi = _window(a, "a", batch), _window(b, "b", batch)
     if not (lo < hi).all():
         raise InputError(f"a, b: expected a < b in every row, got a={a!r}, b={b!r}")
@@ -131,5 +120,5 @@ def _clogs_chunk(obs: np.ndarray, ens: np.ndarray, h: np.ndarray, lo: np.ndarray
         outside = special.logsumexp(np.concatenate([special.log_ndtr(za), special.log_ndtr(-zb)], axis=-1),
                                     axis=-1) - math.log(m)
         return np.where(inside, -logf, 0.0 - outside)  # 0.0 - x: no -0.0 for a window holding all mass
-    mass = special.logsumexp(_log_mass_between(za, zb), axis=-1) - math.log(m)
+    mass = special.logsumexp(log_ndtr_diff(zb, za)[1], axis=-1) - math.log(m)
     return np.where(inside, mass - logf, 0.0)

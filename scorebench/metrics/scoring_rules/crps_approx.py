@@ -25,8 +25,8 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array, check_positive_number
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
-from scorebench.metrics.scoring_rules.quantile import _quantile_inputs, pinball_loss
+from scorebench.metrics.scoring_rules.quantile import pinball_loss
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs, quantile_inputs
 
 integrate = lazy_module("scipy.integrate")
 
@@ -67,7 +67,7 @@ def crps_quantile(y: Any, q: Any, levels: Any) -> np.ndarray:
     >>> float(crps_quantile(0.0, [-1.0, 0.0, 1.0], [0.25, 0.5, 0.75]))
     0.3333333333333333
     """
-    y, q, lv = _quantile_inputs(y, q, levels)
+    y, q, lv = quantile_inputs(y, q, levels)
     return 2.0 * np.mean(pinball_loss(np.asarray(y)[..., None], q, lv), axis=-1)
 
 
@@ -207,7 +207,7 @@ def threshold_brier_score(obs: Any, ens: Any, threshold: Any) -> np.ndarray:
         raise InputError(f"threshold: expected a scalar or a 1-D array, got shape {t.shape}")
     if np.isnan(t).any():
         raise InputError("threshold: expected numbers, got NaN")
-    y, x, batch = _ensemble_inputs(obs, ens)
+    y, x, batch = ensemble_inputs(obs, ens)
     valid = ~np.isnan(x)
     count = valid.sum(axis=-1)
     xs = np.sort(np.where(valid, x, np.inf), axis=-1)  # NaN members sort last and never count

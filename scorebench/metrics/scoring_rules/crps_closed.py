@@ -37,6 +37,8 @@ from scorebench.core.validation import as_float_array, broadcast_arrays, check_p
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
 from scorebench.metrics.scoring_rules._incomplete import betainc_next
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 special = lazy_module("scipy.special")
 
@@ -87,8 +89,7 @@ def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
 
     Returns
     -------
-    ndarray
-        CRPS per element (lower is better).
+    %(crps_returns)s
 
     References
     ----------
@@ -220,13 +221,13 @@ def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     # Phi(w - s) + Phi(s/sqrt2) - 1 written as Phi(w - s) - Phi(-s/sqrt2): the sum cancels to
     # nothing once s is large (Phi(s/sqrt2) rounds to 1); the difference, taken in logs, keeps
     # every digit and lets exp(mu + s^2/2) and the tiny difference meet without overflow.
-    sign, log_diff = _log_ndtr_diff(w - sigmalog, -sigmalog / math.sqrt(2.0))
+    sign, log_diff = log_ndtr_diff(w - sigmalog, -sigmalog / math.sqrt(2.0))
     with np.errstate(over="ignore"):
         second = sign * np.exp(mulog + 0.5 * sigmalog ** 2 + log_diff)
     return obs * (2.0 * special.ndtr(w) - 1.0) - 2.0 * second
 
 
-def _log_ndtr_diff(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def log_ndtr_diff(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(sign, log|Phi(a) - Phi(b)|)`` without cancellation, also far in either tail."""
     sign = np.where(a >= b, 1.0, -1.0)
     hi, lo = np.maximum(a, b), np.minimum(a, b)
@@ -403,7 +404,7 @@ MIXNORM_DIST = {"parameters": {"mu<k>": ("real", None), "sigma<k>": ("positive",
                                "w<k>": ("nonnegative", None)}, "support": "real"}
 
 
-def _mixnorm_columns(arrays: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, ...]:
+def mixnorm_columns(arrays: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, ...]:
     """``y`` and the stacked ``mu<k>``, ``sigma<k>``, ``w<k>`` columns of a parametric table."""
     comps = sorted(int(m.group(1)) for key in arrays if (m := re.fullmatch(r"mu(\d+)", key)))
     if not comps:
@@ -415,7 +416,7 @@ def _mixnorm_columns(arrays: Mapping[str, np.ndarray], name: str) -> tuple[np.nd
     return arrays["y"], stack("mu"), stack("sigma"), stack("w")
 
 
-def _mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, ...]:
+def mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, ...]:
     """Checked ``obs`` (broadcast to the batch), ``mu``, ``sigma`` and normalised ``w``
     with the mixture components on the last axis."""
     obs = as_float_array(obs, "obs", check_inf=True)
@@ -436,7 +437,7 @@ def _mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, 
 
 
 @register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
-          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*_mixnorm_columns(arrays, "crps_mixnorm")),
+          bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*mixnorm_columns(arrays, "crps_mixnorm")),
           distribution=MIXNORM_DIST,
           citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL)
 def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
@@ -461,7 +462,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     >>> bool(np.isclose(crps_mixnorm(0.2, [0.0, 0.0], [1.0, 1.0]), crps_normal(0.2, 0.0, 1.0)))
     True
     """
-    obs, mu, sigma, w = _mixnorm_inputs(obs, mu, sigma, w)
+    obs, mu, sigma, w = mixnorm_inputs(obs, mu, sigma, w)
     var = sigma * sigma
     first = np.sum(w * _mixnorm_A(obs[..., None] - mu, var), axis=-1)
     pair = _mixnorm_A(mu[..., :, None] - mu[..., None, :], var[..., :, None] + var[..., None, :])
@@ -508,3 +509,6 @@ def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
     z = (obs - mu) / sigma
     return z * z + 2.0 * np.log(sigma)
+
+
+fill_doc(crps_normal, **SECTIONS)

@@ -37,8 +37,10 @@ from scorebench.core.lazy import lazy_module
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array, check_choice, check_positive, describe_rows
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
+from scorebench.metrics.scoring_rules._common import (FAMILY, GNEITING_RAFTERY, check_thresholds, chunk_slices,
+                                                      run_engine)
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
+from scorebench.metrics.scoring_rules.inputs import broadcast_rows, ensemble_inputs
 
 special = lazy_module("scipy.special")
 
@@ -49,20 +51,6 @@ ESTIMATORS = ("standard", "fair")
 FERRO = "Ferro (2014), QJRMS 140:1917-1923"
 _CRPS_CHUNK_BYTES = 1 << 18  # 256 KiB per working buffer: stays in L2 while sorted
 
-
-def _ensemble_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Flatten to ``obs (N,)`` and ``ens (N, M)``; return the batch shape for the result."""
-    obs = as_float_array(obs, "obs", check_inf=check_inf)
-    ens = as_float_array(ens, "ens", check_inf=check_inf)
-    if ens.ndim == 0:
-        raise InputError("ens: expected ensemble members on the last axis, got a scalar")
-    batch = check_batch(obs, ens, "obs", "ens", core=1)
-    m = ens.shape[-1]
-    if m == 0:
-        raise InputError("ens: the ensemble has no members (last axis has length 0)")
-    ens = np.broadcast_to(ens, (*batch, m)).reshape(-1, m)
-    obs = np.broadcast_to(obs, batch).reshape(-1)
-    return obs, ens, batch
 
 
 def _crps_engine(obs: np.ndarray, ens: np.ndarray, fair: bool,
@@ -171,7 +159,7 @@ def crps_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy
     """
     check_choice(estimator, "estimator", ESTIMATORS)
     check_choice(nan_policy, "nan_policy", ("propagate", "omit"))
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens, check_inf=False)
     if ens_w is not None:
         w = member_weights(ens_w, obs_f.size, ens_f.shape[1], batch)
         if estimator == "fair":
@@ -233,7 +221,7 @@ def twcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     """
     check_choice(estimator, "estimator", ESTIMATORS)
     a, b = check_thresholds(a, b)
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens, check_inf=False)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens, check_inf=False)
     if ens_w is not None or nan_policy != "propagate":
         chained = lambda x: np.clip(x, a, b)  # noqa: E731  (v of the docstring)
         return crps_ensemble(chained(obs_f.reshape(batch)), chained(ens_f.reshape(*batch, -1)),
@@ -267,10 +255,7 @@ def kde_bandwidth(bandwidth: Any, ens: np.ndarray, batch: tuple[int, ...]) -> np
         return h
     h = as_float_array(bandwidth, "bandwidth", check_inf=True)
     check_positive(h, "bandwidth")
-    try:
-        return np.broadcast_to(h, batch).reshape(-1)
-    except ValueError:
-        raise InputError(f"bandwidth: shape {np.shape(h)} does not match the batch shape {batch}") from None
+    return broadcast_rows(h, "bandwidth", batch)
 
 
 @register("log_score_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
@@ -300,7 +285,7 @@ def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarr
     >>> round(float(log_score_ensemble(0.0, [-1.0, 1.0], bandwidth=1.0)), 6)
     1.418939
     """
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     h = kde_bandwidth(bandwidth, ens_f, batch)
     m = ens_f.shape[-1]
     out = np.empty(obs_f.shape)
@@ -325,7 +310,7 @@ def dawid_sebastiani_ensemble(obs: Any, ens: Any, *, ddof: int = 1) -> np.ndarra
     >>> round(float(dawid_sebastiani_ensemble(1.0, [-1.0, 1.0])), 6)
     1.193147
     """
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     m = ens_f.shape[-1]
     if not isinstance(ddof, (int, np.integer)) or not 0 <= ddof < m:
         raise InputError(f"ddof: expected an integer in [0, {m - 1}] for {m} members, got {ddof!r}")

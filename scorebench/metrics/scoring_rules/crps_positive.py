@@ -78,6 +78,24 @@ def _half_beta(a: np.ndarray, lg1: np.ndarray) -> np.ndarray:
     return out
 
 
+def log_location_scale(obs: Any, spec: dict, mulog: Any, sigmalog: Any, *,
+                       outside: float | None = None) -> tuple[np.ndarray, ...]:
+    r"""Checked ``obs, mulog, sigmalog`` (``spec`` as for :func:`prep`) of a distribution of
+    :math:`\log X` with location :math:`\mu` and scale :math:`\sigma`, and for the outcome
+    ``pos`` (:math:`y > 0`) and the standardised log outcome
+    :math:`w = (\log y - \mu)/\sigma` (computed with :math:`\log y = 0` where :math:`y \le 0`,
+    or set to ``outside`` there when it is given).
+
+    Shared by the CRPS and log scores of the log-Laplace, log-logistic and log-normal
+    distributions; returns ``(obs, mulog, sigmalog, pos, log_y, w)``.
+    """
+    obs, mulog, sigmalog = prep(obs, spec, dict(mulog=mulog, sigmalog=sigmalog))
+    pos = obs > 0
+    log_y = np.log(np.where(pos, obs, 1.0))
+    w = (log_y - mulog) / sigmalog
+    return obs, mulog, sigmalog, pos, log_y, w if outside is None else np.where(pos, w, outside)
+
+
 _LOG = {"mulog": ("real", None), "sigmalog": ("(0, 1)", None)}
 
 
@@ -100,9 +118,7 @@ def crps_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(crps_loglaplace(3.0, 0.1, 0.9)), 6)
     1.162021
     """
-    obs, mulog, sigmalog = prep(obs, _LOG, dict(mulog=mulog, sigmalog=sigmalog))
-    pos = obs > 0
-    w = np.where(pos, (np.log(np.where(pos, obs, 1.0)) - mulog) / sigmalog, -np.inf)
+    obs, mulog, sigmalog, _, _, w = log_location_scale(obs, _LOG, mulog, sigmalog, outside=-np.inf)
     low = w < 0
     wl, wh = np.minimum(w, 0.0), np.maximum(w, 0.0)
     cdf = np.where(low, 0.5 * np.exp(wl), 1.0 - 0.5 * np.exp(-wh))
@@ -131,9 +147,7 @@ def crps_loglogistic(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(crps_loglogistic(3.0, 0.1, 0.9)), 6)
     1.132953
     """
-    obs, mulog, sigmalog = prep(obs, _LOG, dict(mulog=mulog, sigmalog=sigmalog))
-    pos = obs > 0
-    w = np.where(pos, (np.log(np.where(pos, obs, 1.0)) - mulog) / sigmalog, -np.inf)
+    obs, mulog, sigmalog, _, _, w = log_location_scale(obs, _LOG, mulog, sigmalog, outside=-np.inf)
     cdf, sf = special.expit(w), special.expit(-w)
     upper = w > 0
     # One betainc per element (on the side where its argument is the small tail), not two.

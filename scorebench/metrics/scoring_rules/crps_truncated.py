@@ -45,6 +45,8 @@ from scorebench.core.lazy import lazy_module
 from scorebench.core.errors import InputError
 from scorebench.metrics.scoring_rules.crps_closed import JKL
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 special = lazy_module("scipy.special")
 
@@ -56,11 +58,12 @@ __all__ = [
 
 _INF = math.inf
 _SQRT2 = math.sqrt(2.0)
-_BOUNDS = {"lower": ("real", -_INF), "upper": ("real", _INF)}
+#: Parameter declarations (kind, default) shared with the log scores and weighted closed forms.
+BOUNDS_PARAMS = {"lower": ("real", -_INF), "upper": ("real", _INF)}
 _MASSES = {"lmass": ("[0, 1]", 0.0), "umass": ("[0, 1]", 0.0)}
-_NORMAL = {"mu": ("real", None), "sigma": ("positive", None)}
-_LOGISTIC = {"mu": ("real", None), "s": ("positive", None)}
-_T = {"df": ("(1, inf)", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
+NORMAL_PARAMS = {"mu": ("real", None), "sigma": ("positive", None)}
+LOGISTIC_PARAMS = {"mu": ("real", None), "s": ("positive", None)}
+T_PARAMS = {"df": ("(1, inf)", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
 GTC = "Jordan, Krüger & Lerch (2019), J. Stat. Software 90(12), appendix A"
 
 
@@ -118,7 +121,11 @@ def _log_ndtr_between(log_hi: np.ndarray, log_lo: np.ndarray, flip: np.ndarray) 
     return _log_diff(np.where(flip, log_lo, log_hi), np.where(flip, log_hi, log_lo))
 
 
-def _gtcnormal(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
+def gtcnormal_core(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
+    """CRPS of the generalised truncated/censored normal on checked, broadcast float arrays
+    (bounds and point masses are checked here); ``censored=True`` skips the point-mass check,
+    for callers passing the distribution's own tail masses. Shared by :func:`crps_gtcnormal`
+    and the weighted closed forms."""
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
     # D, T(z) and the ratios phi(.)/D and D2/D^2 are taken in logs: they survive D
@@ -143,7 +150,7 @@ def _gtcnormal(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
         return sigma * _assemble(omega, l, u, lmass, umass, t_z, rp(z), rp(u), rp(l), r2k)
 
 
-@register_dist("crps_gtcnormal", {**_NORMAL, **_BOUNDS, **_MASSES}, "real", GTC)
+@register_dist("crps_gtcnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC)
 def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF,
                    lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored normal distribution.
@@ -166,8 +173,7 @@ def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any
 
     Returns
     -------
-    ndarray
-        CRPS per element (lower is better).
+    %(crps_returns)s
 
     References
     ----------
@@ -182,12 +188,12 @@ def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any
     >>> bool(np.isclose(crps_gtcnormal(0.3, 0.0, 1.0), crps_normal(0.3, 0.0, 1.0)))
     True
     """
-    args = prep(obs, {**_NORMAL, **_BOUNDS, **_MASSES},
+    args = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES},
                 dict(mu=mu, sigma=sigma, lower=lower, upper=upper, lmass=lmass, umass=umass))
-    return _gtcnormal(*args)
+    return gtcnormal_core(*args)
 
 
-@register_dist("crps_tnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` truncated to :math:`(l, u)`.
 
@@ -200,13 +206,13 @@ def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     >>> round(float(crps_tnormal(40.0, 0.0, 1.0, 38.0, 45.0)), 6)  # scoringrules: nan
     1.960585
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**_NORMAL, **_BOUNDS},
+    obs, mu, sigma, lower, upper = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS},
                                         dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
     zero = np.zeros_like(obs)
-    return _gtcnormal(obs, mu, sigma, lower, upper, zero, zero)
+    return gtcnormal_core(obs, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_cnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_cnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` censored to :math:`[l, u]`.
 
@@ -218,9 +224,9 @@ def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     >>> round(float(crps_cnormal(0.0, 0.5, 1.0, 0.0, np.inf)), 6)
     0.297015
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**_NORMAL, **_BOUNDS},
+    obs, mu, sigma, lower, upper = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS},
                                         dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
-    return _gtcnormal(obs, mu, sigma, lower, upper, None, None, censored=True)
+    return gtcnormal_core(obs, mu, sigma, lower, upper, None, None, censored=True)
 
 
 # --- logistic -----------------------------------------------------------------------------
@@ -231,12 +237,12 @@ def _logis_tail(x: np.ndarray) -> np.ndarray:
     return special.expit(-np.abs(x))
 
 
-def _logis_diff(a, b):
+def logis_diff(a, b):
     """``Lambda(a) - Lambda(b)`` for ``a >= b`` without cancellation (upper tails when b > 0)."""
     return _tail_diff(_logis_tail(a), _logis_tail(b), a, b)
 
 
-def _logis_p(x):
+def logis_partial_moment(x):
     """Partial first moment ``P(x) = x Lambda(x) - log(1 + e^x)`` (0 at +-inf)."""
     ax = np.abs(x)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -287,7 +293,9 @@ def _logis_k(l, u):
     return np.where(both, hu - hl_up, 1.0 + hu - hl_low)
 
 
-def _gtclogistic(obs, mu, s, lower, upper, lmass, umass, censored=False):
+def gtclogistic_core(obs, mu, s, lower, upper, lmass, umass, censored=False):
+    """CRPS of the generalised truncated/censored logistic on checked, broadcast float arrays
+    ``censored`` as in :func:`gtcnormal_core`."""
     omega, l, u = _standardise(obs, mu, s, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
     cl, cu = _logis_tail(l), _logis_tail(u)
@@ -299,12 +307,13 @@ def _gtclogistic(obs, mu, s, lower, upper, lmass, umass, censored=False):
     else:
         ratio = (1.0 - lmass - umass) / d
     with np.errstate(invalid="ignore"):
-        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _logis_p(z), ratio * _logis_p(u),
-                        ratio * _logis_p(l), ratio * ratio * _logis_k(l, u))
+        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * logis_partial_moment(z),
+                        ratio * logis_partial_moment(u),
+                        ratio * logis_partial_moment(l), ratio * ratio * _logis_k(l, u))
     return s * out
 
 
-@register_dist("crps_gtclogistic", {**_LOGISTIC, **_BOUNDS, **_MASSES}, "real", GTC)
+@register_dist("crps_gtclogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC)
 def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF,
                      lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored logistic distribution.
@@ -322,12 +331,12 @@ def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any =
     >>> bool(np.isclose(crps_gtclogistic(0.3, 0.0, 1.0), crps_logistic(0.3, 0.0, 1.0)))
     True
     """
-    args = prep(obs, {**_LOGISTIC, **_BOUNDS, **_MASSES},
+    args = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES},
                 dict(mu=mu, s=s, lower=lower, upper=upper, lmass=lmass, umass=umass))
-    return _gtclogistic(*args)
+    return gtclogistic_core(*args)
 
 
-@register_dist("crps_tlogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution truncated to :math:`(l, u)` (:func:`crps_gtclogistic`
     without point masses).
@@ -337,12 +346,13 @@ def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
     >>> round(float(crps_tlogistic(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.396308
     """
-    obs, mu, s, lower, upper = prep(obs, {**_LOGISTIC, **_BOUNDS}, dict(mu=mu, s=s, lower=lower, upper=upper))
+    obs, mu, s, lower, upper = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS},
+                                    dict(mu=mu, s=s, lower=lower, upper=upper))
     zero = np.zeros_like(obs)
-    return _gtclogistic(obs, mu, s, lower, upper, zero, zero)
+    return gtclogistic_core(obs, mu, s, lower, upper, zero, zero)
 
 
-@register_dist("crps_clogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_clogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution censored to :math:`[l, u]` (tail probabilities on
     the bounds).
@@ -352,8 +362,9 @@ def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
     >>> round(float(crps_clogistic(0.0, 0.5, 1.0, 0.0, np.inf)), 6)
     0.351618
     """
-    obs, mu, s, lower, upper = prep(obs, {**_LOGISTIC, **_BOUNDS}, dict(mu=mu, s=s, lower=lower, upper=upper))
-    return _gtclogistic(obs, mu, s, lower, upper, None, None, censored=True)
+    obs, mu, s, lower, upper = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS},
+                                    dict(mu=mu, s=s, lower=lower, upper=upper))
+    return gtclogistic_core(obs, mu, s, lower, upper, None, None, censored=True)
 
 
 # --- Student t ----------------------------------------------------------------------------
@@ -376,12 +387,12 @@ def _t_tail(x: np.ndarray, df: np.ndarray) -> np.ndarray:
     return special.stdtr(df, -np.abs(x))
 
 
-def _t_diff(df, a, b):
+def t_diff(df, a, b):
     """``F_nu(a) - F_nu(b)`` for ``a >= b`` (two ``stdtr`` calls)."""
     return _tail_diff(_t_tail(a, df), _t_tail(b, df), a, b)
 
 
-def _t_p(df, x, log_f0):
+def t_partial_moment(df, x, log_f0):
     """Partial first moment ``P(x) = -f_nu(x) (nu + x^2) / (nu - 1)`` (0 at +-inf), with
     ``log_f0 = log f_nu(0)``."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -407,7 +418,9 @@ def _t_k(df, l, u, beta_half):
     return np.exp(log_bbar) * diff
 
 
-def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
+def gtct_core(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
+    """CRPS of the generalised truncated/censored Student t on checked, broadcast float arrays
+    ``censored`` as in :func:`gtcnormal_core`."""
     omega, l, u = _standardise(obs, mu, sigma, lower, upper, None if censored else lmass, umass)
     z = np.clip(omega, l, u)
     # One t tail per point (stdtr is the cost): F at l, u and z all come from them.
@@ -423,12 +436,13 @@ def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
     beta_half = special.betaln(0.5, df / 2.0)  # f_nu(0) = 1 / (sqrt(nu) B(1/2, nu/2))
     log_f0 = -0.5 * np.log(df) - beta_half
     with np.errstate(invalid="ignore"):
-        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * _t_p(df, z, log_f0), ratio * _t_p(df, u, log_f0),
-                        ratio * _t_p(df, l, log_f0), ratio * ratio * _t_k(df, l, u, beta_half))
+        out = _assemble(omega, l, u, lmass, umass, t_z, ratio * t_partial_moment(df, z, log_f0),
+                        ratio * t_partial_moment(df, u, log_f0),
+                        ratio * t_partial_moment(df, l, log_f0), ratio * ratio * _t_k(df, l, u, beta_half))
     return sigma * out
 
 
-_GTCT_SPEC = {**_T, **_BOUNDS, **_MASSES}
+_GTCT_SPEC = {**T_PARAMS, **BOUNDS_PARAMS, **_MASSES}
 
 
 @register_dist("crps_gtct", _GTCT_SPEC, "real", GTC)
@@ -450,10 +464,10 @@ def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -
     """
     args = prep(obs, _GTCT_SPEC, dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper,
                                       lmass=lmass, umass=umass))
-    return _gtct(*args)
+    return gtct_core(*args)
 
 
-@register_dist("crps_tt", {**_T, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution truncated to :math:`(l, u)` (``df > 1``).
@@ -463,13 +477,13 @@ def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     >>> round(float(crps_tt(0.5, 3.0, 0.0, 1.0, 0.0, np.inf)), 6)
     0.230241
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**_T, **_BOUNDS},
+    obs, df, mu, sigma, lower, upper = prep(obs, {**T_PARAMS, **BOUNDS_PARAMS},
                                             dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
     zero = np.zeros_like(obs)
-    return _gtct(obs, df, mu, sigma, lower, upper, zero, zero)
+    return gtct_core(obs, df, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_ct", {**_T, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_ct", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC)
 def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution censored to :math:`[l, u]` (``df > 1``).
@@ -479,17 +493,18 @@ def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     >>> round(float(crps_ct(0.0, 3.0, 0.5, 1.0, 0.0, np.inf)), 6)
     0.31284
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**_T, **_BOUNDS},
+    obs, df, mu, sigma, lower, upper = prep(obs, {**T_PARAMS, **BOUNDS_PARAMS},
                                             dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
-    return _gtct(obs, df, mu, sigma, lower, upper, None, None, censored=True)
+    return gtct_core(obs, df, mu, sigma, lower, upper, None, None, censored=True)
 
 
 # --- two-piece normal ---------------------------------------------------------------------
 
-_TWO_PIECE = {"scale1": ("positive", None), "scale2": ("positive", None), "mu": ("real", None)}
+#: Parameters of the two-piece distributions (shared with their log scores).
+TWO_PIECE_PARAMS = {"scale1": ("positive", None), "scale2": ("positive", None), "mu": ("real", None)}
 
 
-@register_dist("crps_2pnormal", _TWO_PIECE, "real", JKL)
+@register_dist("crps_2pnormal", TWO_PIECE_PARAMS, "real", JKL)
 def crps_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""CRPS of the two-piece normal distribution (scale ``scale1`` below ``mu``, ``scale2`` above).
 
@@ -508,7 +523,7 @@ def crps_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     >>> round(float(crps_2pnormal(0.0, 0.4, 2.0, 0.1)), 6)
     0.72432
     """
-    obs, scale1, scale2, mu = prep(obs, _TWO_PIECE, dict(scale1=scale1, scale2=scale2, mu=mu))
+    obs, scale1, scale2, mu = prep(obs, TWO_PIECE_PARAMS, dict(scale1=scale1, scale2=scale2, mu=mu))
     total = scale1 + scale2
     below = _half_normal_piece(np.minimum(0.0, obs - mu) / scale1, 2.0 * scale1 / total)
     above = _half_normal_piece(np.minimum(0.0, mu - obs) / scale2, 2.0 * scale2 / total)
@@ -531,3 +546,6 @@ def _half_normal_piece(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     """
     pdf = _PHI0 * np.exp(-0.5 * z * z)
     return -z - 2.0 * c * (_PHI0 - z * special.ndtr(z) - pdf) + c * c * _HALF_PHI2
+
+
+fill_doc(crps_gtcnormal, **SECTIONS)

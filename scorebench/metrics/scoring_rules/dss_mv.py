@@ -20,7 +20,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array, describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
-from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
+from scorebench.metrics.scoring_rules.inputs import mv_inputs
 
 __all__ = ["dawid_sebastiani_mv", "dssmv_ensemble"]
 
@@ -123,7 +123,7 @@ def dssmv_ensemble(obs: Any, ens: Any, *, ddof: int = 1) -> np.ndarray:
     >>> round(float(dssmv_ensemble([1.0, 0.0], [[1.0, 1.0], [-1.0, 1.0], [0.0, -2.0]])), 6)  # S = diag(1, 3): log 3 + 1
     2.098612
     """
-    obs_f, ens_f, batch = _mv_inputs(obs, ens)
+    obs_f, ens_f, batch = mv_inputs(obs, ens)
     n, m, d = ens_f.shape
     if not isinstance(ddof, (int, np.integer)) or isinstance(ddof, bool) or not 0 <= ddof < m:
         raise InputError(f"ddof: expected an integer in [0, {m - 1}] for {m} members, got {ddof!r}")

@@ -11,7 +11,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
 
 __all__ = ["error_spread_score"]
 
@@ -41,7 +41,7 @@ def error_spread_score(obs: Any, ens: Any) -> np.ndarray:
     >>> float(error_spread_score(0.0, [-1.0, 0.0, 1.0]))
     1.0
     """
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     m = ens_f.shape[1]
     if m < 3:
         raise InputError(f"ens: the error-spread score needs at least 3 members (its skewness term), got {m}")

@@ -25,8 +25,9 @@ from scorebench.core.registry import register
 from scorebench.core.validation import check_choice
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
-from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs, mv_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["gksuv_ensemble", "gksmv_ensemble", "gks_terms"]
 
@@ -56,7 +57,7 @@ def gks_terms(obs: np.ndarray, ens: np.ndarray, u: np.ndarray | None = None) -> 
     return near, pair
 
 
-def _gks_engine(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimator: str,
+def gks_score(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimator: str,
                 nan_policy: str, ens_w: Any) -> np.ndarray:
     """Kernel score per row for ``obs (n, d)`` and ``ens (n, m, d)`` with optional member
     weights (normalised per row) and NaN members omitted on request."""
@@ -86,13 +87,7 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    estimator : {"standard", "fair"}
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips NaN members.
-    ens_w : array_like, shape (..., M), optional
-        Member weights (normalised per row).
+    %(ensemble, estimator, members)s
 
     Examples
     --------
@@ -101,8 +96,8 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
     >>> round(float(gksuv_ensemble(0.0, [1.0, -1.0])), 6)
     0.177303
     """
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
-    return _gks_engine(obs_f[:, None], ens_f[:, :, None], batch, estimator, nan_policy, ens_w)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
+    return gks_score(obs_f[:, None], ens_f[:, :, None], batch, estimator, nan_policy, ens_w)
 
 
 @register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
@@ -117,20 +112,15 @@ def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-        Members on axis -2, variables on axis -1.
-    estimator : {"standard", "fair"}
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips members with a NaN variable.
-    ens_w : array_like, shape (..., M), optional
-        Member weights (normalised per row).
+    %(mv_ensemble, estimator, members)s
 
     Examples
     --------
     >>> round(float(gksmv_ensemble([0.0, 0.0], [[1.0, 0.0], [-1.0, 0.0]])), 6)
     0.177303
     """
-    obs_f, ens_f, batch = _mv_inputs(obs, ens)
-    return _gks_engine(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
+    obs_f, ens_f, batch = mv_inputs(obs, ens)
+    return gks_score(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
 
+
+fill_doc(gksuv_ensemble, gksmv_ensemble, **SECTIONS)

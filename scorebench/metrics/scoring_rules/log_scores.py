@@ -20,9 +20,11 @@ from scorebench.core.lazy import lazy_module
 
 from scorebench.core.registry import register
 from scorebench.metrics.scoring_rules._common import FAMILY
-from scorebench.metrics.scoring_rules.crps_closed import MIXNORM_DIST, _log_ndtr_diff, _mixnorm_columns, _mixnorm_inputs
-from scorebench.metrics.scoring_rules.crps_truncated import _BOUNDS, _LOGISTIC, _NORMAL, _T, _TWO_PIECE, _logis_diff, _t_diff
+from scorebench.metrics.scoring_rules.crps_closed import MIXNORM_DIST, log_ndtr_diff, mixnorm_columns, mixnorm_inputs
+from scorebench.metrics.scoring_rules.crps_truncated import (BOUNDS_PARAMS, LOGISTIC_PARAMS, NORMAL_PARAMS, T_PARAMS,
+                                                             TWO_PIECE_PARAMS, logis_diff, t_diff)
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
+from scorebench.metrics.scoring_rules.crps_positive import log_location_scale
 
 special = lazy_module("scipy.special")
 
@@ -48,7 +50,7 @@ def _t_logpdf(z, df):
             - (df + 1.0) / 2.0 * np.log1p(z * z / df))
 
 
-@register_dist("log_score_tnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
 def log_score_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -math.inf, upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the normal distribution truncated to :math:`[l, u]`:
     :math:`-\log\varphi(z) + \log\sigma + \log(\Phi(u) - \Phi(l))`.
@@ -58,11 +60,9 @@ def log_score_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -math.inf, upp
     >>> round(float(log_score_tnormal(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.350791
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**_NORMAL, **_BOUNDS}, dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / sigma, (lower - mu) / sigma, (upper - mu) / sigma
-    _, log_d = _log_ndtr_diff(u, l)
-    return _outside(0.5 * z * z + _LOG_SQRT_2PI + np.log(sigma) + log_d, (obs < lower) | (obs > upper))
+    (mu, sigma), z, l, u, outside = _truncated(obs, NORMAL_PARAMS, mu=mu, sigma=sigma, lower=lower, upper=upper)
+    _, log_d = log_ndtr_diff(u, l)
+    return _outside(0.5 * z * z + _LOG_SQRT_2PI + np.log(sigma) + log_d, outside)
 
 
 def _check_bounds(lower, upper):
@@ -72,7 +72,18 @@ def _check_bounds(lower, upper):
         raise InputError("lower/upper: expected lower < upper")
 
 
-@register_dist("log_score_tlogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GOOD, log=True)
+def _truncated(obs: Any, spec: dict, **values: Any) -> tuple:
+    """Checked inputs of a location-scale distribution (``spec``, location and scale last)
+    truncated to ``[lower, upper]``: its parameters, the standardised outcome and bounds
+    ``z, l, u``, and the outcomes outside the bounds (density 0)."""
+    obs, *params, lower, upper = prep(obs, {**spec, **BOUNDS_PARAMS}, values)
+    _check_bounds(lower, upper)
+    loc, scale = params[-2], params[-1]
+    z, l, u = (obs - loc) / scale, (lower - loc) / scale, (upper - loc) / scale
+    return params, z, l, u, (obs < lower) | (obs > upper)
+
+
+@register_dist("log_score_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
 def log_score_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -math.inf, upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the logistic distribution truncated to :math:`[l, u]`.
 
@@ -81,14 +92,12 @@ def log_score_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -math.inf, upper
     >>> round(float(log_score_tlogistic(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.755007
     """
-    obs, mu, s, lower, upper = prep(obs, {**_LOGISTIC, **_BOUNDS}, dict(mu=mu, s=s, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / s, (lower - mu) / s, (upper - mu) / s
+    (mu, s), z, l, u, outside = _truncated(obs, LOGISTIC_PARAMS, mu=mu, s=s, lower=lower, upper=upper)
     log_pdf = special.log_expit(z) + special.log_expit(-z)
-    return _outside(-log_pdf + np.log(s) + np.log(_logis_diff(u, l)), (obs < lower) | (obs > upper))
+    return _outside(-log_pdf + np.log(s) + np.log(logis_diff(u, l)), outside)
 
 
-@register_dist("log_score_tt", {**_T, **_BOUNDS}, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
 def log_score_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -math.inf,
                  upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the Student-t distribution truncated to :math:`[l, u]`.
@@ -98,14 +107,12 @@ def log_score_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any 
     >>> round(float(log_score_tt(0.5, 3.0, 0.0, 1.0, 0.0, np.inf)), 6)
     0.467827
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**_T, **_BOUNDS},
-                                            dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
-    _check_bounds(lower, upper)
-    z, l, u = (obs - mu) / sigma, (lower - mu) / sigma, (upper - mu) / sigma
-    return _outside(-_t_logpdf(z, df) + np.log(sigma) + np.log(_t_diff(df, u, l)), (obs < lower) | (obs > upper))
+    (df, mu, sigma), z, l, u, outside = _truncated(obs, T_PARAMS, df=df, mu=mu, sigma=sigma, lower=lower,
+                                                   upper=upper)
+    return _outside(-_t_logpdf(z, df) + np.log(sigma) + np.log(t_diff(df, u, l)), outside)
 
 
-_T_LOG = {**_T, "df": ("positive", None)}  # a density needs no finite mean
+_T_LOG = {**T_PARAMS, "df": ("positive", None)}  # a density needs no finite mean
 
 
 @register_dist("log_score_t", _T_LOG, "real", GOOD, log=True)
@@ -121,7 +128,7 @@ def log_score_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarra
     return -_t_logpdf((obs - mu) / sigma, df) + np.log(sigma)
 
 
-@register_dist("log_score_logistic", _LOGISTIC, "real", GOOD, log=True)
+@register_dist("log_score_logistic", LOGISTIC_PARAMS, "real", GOOD, log=True)
 def log_score_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     r"""Log score of the logistic distribution: :math:`z + 2\log(1 + e^{-z}) + \log s`.
 
@@ -130,7 +137,7 @@ def log_score_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     >>> round(float(log_score_logistic(0.0, 0.0, 1.0)), 6)
     1.386294
     """
-    obs, mu, s = prep(obs, _LOGISTIC, dict(mu=mu, s=s))
+    obs, mu, s = prep(obs, LOGISTIC_PARAMS, dict(mu=mu, s=s))
     z = (obs - mu) / s
     return -(special.log_expit(z) + special.log_expit(-z)) + np.log(s)
 
@@ -195,10 +202,7 @@ def log_score_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(log_score_lognormal(1.0, 0.0, 1.0)), 6)
     0.918939
     """
-    obs, mulog, sigmalog = prep(obs, _LOGN, dict(mulog=mulog, sigmalog=sigmalog))
-    pos = obs > 0
-    ly = np.log(np.where(pos, obs, 1.0))
-    w = (ly - mulog) / sigmalog
+    obs, mulog, sigmalog, pos, ly, w = log_location_scale(obs, _LOGN, mulog, sigmalog)
     return _outside(0.5 * w * w + _LOG_SQRT_2PI + np.log(sigmalog) + ly, ~pos & ~np.isnan(obs))
 
 
@@ -242,7 +246,7 @@ def log_score_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0)
     return _outside(-log_pdf + np.log(width), ~inside & ~np.isnan(z))
 
 
-@register_dist("log_score_2pnormal", _TWO_PIECE, "real", GOOD, log=True)
+@register_dist("log_score_2pnormal", TWO_PIECE_PARAMS, "real", GOOD, log=True)
 def log_score_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""Log score of the two-piece normal: density :math:`\frac{2}{\sigma_1 + \sigma_2}
     \varphi((y - \mu)/\sigma_i)`, :math:`i` the side of :math:`\mu`.
@@ -252,12 +256,12 @@ def log_score_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarra
     >>> round(float(log_score_2pnormal(0.0, 0.4, 2.0, 0.1)), 6)
     1.13251
     """
-    obs, scale1, scale2, mu = prep(obs, _TWO_PIECE, dict(scale1=scale1, scale2=scale2, mu=mu))
+    obs, scale1, scale2, mu = prep(obs, TWO_PIECE_PARAMS, dict(scale1=scale1, scale2=scale2, mu=mu))
     z = (obs - mu) / np.where(obs < mu, scale1, scale2)
     return 0.5 * z * z + _LOG_SQRT_2PI + np.log(0.5 * (scale1 + scale2))
 
 
-@register_dist("log_score_2pexponential", _TWO_PIECE, "real", GOOD, log=True)
+@register_dist("log_score_2pexponential", TWO_PIECE_PARAMS, "real", GOOD, log=True)
 def log_score_2pexponential(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""Log score of the two-piece exponential: density :math:`e^{-|y - \mu|/\sigma_i}/(\sigma_1 + \sigma_2)`.
 
@@ -266,7 +270,7 @@ def log_score_2pexponential(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.n
     >>> round(float(log_score_2pexponential(0.8, 3.0, 1.4, 0.0)), 6)
     2.053033
     """
-    obs, scale1, scale2, mu = prep(obs, _TWO_PIECE, dict(scale1=scale1, scale2=scale2, mu=mu))
+    obs, scale1, scale2, mu = prep(obs, TWO_PIECE_PARAMS, dict(scale1=scale1, scale2=scale2, mu=mu))
     return np.abs(obs - mu) / np.where(obs < mu, scale1, scale2) + np.log(scale1 + scale2)
 
 
@@ -333,10 +337,8 @@ def log_score_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(log_score_loglaplace(3.0, 0.1, 0.9)), 6)
     2.795968
     """
-    obs, mulog, sigmalog = prep(obs, _LOG, dict(mulog=mulog, sigmalog=sigmalog))
-    pos = obs > 0
-    ly = np.log(np.where(pos, obs, 1.0))
-    return _outside(np.abs(ly - mulog) / sigmalog + np.log(2.0 * sigmalog) + ly, ~pos & ~np.isnan(obs))
+    obs, mulog, sigmalog, pos, ly, w = log_location_scale(obs, _LOG, mulog, sigmalog)
+    return _outside(np.abs(w) + np.log(2.0 * sigmalog) + ly, ~pos & ~np.isnan(obs))
 
 
 @register_dist("log_score_loglogistic", _LOG, "(0, inf)", GOOD, log=True)
@@ -349,10 +351,7 @@ def log_score_loglogistic(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     >>> round(float(log_score_loglogistic(3.0, 0.1, 0.9)), 6)
     2.672729
     """
-    obs, mulog, sigmalog = prep(obs, _LOG, dict(mulog=mulog, sigmalog=sigmalog))
-    pos = obs > 0
-    ly = np.log(np.where(pos, obs, 1.0))
-    w = (ly - mulog) / sigmalog
+    obs, mulog, sigmalog, pos, ly, w = log_location_scale(obs, _LOG, mulog, sigmalog)
     val = -(special.log_expit(w) + special.log_expit(-w)) + np.log(sigmalog) + ly
     return _outside(val, ~pos & ~np.isnan(obs))
 
@@ -440,7 +439,7 @@ def log_score_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
 
 @register("log_score_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
           bounds=(-math.inf, math.inf), proper="strict", per_row=True, citation=GOOD, distribution=MIXNORM_DIST,
-          table_fn=lambda arrays: log_score_mixnorm(*_mixnorm_columns(arrays, "log_score_mixnorm")))
+          table_fn=lambda arrays: log_score_mixnorm(*mixnorm_columns(arrays, "log_score_mixnorm")))
 def log_score_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""Log score of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
 
@@ -457,7 +456,7 @@ def log_score_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarra
     >>> round(float(log_score_mixnorm(60.0, [0.0, 1.0], [1.0, 1.0])), 3)  # the density underflows
     1742.112
     """
-    obs, mu, sigma, w = _mixnorm_inputs(obs, mu, sigma, w)
+    obs, mu, sigma, w = mixnorm_inputs(obs, mu, sigma, w)
     z = (obs[..., None] - mu) / sigma
     log_density = -0.5 * z * z - np.log(sigma) - _LOG_SQRT_2PI
     return -special.logsumexp(log_density, b=w, axis=-1)

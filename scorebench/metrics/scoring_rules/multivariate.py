@@ -25,8 +25,9 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array, check_choice
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch, chunk_slices, run_engine
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, chunk_slices, run_engine
 from scorebench.metrics.scoring_rules._members import NAN_POLICIES, fair_denominator, member_weights, omit_nan_members
+from scorebench.metrics.scoring_rules.inputs import mv_inputs
 
 __all__ = ["energy_score", "variogram_score"]
 
@@ -37,25 +38,8 @@ _REFINE = 2e-2
 _PAIR_CHUNK_BYTES = 1 << 20
 
 
-def _mv_inputs(obs: Any, ens: Any, *, check_inf: bool = True) -> tuple[np.ndarray, np.ndarray, tuple]:
-    obs = as_float_array(obs, "obs", check_inf=check_inf)
-    ens = as_float_array(ens, "ens", check_inf=check_inf)
-    if ens.ndim < 2:
-        raise InputError(f"ens: expected shape (..., M, d) with members on axis -2 and variables on "
-                         f"axis -1, got shape {ens.shape}")
-    if obs.ndim < 1 or obs.shape[-1] != ens.shape[-1]:
-        raise InputError(f"mismatched lengths: obs has shape {obs.shape} but ens has shape {ens.shape}; "
-                         f"expected obs of shape (..., {ens.shape[-1]}) with the same variables")
-    batch = check_batch(obs[..., 0], ens[..., 0], "obs", "ens", core=1)
-    m, d = ens.shape[-2:]
-    if m == 0 or d == 0:
-        raise InputError(f"ens: expected at least one member and one variable, got shape {ens.shape}")
-    ens = np.broadcast_to(ens, (*batch, m, d)).reshape(-1, m, d)
-    obs = np.broadcast_to(obs, (*batch, d)).reshape(-1, d)
-    return obs, ens, batch
 
-
-def _energy_terms(obs: np.ndarray, ens: np.ndarray, w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def energy_terms(obs: np.ndarray, ens: np.ndarray, w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Per row :math:`A = \sum_i w_i \lVert x_i - y\rVert` and :math:`B = \sum_{i,j} w_i w_j
     \lVert x_i - x_j\rVert`; ``w (N, M)`` need not sum to 1 (``None``: :math:`w_i = 1/M`)."""
     n, m, d = ens.shape
@@ -104,7 +88,7 @@ def _energy_terms(obs: np.ndarray, ens: np.ndarray, w: np.ndarray | None = None)
 
 
 def _energy_engine(obs: np.ndarray, ens: np.ndarray, fair: bool, w: np.ndarray | None = None) -> np.ndarray:
-    near, pair = _energy_terms(obs, ens, w)
+    near, pair = energy_terms(obs, ens, w)
     c = fair_denominator(w, ens.shape[1]) if fair else 1.0
     return near - 0.5 * pair / c
 
@@ -160,7 +144,7 @@ def energy_score(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy:
     """
     check_choice(estimator, "estimator", ("standard", "fair"))
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    obs_f, ens_f, batch = _mv_inputs(obs, ens, check_inf=False)
+    obs_f, ens_f, batch = mv_inputs(obs, ens, check_inf=False)
     n, m, _ = ens_f.shape
     w = None if ens_w is None else member_weights(ens_w, n, m, batch)
     ens_f, w = omit_nan_members(ens_f, w, nan_policy, multivariate=True)
@@ -169,7 +153,8 @@ def energy_score(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy:
     return run_engine(_energy_engine, obs_f, ens_f, batch, estimator == "fair", w)
 
 
-def _variogram_order(p: Any) -> float:
+def variogram_order(p: Any) -> float:
+    """The variogram order ``p`` as a float, refusing anything but a finite number > 0."""
     try:
         p = float(p)
     except (TypeError, ValueError):
@@ -179,7 +164,8 @@ def _variogram_order(p: Any) -> float:
     return p
 
 
-def _pair_weights(weights: Any, d: int) -> np.ndarray:
+def pair_weights(weights: Any, d: int) -> np.ndarray:
+    """The ``(d, d)`` non-negative pair weights :math:`w_{ij}` of a variogram score (``None``: all 1)."""
     if weights is None:
         return np.ones((d, d))
     w = as_float_array(weights, "weights", check_inf=True)
@@ -280,12 +266,12 @@ def variogram_score(obs: Any, ens: Any, *, p: float = 0.5, weights: Any = None, 
     >>> float(variogram_score([0.0, 1.0], [[0.0, 1.0], [0.0, 4.0]], p=1.0, estimator="fair"))
     0.0
     """
-    p = _variogram_order(p)
+    p = variogram_order(p)
     check_choice(estimator, "estimator", ("standard", "fair"))
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    obs_f, ens_f, batch = _mv_inputs(obs, ens)
+    obs_f, ens_f, batch = mv_inputs(obs, ens)
     n, m, d = ens_f.shape
-    pw = _pair_weights(weights, d)
+    pw = pair_weights(weights, d)
     u = None if ens_w is None else member_weights(ens_w, n, m, batch)
     ens_f, u = omit_nan_members(ens_f, u, nan_policy, multivariate=True)
     if estimator == "standard":

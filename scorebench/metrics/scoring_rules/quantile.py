@@ -20,7 +20,8 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array, broadcast_arrays, describe_rows, show_value
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
+from scorebench.metrics.scoring_rules.inputs import quantile_inputs
 
 __all__ = ["pinball_loss", "quantile_score", "interval_score", "weighted_interval_score"]
 
@@ -33,27 +34,6 @@ def pinball_loss(y: np.ndarray, q: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return diff * ((diff > 0) - tau)
 
 
-def _levels(levels: Any) -> np.ndarray:
-    lv = as_float_array(levels, "levels", check_inf=True)
-    if lv.ndim != 1 or lv.size == 0:
-        raise InputError(f"levels: expected a 1-D array of quantile levels, got shape {lv.shape}")
-    if np.isnan(lv).any() or ((lv <= 0) | (lv >= 1)).any():
-        raise InputError(f"levels: expected quantile levels strictly between 0 and 1, got {lv.tolist()}")
-    if (np.diff(lv) <= 0).any():
-        raise InputError(f"levels: expected strictly increasing quantile levels (the columns of q in "
-                         f"the same order), got {lv.tolist()}")
-    return lv
-
-
-def _quantile_inputs(y: Any, q: Any, levels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    lv = _levels(levels)
-    y = as_float_array(y, "y", check_inf=True)
-    q = as_float_array(q, "q", check_inf=True)
-    if q.ndim == 0 or q.shape[-1] != lv.size:
-        raise InputError(f"mismatched lengths: q has shape {q.shape} but there are {lv.size} levels; "
-                         "expected the quantiles on the last axis of q, one per level")
-    check_batch(y, q, "y", "q", core=1)
-    return y, q, lv
 
 
 @register("quantile_score", family=FAMILY, kind="quantile", inputs=("y", "q", "levels"),
@@ -88,7 +68,7 @@ def quantile_score(y: Any, q: Any, levels: Any) -> np.ndarray:
     >>> quantile_score([1.0], [[0.0, 2.0]], [0.25, 0.75]).tolist()
     [0.25]
     """
-    y, q, lv = _quantile_inputs(y, q, levels)
+    y, q, lv = quantile_inputs(y, q, levels)
     return pinball_loss(y[..., None], q, lv).mean(axis=-1)
 
 
@@ -178,7 +158,7 @@ def weighted_interval_score(y: Any, q: Any, levels: Any, *, weights: Any = None,
     ...                         weight_median=0.5).tolist()  # the canonical weights again
     [0.5]
     """
-    y, q, lv = _quantile_inputs(y, q, levels)
+    y, q, lv = quantile_inputs(y, q, levels)
     if not np.allclose(lv + lv[::-1], 1.0, rtol=0.0, atol=1e-9):
         raise InputError(f"levels: the weighted interval score needs symmetric levels (tau paired with "
                          f"1 - tau, optionally with 0.5 for the median), got {lv.tolist()}")

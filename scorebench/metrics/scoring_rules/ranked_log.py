@@ -21,7 +21,9 @@ import numpy as np
 
 from scorebench.core.registry import register
 from scorebench.metrics.scoring_rules._common import FAMILY, PROB_CLIP
-from scorebench.metrics.scoring_rules.categorical import _multiclass_inputs
+from scorebench.metrics.scoring_rules.inputs import multiclass_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["ranked_log_score"]
 
@@ -40,19 +42,19 @@ def ranked_log_score(y: Any, P: Any) -> np.ndarray:
 
     Parameters
     ----------
-    y : array_like of int
-        Observed (ordinal) class indices.
-    P : array_like, shape (..., K)
-        Forecast probabilities over the ordered classes.
+    %(ordinal_classes)s
 
     Examples
     --------
     >>> round(float(ranked_log_score([2], [[0.25, 0.25, 0.5]])[0]), 6)
     0.980829
     """
-    idx, P = _multiclass_inputs(y, P)
+    idx, P = multiclass_inputs(y, P)
     k = P.shape[-1]
     cum = np.cumsum(P, axis=-1)[..., :-1]  # the last threshold contributes log 1 = 0
     at_or_above = np.arange(k - 1) >= idx[..., None]
     prob = np.clip(np.where(at_or_above, cum, 1.0 - cum), PROB_CLIP, 1.0)
     return -np.sum(np.log(prob), axis=-1)
+
+
+fill_doc(ranked_log_score, **SECTIONS)

@@ -24,7 +24,9 @@ from scorebench.core.registry import register
 from scorebench.core.validation import describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, check_thresholds
 from scorebench.metrics.scoring_rules._members import member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["owcrps_ensemble", "vrcrps_ensemble"]
 
@@ -37,7 +39,7 @@ def _window_terms(obs: Any, ens: Any, a: float, b: float, ens_w: Any, nan_policy
     """Flattened inputs and per row: w(y), w-bar = sum_S u_i, sum_S u_i |x_i - y|,
     sum_{i,j in S} u_i u_j |x_i - x_j| and sum_S u_i |x_i| for the member weights ``u``
     (``e_i`` normalised, 0 outside the window ``S``)."""
-    obs_f, ens_f, batch = _ensemble_inputs(obs, ens)
+    obs_f, ens_f, batch = ensemble_inputs(obs, ens)
     n, m = ens_f.shape
     e = np.full((n, m), 1.0 / m) if ens_w is None else member_weights(ens_w, n, m, batch)
     ens_f, e = omit_nan_members(ens_f, e, nan_policy)
@@ -71,15 +73,7 @@ def owcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips NaN members.
-    ens_w : array_like, shape (..., M), optional
-        Member weights :math:`e_i` (normalised per row; :math:`1/M` by default), which
-        replace :math:`1/M` in the sums.
+    %(ensemble, window, members)s
 
     Examples
     --------
@@ -113,15 +107,7 @@ def vrcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips NaN members.
-    ens_w : array_like, shape (..., M), optional
-        Member weights :math:`e_i` (normalised per row; :math:`1/M` by default), which
-        replace :math:`1/M` in the sums.
+    %(ensemble, window, members)s
 
     Examples
     --------
@@ -132,3 +118,6 @@ def vrcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
     obs_f, batch, wy, wbar, near, pair, absx = _window_terms(obs, ens, a, b, ens_w, nan_policy)
     out = wy * near - 0.5 * pair + (absx - np.abs(obs_f) * wy) * (wbar - wy)
     return out.reshape(batch)
+
+
+fill_doc(owcrps_ensemble, vrcrps_ensemble, **SECTIONS)

@@ -40,7 +40,9 @@ import numpy as np
 from scorebench.core.lazy import lazy_module
 from scorebench.metrics.scoring_rules._common import check_thresholds
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
-from scorebench.metrics.scoring_rules.crps_truncated import _LOGISTIC, _NORMAL, _T, _gtclogistic, _gtcnormal, _gtct, _logis_p, _t_p
+from scorebench.metrics.scoring_rules.crps_truncated import (LOGISTIC_PARAMS, NORMAL_PARAMS, T_PARAMS,
+                                                             gtclogistic_core, gtcnormal_core, gtct_core,
+                                                             logis_partial_moment, t_partial_moment)
 
 special = lazy_module("scipy.special")
 
@@ -78,14 +80,14 @@ def _normal_moment(z):
 
 
 def _t_log_f0(df):
-    """``log f_nu(0) = -log(nu)/2 - log B(1/2, nu/2)``, the constant :func:`_t_p` takes."""
+    """``log f_nu(0) = -log(nu)/2 - log B(1/2, nu/2)``, the constant :func:`t_partial_moment` takes."""
     return -0.5 * np.log(df) - special.betaln(0.5, df / 2.0)
 
 
 _FAMILIES = {
-    "normal": _Family(lambda z: special.ndtr(-np.abs(z)), _normal_moment, _gtcnormal),
-    "logistic": _Family(lambda z: special.expit(-np.abs(z)), _logis_p, _gtclogistic),
-    "t": _Family(lambda z, df: special.stdtr(df, -np.abs(z)), lambda z, df: _t_p(df, z, _t_log_f0(df)), _gtct),
+    "normal": _Family(lambda z: special.ndtr(-np.abs(z)), _normal_moment, gtcnormal_core),
+    "logistic": _Family(lambda z: special.expit(-np.abs(z)), logis_partial_moment, gtclogistic_core),
+    "t": _Family(lambda z, df: special.stdtr(df, -np.abs(z)), lambda z, df: t_partial_moment(df, z, _t_log_f0(df)), gtct_core),
 }
 
 
@@ -166,6 +168,12 @@ _PARAMETERS = """    Parameters
         Window of the weight (``a < b``), bounds included.
 """
 
+#: The example shared by the tw and vr templates: without a window the score is the CRPS.
+_EQUALS_CRPS = """    >>> from scorebench.metrics.scoring_rules import {crps}
+    >>> bool(np.isclose({name}(0.3, {args}), {crps}(0.3, {args})))
+    True
+"""
+
 _TW_DOC = r"""Threshold-weighted CRPS of the {dist} for :math:`w(z) = \mathbb 1\{{a \le z \le b\}}`.
 
     :math:`\int_a^b (F(z) - \mathbb 1\{{y \le z\}})^2 dz`, computed as the CRPS of the
@@ -175,10 +183,7 @@ _TW_DOC = r"""Threshold-weighted CRPS of the {dist} for :math:`w(z) = \mathbb 1\
 {parameters}
     Examples
     --------
-    >>> from scorebench.metrics.scoring_rules import {crps}
-    >>> bool(np.isclose({name}(0.3, {args}), {crps}(0.3, {args})))
-    True
-    >>> round(float({name}(-5.0, {args}, a=0.0)), 6) == round(float({name}(0.0, {args}, a=0.0)), 6)
+""" + _EQUALS_CRPS + r"""    >>> round(float({name}(-5.0, {args}, a=0.0)), 6) == round(float({name}(0.0, {args}, a=0.0)), 6)
     True
     """
 
@@ -208,17 +213,14 @@ _VR_DOC = r"""Vertically re-scaled CRPS of the {dist} for :math:`w(z) = \mathbb 
 {parameters}
     Examples
     --------
-    >>> from scorebench.metrics.scoring_rules import {crps}
-    >>> bool(np.isclose({name}(0.3, {args}), {crps}(0.3, {args})))
-    True
-    """
+""" + _EQUALS_CRPS + """    """
 
 _DISTS = {
-    "normal": ("normal distribution :math:`N(\\mu, \\sigma^2)`", _NORMAL,
+    "normal": ("normal distribution :math:`N(\\mu, \\sigma^2)`", NORMAL_PARAMS,
                "mu, sigma : array_like\n        Mean and standard deviation (> 0).", "0.0, 1.0", "crps_normal"),
-    "logistic": ("logistic distribution", _LOGISTIC,
+    "logistic": ("logistic distribution", LOGISTIC_PARAMS,
                  "mu, s : array_like\n        Location and scale (> 0).", "0.0, 1.0", "crps_logistic"),
-    "t": ("location-scale Student t distribution", _T,
+    "t": ("location-scale Student t distribution", T_PARAMS,
           "df, mu, sigma : array_like\n        Degrees of freedom (> 1), location and scale (> 0).",
           "3.0, 0.0, 1.0", "crps_t"),
 }

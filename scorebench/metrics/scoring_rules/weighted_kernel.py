@@ -31,11 +31,13 @@ import numpy as np
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
-from scorebench.metrics.scoring_rules.kernel import _gks_engine, gks_terms
-from scorebench.metrics.scoring_rules.multivariate import _mv_inputs
+from scorebench.metrics.scoring_rules.kernel import gks_score, gks_terms
 from scorebench.metrics.scoring_rules.weighted import ALLEN
-from scorebench.metrics.scoring_rules.weighted_mv import _chain
-from scorebench.metrics.scoring_rules.weighted_mv_outcome import _box_inputs, _check_outcome_rows
+from scorebench.metrics.scoring_rules.weighted_mv import threshold_chain
+from scorebench.metrics.scoring_rules.weighted_mv_outcome import box_inputs, check_outcome_rows
+from scorebench.metrics.scoring_rules.inputs import mv_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["twgksuv_ensemble", "owgksuv_ensemble", "vrgksuv_ensemble",
            "twgksmv_ensemble", "owgksmv_ensemble", "vrgksmv_ensemble"]
@@ -54,20 +56,20 @@ def _as_multivariate(obs: Any, ens: Any, univariate: bool) -> tuple[Any, Any]:
 def _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate: bool) -> np.ndarray:
     a, b = check_thresholds(a, b)
     obs, ens = _as_multivariate(obs, ens, univariate)
-    obs_f, ens_f, batch = _mv_inputs(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b))
-    return _gks_engine(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
+    obs_f, ens_f, batch = mv_inputs(threshold_chain(obs, "obs", a, b), threshold_chain(ens, "ens", a, b))
+    return gks_score(obs_f, ens_f, batch, estimator, nan_policy, ens_w)
 
 
 def _ow(obs, ens, a, b, nan_policy, ens_w, univariate: bool, name: str) -> np.ndarray:
-    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w,
+    obs_f, ens_f, batch, wy, u, wbar = box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w,
                                                    nan_policy)
-    safe = _check_outcome_rows(wy, wbar, name, a, b)
+    safe = check_outcome_rows(wy, wbar, name, a, b)
     near, pair = gks_terms(obs_f, ens_f, u / safe[:, None])
     return (wy * (0.5 + 0.5 * pair - near)).reshape(batch)
 
 
 def _vr(obs, ens, a, b, nan_policy, ens_w, univariate: bool) -> np.ndarray:
-    obs_f, ens_f, batch, wy, u, _ = _box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w, nan_policy)
+    obs_f, ens_f, batch, wy, u, _ = box_inputs(*_as_multivariate(obs, ens, univariate), a, b, ens_w, nan_policy)
     near, pair = gks_terms(obs_f, ens_f, u)
     return (0.5 * wy + 0.5 * pair - wy * near).reshape(batch)
 
@@ -87,15 +89,7 @@ def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-    estimator : {"standard", "fair"}
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips NaN members.
-    ens_w : array_like, shape (..., M), optional
-        Member weights (normalised per row).
+    %(ensemble, window, estimator, members)s
 
     Examples
     --------
@@ -118,12 +112,7 @@ def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(ensemble, window, members)s
 
     Examples
     --------
@@ -144,12 +133,7 @@ def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
     Parameters
     ----------
-    obs : array_like, shape (...)
-    ens : array_like, shape (..., M)
-    a, b : float
-        Window of the weight (``a < b``), bounds included.
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(ensemble, window, members)s
 
     Examples
     --------
@@ -169,14 +153,7 @@ def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]`` (the same for every variable), ``a < b``.
-    estimator : {"standard", "fair"}
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips members with a NaN variable.
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, estimator, members)s
 
     Examples
     --------
@@ -195,12 +172,7 @@ def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]``, ``a < b``.
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, members)s
 
     Examples
     --------
@@ -219,12 +191,7 @@ def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]``, ``a < b``.
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, members)s
 
     Examples
     --------
@@ -232,3 +199,7 @@ def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
     0.177303
     """
     return _vr(obs, ens, a, b, nan_policy, ens_w, False)
+
+
+fill_doc(twgksuv_ensemble, owgksuv_ensemble, vrgksuv_ensemble,
+         twgksmv_ensemble, owgksmv_ensemble, vrgksmv_ensemble, **SECTIONS)

@@ -25,11 +25,15 @@ from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
 from scorebench.metrics.scoring_rules.multivariate import energy_score, variogram_score
 from scorebench.metrics.scoring_rules.weighted import ALLEN
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["twenergy_score", "twvariogram_score"]
 
 
-def _chain(x: Any, name: str, a: float, b: float) -> np.ndarray:
+def threshold_chain(x: Any, name: str, a: float, b: float) -> np.ndarray:
+    r"""The chaining function :math:`v(z) = \min(\max(z, a), b)` of the threshold weight
+    :math:`w(z) = \mathbb 1\{a \le z \le b\}`, applied elementwise to ``x`` (read as float64)."""
     x = as_float_array(x, name)
     # One-sided windows: a single maximum/minimum (np.clip with an infinite bound is slower).
     if math.isfinite(a):
@@ -56,11 +60,7 @@ def twenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        Window of the weight, ``a < b``.
-    estimator : {"standard", "fair"}
+    %(mv_ensemble, window, estimator)s
 
     Examples
     --------
@@ -68,7 +68,7 @@ def twenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     1.25
     """
     a, b = check_thresholds(a, b)
-    return energy_score(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b), estimator=estimator)
+    return energy_score(threshold_chain(obs, "obs", a, b), threshold_chain(ens, "ens", a, b), estimator=estimator)
 
 
 @register("twvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
@@ -84,14 +84,7 @@ def twvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        Window of the weight, ``a < b``.
-    p : float
-        Variogram order.
-    weights : array_like (d, d) or None
-        Pair weights :math:`w_{ij}` (all ones by default).
+    %(mv_ensemble, window, variogram)s
 
     Examples
     --------
@@ -99,4 +92,7 @@ def twvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
     0.0
     """
     a, b = check_thresholds(a, b)
-    return variogram_score(_chain(obs, "obs", a, b), _chain(ens, "ens", a, b), p=p, weights=weights)
+    return variogram_score(threshold_chain(obs, "obs", a, b), threshold_chain(ens, "ens", a, b), p=p, weights=weights)
+
+
+fill_doc(twenergy_score, twvariogram_score, **SECTIONS)

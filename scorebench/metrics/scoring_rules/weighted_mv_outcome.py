@@ -30,19 +30,22 @@ from scorebench.core.registry import register
 from scorebench.core.validation import check_choice, describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
 from scorebench.metrics.scoring_rules._members import NAN_POLICIES, member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.multivariate import _energy_terms, _mv_inputs, _pair_weights, _variogram_order, variogram_terms
+from scorebench.metrics.scoring_rules.multivariate import energy_terms, pair_weights, variogram_order, variogram_terms
 from scorebench.metrics.scoring_rules.weighted import ALLEN
+from scorebench.metrics.scoring_rules.inputs import mv_inputs
+from scorebench.core.docstrings import fill_doc
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["owenergy_score", "vrenergy_score", "owvariogram_score", "vrvariogram_score"]
 
 SCHEUERER = "Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334"
 
 
-def _box_inputs(obs: Any, ens: Any, a: Any, b: Any, ens_w: Any, nan_policy: str):
+def box_inputs(obs: Any, ens: Any, a: Any, b: Any, ens_w: Any, nan_policy: str):
     """Flattened inputs, the observation weight ``w(y)``, the member weights ``u`` and ``w-bar``."""
     a, b = check_thresholds(a, b)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    obs_f, ens_f, batch = _mv_inputs(obs, ens)
+    obs_f, ens_f, batch = mv_inputs(obs, ens)
     n, m, _ = ens_f.shape
     e = np.full((n, m), 1.0 / m) if ens_w is None else member_weights(ens_w, n, m, batch)
     ens_f, e = omit_nan_members(ens_f, e, nan_policy, multivariate=True)
@@ -52,7 +55,7 @@ def _box_inputs(obs: Any, ens: Any, a: Any, b: Any, ens_w: Any, nan_policy: str)
     return obs_f, ens_f, batch, wy, u, u.sum(axis=1)
 
 
-def _check_outcome_rows(wy: np.ndarray, wbar: np.ndarray, name: str, a: Any, b: Any) -> np.ndarray:
+def check_outcome_rows(wy: np.ndarray, wbar: np.ndarray, name: str, a: Any, b: Any) -> np.ndarray:
     """Refuse rows with the observation in the box but no member there; return a safe ``w-bar``."""
     bad = (wy > 0) & (wbar <= 0)
     if bad.any():
@@ -81,14 +84,7 @@ def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]`` (the same for every variable), ``a < b``.
-    nan_policy : {"propagate", "omit"}
-        ``"omit"`` skips members with a NaN variable.
-    ens_w : array_like, shape (..., M), optional
-        Member weights (normalised per row).
+    %(mv_ensemble, window, members)s
 
     References
     ----------
@@ -100,9 +96,9 @@ def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     >>> round(float(owenergy_score([0.0, 0.0], [[3.0, 4.0], [-3.0, -4.0], [9.0, 9.0]], a=-5.0, b=5.0)), 12)
     2.5
     """
-    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(obs, ens, a, b, ens_w, nan_policy)
-    safe = _check_outcome_rows(wy, wbar, "owenergy_score", a, b)
-    near, pair = _energy_terms(obs_f, ens_f, u)
+    obs_f, ens_f, batch, wy, u, wbar = box_inputs(obs, ens, a, b, ens_w, nan_policy)
+    safe = check_outcome_rows(wy, wbar, "owenergy_score", a, b)
+    near, pair = energy_terms(obs_f, ens_f, u)
     return (wy * (near / safe - 0.5 * pair / safe**2)).reshape(batch)
 
 
@@ -123,12 +119,7 @@ def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]``, ``a < b``.
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, members)s
 
     References
     ----------
@@ -139,8 +130,8 @@ def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     >>> float(vrenergy_score([0.0, 0.0], [[3.0, 4.0], [-3.0, -4.0]]))
     2.5
     """
-    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(obs, ens, a, b, ens_w, nan_policy)
-    near, pair = _energy_terms(obs_f, ens_f, u)
+    obs_f, ens_f, batch, wy, u, wbar = box_inputs(obs, ens, a, b, ens_w, nan_policy)
+    near, pair = energy_terms(obs_f, ens_f, u)
     rho = np.einsum("nm,nm->n", u, np.linalg.norm(ens_f, axis=-1))
     out = wy * near - 0.5 * pair + (rho - wy * np.linalg.norm(obs_f, axis=-1)) * (wbar - wy)
     return out.reshape(batch)
@@ -165,26 +156,17 @@ def owvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]``, ``a < b``.
-    p : float
-        Variogram order (> 0).
-    weights : array_like (d, d), optional
-        Pair weights :math:`w_{ij}` (all ones by default).
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, variogram, members)s
 
     Examples
     --------
     >>> float(owvariogram_score([0.0, 1.0], [[0.0, 1.0], [0.0, 4.0], [9.0, 0.0]], p=1.0, a=-1.0, b=5.0))
     4.5
     """
-    p = _variogram_order(p)
-    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(obs, ens, a, b, ens_w, nan_policy)
-    _check_outcome_rows(wy, wbar, "owvariogram_score", a, b)
-    t = variogram_terms(obs_f, ens_f, u, p, _pair_weights(weights, ens_f.shape[2]))
+    p = variogram_order(p)
+    obs_f, ens_f, batch, wy, u, wbar = box_inputs(obs, ens, a, b, ens_w, nan_policy)
+    check_outcome_rows(wy, wbar, "owvariogram_score", a, b)
+    t = variogram_terms(obs_f, ens_f, u, p, pair_weights(weights, ens_f.shape[2]))
     return (wy * np.where(wbar > 0, t["mean"], 0.0)).reshape(batch)
 
 
@@ -205,23 +187,19 @@ def vrvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
 
     Parameters
     ----------
-    obs : array_like, shape (..., d)
-    ens : array_like, shape (..., M, d)
-    a, b : float
-        The box ``[a, b]``, ``a < b``.
-    p : float
-    weights : array_like (d, d), optional
-    nan_policy : {"propagate", "omit"}
-    ens_w : array_like, shape (..., M), optional
+    %(mv_ensemble, window, variogram, members)s
 
     Examples
     --------
     >>> float(vrvariogram_score([0.0, 1.0], [[0.0, 1.0], [0.0, 4.0]], p=1.0))
     4.5
     """
-    p = _variogram_order(p)
-    obs_f, ens_f, batch, wy, u, wbar = _box_inputs(obs, ens, a, b, ens_w, nan_policy)
-    t = variogram_terms(obs_f, ens_f, u, p, _pair_weights(weights, ens_f.shape[2]),
+    p = variogram_order(p)
+    obs_f, ens_f, batch, wy, u, wbar = box_inputs(obs, ens, a, b, ens_w, nan_policy)
+    t = variogram_terms(obs_f, ens_f, u, p, pair_weights(weights, ens_f.shape[2]),
                         ("near", "pair", "sq_ens", "sq_obs"))
     out = wy * t["near"] - 0.5 * t["pair"] + (t["sq_ens"] - wy * t["sq_obs"]) * (wbar - wy)
     return out.reshape(batch)
+
+
+fill_doc(owenergy_score, vrenergy_score, owvariogram_score, vrvariogram_score, **SECTIONS)
