@@ -79,6 +79,7 @@ def metric_entry(m: Any) -> str:
     params = ", ".join(f"``{k}={v!r}``" for k, v in m.params.items()) or "none"
     fn = m.fn
     target = f"{fn.__module__}.{fn.__qualname__}"
+    cli_name = m.base_name.replace('@' + (m.at_param or ''), '@10') if m.at_param else m.name
     rows = [
         ("Family", m.family),
         ("Table kind", f":ref:`{m.kind} <{anchor('kind', m.kind)}>`"),
@@ -93,7 +94,7 @@ def metric_entry(m: Any) -> str:
         ("Needs torch", "yes" if m.needs_torch else "no"),
         ("Citation", m.citation or "see the docstring"),
         ("Python", f":func:`{target}`"),
-        ("Command line", f"``scorebench evaluate TABLE -m {m.base_name.replace('@' + (m.at_param or ''), '@10') if m.at_param else m.name}``"),
+        ("Command line", f"``scorebench evaluate TABLE -m {cli_name}``"),
     ]
     out = [f".. _{anchor('metric', m.base_name)}:\n\n", _title(m.base_name, "-"), "\n",
            summary(m.fn) + "\n\n", _field_list(rows)]
@@ -138,7 +139,8 @@ def metrics_pages() -> dict[str, str]:
         index.append(f"   metrics/{family}\n")
         ms = sorted(by_family[family], key=lambda m: m.base_name)
         body = [_title(f"{family} ({len(ms)} metrics)"), "\n"]
-        body.append(".. list-table::\n   :header-rows: 1\n\n   * - metric\n     - kind\n     - direction\n     - summary\n")
+        body.append(".. list-table::\n   :header-rows: 1\n\n"
+                    "   * - metric\n     - kind\n     - direction\n     - summary\n")
         for m in ms:
             body.append(f"   * - :ref:`{m.base_name} <{anchor('metric', m.base_name)}>`\n     - {m.kind}\n"
                         f"     - {_direction(m)}\n     - {summary(m.fn) or '-'}\n")
@@ -274,8 +276,8 @@ def board_spec_page() -> str:
     out += [f".. _{anchor('spec', 'board')}:\n\n", _title("Top level", "-"), "\n", _dataclass_rows(spec.BoardSpec)]
     for name in ("SourceSpec", "EvaluateSpec", "CompareSpec", "PlotSpec"):
         cls = getattr(spec, name)
-        out += [f".. _{anchor('spec', name)}:\n\n", _title(f"[[{name[:-4].lower()}s]]" if name in ("SourceSpec", "PlotSpec")
-                                                          else f"[[{name[:-4].lower()}]]", "-"), "\n",
+        header = f"[[{name[:-4].lower()}s]]" if name in ("SourceSpec", "PlotSpec") else f"[[{name[:-4].lower()}]]"
+        out += [f".. _{anchor('spec', name)}:\n\n", _title(header, "-"), "\n",
                 (_first_line(cls) or "") + "\n\n", _dataclass_rows(cls)]
     out += [_title("Section blocks", "-"), "\n",
             "Declared with :func:`scorebench.leaderboard.sections.register_section`, in the order their "
@@ -329,7 +331,8 @@ def gallery_page(root: Path) -> str:
         page = root / "leaderboards" / name / "index.html"
         out += [_title(data.get("title", name), "-"), "\n", (data.get("description", "") or "").strip() + "\n\n"]
         if page.is_file():
-            out.append(f"`Open the board <../_static/boards/{name}/index.html>`__ · spec ``leaderboards/{spec_file.name}``\n\n")
+            out.append(f"`Open the board <../_static/boards/{name}/index.html>`__ · "
+                       f"spec ``leaderboards/{spec_file.name}``\n\n")
         else:
             out.append(f"(not built here: ``scorebench leaderboard build leaderboards/{spec_file.name}``)\n\n")
     return "".join(out)
@@ -409,7 +412,8 @@ def api_pages() -> dict[str, str]:
         index.append(f"   api/{module_name}\n")
         body = [_title(module_name), "\n", f".. automodule:: {module_name}\n   :no-members:\n\n"]
         for name, kind in objects:
-            body.append(f".. auto{kind}:: {module_name}.{name}\n" + ("   :members:\n" if kind == "class" else "") + "\n")
+            members = "   :members:\n" if kind == "class" else ""
+            body.append(f".. auto{kind}:: {module_name}.{name}\n{members}\n")
         pages[f"api/{module_name}.rst"] = "".join(body)
     pages["api.rst"] = "".join(index)
     return pages

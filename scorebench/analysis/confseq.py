@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from scorebench.core.errors import InputError
 from scorebench.core.validation import check_level, check_positive_int
@@ -77,7 +78,7 @@ def _bets(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.sqrt(2 * math.log(2 / alpha) / (prev * t * np.log1p(t)))
 
 
-def betting_cs(x: Sequence[float], *, alpha: float = 0.05, bounds: Sequence[float] = (0.0, 1.0),
+def betting_cs(x: ArrayLike, *, alpha: float = 0.05, bounds: Sequence[float] = (0.0, 1.0),
                grid: int = 1000, running_intersection: bool = True) -> pd.DataFrame:
     r"""Hedged-capital betting confidence sequence for the mean of bounded observations.
 
@@ -156,7 +157,7 @@ def betting_cs(x: Sequence[float], *, alpha: float = 0.05, bounds: Sequence[floa
                          "lower": lo + scale * lower, "upper": lo + scale * upper})
 
 
-def fixed_n_interval(x: Sequence[float], *, alpha: float = 0.05) -> pd.DataFrame:
+def fixed_n_interval(x: ArrayLike, *, alpha: float = 0.05) -> pd.DataFrame:
     """The fixed-n Student-t interval recomputed at every t (valid only at a fixed, pre-set t).
 
     Shown for contrast: peeking at it after every item and stopping at the first exclusion

@@ -40,13 +40,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from scorebench._version import __version__
-from scorebench.core.errors import InputError
-from scorebench.evaluation.paired_units import paired_units
-from scorebench.core.registry import Metric
 from scorebench.analysis.stats_tests import cluster_robust_se
+from scorebench.core.errors import InputError
+from scorebench.core.registry import Metric
 from scorebench.core.validation import check_choice, check_level
+from scorebench.evaluation.paired_units import paired_units
 
 __all__ = ["GATES", "GateResult", "paired_gate", "gate", "gate_verdict"]
 
@@ -95,8 +96,8 @@ def _shifted_t(mean: float, shift: float, se: float) -> float:
     return np.inf if diff > 0 else -np.inf if diff < 0 else 0.0
 
 
-def paired_gate(d: Sequence[float], gate: str, margin: float = 0.0, *, alpha: float = 0.05,
-                clusters: Sequence | None = None) -> GateResult:
+def paired_gate(d: ArrayLike, gate: str, margin: float = 0.0, *, alpha: float = 0.05,
+                clusters: ArrayLike | None = None) -> GateResult:
     r"""Decide a gate from paired differences ``d`` (positive favours the candidate).
 
     Parameters

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import io
 import importlib.util
+import io
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
