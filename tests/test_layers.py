@@ -276,9 +276,10 @@ class Graph:
                     own_submodule = full in self.files and full.rpartition(".")[0] == package
                     if private and not own_submodule:
                         self.private.append(PrivateUse(file, full, node.lineno))
-            elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-                  and node.value.startswith(prefix) and node.value.replace(".", "").replace("_", "").isalnum()):
-                add(self.resolve(node.value), "string", node.lineno)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                dotted = node.value.partition(":")[0]  # "module" or "module:function"
+                if dotted.startswith(prefix) and all(part.isidentifier() for part in dotted.split(".")):
+                    add(self.resolve(dotted), "string", node.lineno)
         for node in ast.walk(tree):  # module._name on an imported package module
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
                 chain, value = [], node.value
@@ -412,7 +413,7 @@ def test_scanner_sees_deferred_relative_and_string_imports(tmp_path):
         "core/__init__.py": "",
         "core/base.py": '"""pkg.evaluation.run in a docstring is not an edge."""\n'
                         "def f():\n    from pkg.evaluation import run\n    return run\n",
-        "core/names.py": 'LAZY = {"x": "pkg.evaluation.run"}\n',
+        "core/names.py": 'LAZY = {"x": "pkg.evaluation.run", "y": "pkg.evaluation.run:g"}\n',
         "evaluation/__init__.py": "",
         "evaluation/run.py": "from ..core import base\nfrom ..core.base import _hidden\nimport pkg.core.names as n\n"
                              "def g():\n    return n._table\n",
@@ -420,6 +421,7 @@ def test_scanner_sees_deferred_relative_and_string_imports(tmp_path):
     edges = {(e.source, e.target, e.how) for e in g.edges}
     assert ("pkg.core.base", "pkg.evaluation.run", "import") in edges  # inside a function
     assert ("pkg.core.names", "pkg.evaluation.run", "string") in edges  # a table of module names
+    assert sum(e.how == "string" for e in g.edges) == 2  # "module" and "module:function"
     assert ("pkg.evaluation.run", "pkg.core.base", "import") in edges  # relative
     assert not any(e.how == "string" and e.source == "pkg.core.base" for e in g.edges)  # docstrings skipped
     assert {u.name for u in g.private} == {"pkg.core.base._hidden", "pkg.core.names._table"}
