@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+# the repository root, wherever under tests/ this file is moved
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 GATES = ("ruff check .", "mypy",
          "python -m pytest -q -p no:cacheprovider tests/test_complexity.py tests/test_layers.py")
 

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+# the repository root, wherever under tests/ this file is moved
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 WINGS = ("core", "metrics", "losses", "evaluation", "analysis", "io", "aggregate", "irt", "health",
          "leaderboard", "report", "cli", "models")
