@@ -91,8 +91,6 @@ ALLOWED: dict[str, int] = {
     "scorebench/metrics/label_free.py::evaluate_label_free": 17,
     "scorebench/metrics/sampling/kind.py::extract_attempts": 20,
     "scorebench/models/extractor.py::_load_callable": 21,
-    "scorebench/models/extractor.py::load_extractor": 16,
-    "scorebench/models/inference.py::run_model": 16,
     "scorebench/report/build.py::comparison_report": 27,
 }
 
