@@ -32,8 +32,6 @@ ALLOWED: dict[str, int] = {
     "scorebench/aggregate/multiwinner.py::select_committee": 19,
     "scorebench/aggregate/ranked_pairs_search.py::ranked_pairs_winners": 18,
     "scorebench/aggregate/style_control.py::style_features": 19,
-    "scorebench/analysis/confseq.py::confidence_sequence": 18,
-    "scorebench/analysis/gates.py::gate": 17,
     "scorebench/analysis/gtheory.py::GStudy.project": 21,
     "scorebench/analysis/gtheory.py::g_study": 19,
     "scorebench/analysis/gtheory.py::variance_components": 28,

@@ -175,6 +175,27 @@ def fixed_n_interval(x: ArrayLike, *, alpha: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame({"t": t, "mean": mean, "lower": mean - half, "upper": mean + half})
 
 
+def _system_sequence(wide: pd.DataFrame, system: Any, baseline: str | None, task: Any, *,
+                     bounds: Sequence[float] | None, alpha: float, grid: int, path: bool) -> pd.DataFrame:
+    """The confidence sequence of one system's column of ``wide`` (units x systems), or of its
+    differences from ``baseline``, labelled with the system, baseline and task."""
+    values = wide[system].to_numpy(dtype=np.float64)
+    lim = bounds if bounds is not None else (0.0, 1.0)
+    if baseline is not None:
+        values = values - wide[baseline].to_numpy(dtype=np.float64)
+        lo, hi = _bounds(lim)
+        lim = bounds if bounds is not None else (lo - hi, hi - lo)
+    cs = betting_cs(values, alpha=alpha, bounds=lim, grid=grid)
+    if not path:
+        cs = cs.iloc[[-1]]
+    cs.insert(0, "system", system)
+    if baseline is not None:
+        cs.insert(1, "baseline", baseline)
+    if task is not None:
+        cs.insert(1 + (baseline is not None), "task", task)
+    return cs
+
+
 def confidence_sequence(table: Any, metric: str, *, baseline: str | None = None, alpha: float = 0.05,
                         bounds: Sequence[float] | None = None, grid: int = 1000, kind: str | None = None,
                         path: bool = False, **kind_options: Any) -> pd.DataFrame:
@@ -225,24 +246,8 @@ def confidence_sequence(table: Any, metric: str, *, baseline: str | None = None,
             raise InputError("systems are not scored on the same units; every unit needs a value for every system")
         if baseline is not None and baseline not in wide.columns:
             raise InputError(f"baseline {baseline!r} is not among the systems {list(wide.columns)}")
-        for system in wide.columns:
-            if system == baseline:
-                continue
-            values = wide[system].to_numpy(dtype=np.float64)
-            lim = bounds if bounds is not None else (0.0, 1.0)
-            if baseline is not None:
-                values = values - wide[baseline].to_numpy(dtype=np.float64)
-                lo, hi = _bounds(lim)
-                lim = bounds if bounds is not None else (lo - hi, hi - lo)
-            cs = betting_cs(values, alpha=alpha, bounds=lim, grid=grid)
-            if not path:
-                cs = cs.iloc[[-1]]
-            cs.insert(0, "system", system)
-            if baseline is not None:
-                cs.insert(1, "baseline", baseline)
-            if task is not None:
-                cs.insert(1 + (baseline is not None), "task", task)
-            rows.append(cs)
+        rows += [_system_sequence(wide, system, baseline, task, bounds=bounds, alpha=alpha, grid=grid, path=path)
+                 for system in wide.columns if system != baseline]
     out = pd.concat(rows, ignore_index=True)
     out.attrs.update({"alpha": alpha, "method": "hedged-capital betting confidence sequence "
                       "(Waudby-Smith & Ramdas 2023), valid at every t simultaneously"})
