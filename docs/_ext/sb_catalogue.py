@@ -79,7 +79,6 @@ def metric_entry(m: Any) -> str:
     params = ", ".join(f"``{k}={v!r}``" for k, v in m.params.items()) or "none"
     fn = m.fn
     target = f"{fn.__module__}.{fn.__qualname__}"
-    cli_name = m.base_name.replace('@' + (m.at_param or ''), '@10') if m.at_param else m.name
     rows = [
         ("Family", m.family),
         ("Table kind", f":ref:`{m.kind} <{anchor('kind', m.kind)}>`"),
@@ -94,7 +93,7 @@ def metric_entry(m: Any) -> str:
         ("Needs torch", "yes" if m.needs_torch else "no"),
         ("Citation", m.citation or "see the docstring"),
         ("Python", f":func:`{target}`"),
-        ("Command line", f"``scorebench evaluate TABLE -m {cli_name}``"),
+        ("Command line", f"``scorebench evaluate TABLE -m {m.base_name.replace('@' + (m.at_param or ''), '@10') if m.at_param else m.name}``"),
     ]
     out = [f".. _{anchor('metric', m.base_name)}:\n\n", _title(m.base_name, "-"), "\n",
            summary(m.fn) + "\n\n", _field_list(rows)]
