@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from scorebench.core.errors import InputError
 from scorebench.core.stats import check_sign_flips
@@ -123,7 +122,7 @@ class McNemar:
     method: str
 
 
-def mcnemar(a: ArrayLike, b: ArrayLike, *, exact: bool | None = None,
+def mcnemar(a: Sequence[float], b: Sequence[float], *, exact: bool | None = None,
             correction: bool = True) -> McNemar:
     r"""McNemar's test that two systems have the same accuracy on the same items.
 
@@ -177,7 +176,7 @@ def mcnemar(a: ArrayLike, b: ArrayLike, *, exact: bool | None = None,
 # --- clustered items --------------------------------------------------------------------
 
 
-def _cluster_codes(d: np.ndarray, clusters: ArrayLike) -> tuple[np.ndarray, int]:
+def _cluster_codes(d: np.ndarray, clusters: np.typing.ArrayLike) -> tuple[np.ndarray, int]:
     import pandas as pd
 
     labels = pd.Series(np.asarray(clusters, dtype=object) if not isinstance(clusters, pd.Series) else clusters)
@@ -189,7 +188,7 @@ def _cluster_codes(d: np.ndarray, clusters: ArrayLike) -> tuple[np.ndarray, int]
     return codes.astype(np.int64), len(uniques)
 
 
-def cluster_robust_se(d: ArrayLike, clusters: ArrayLike) -> tuple[float, int]:
+def cluster_robust_se(d: np.typing.ArrayLike, clusters: np.typing.ArrayLike) -> tuple[float, int]:
     r"""Cluster-robust (CR1) standard error of ``mean(d)`` and the number of clusters G.
 
     .. math:: \widehat{\mathrm{Var}}(\bar d) = \frac{G}{G-1}\,
@@ -216,7 +215,7 @@ def cluster_robust_se(d: ArrayLike, clusters: ArrayLike) -> tuple[float, int]:
     return float(np.sqrt(var)), g
 
 
-def cluster_t(d: ArrayLike, clusters: ArrayLike) -> tuple[float, float, float, int]:
+def cluster_t(d: Sequence[float], clusters: Sequence) -> tuple[float, float, float, int]:
     """Cluster-robust t-test of mean(d) = 0: ``(t, p, se, G)``, Student t with G - 1 df.
 
     The G - 1 degrees of freedom follow Cameron & Miller (2015, sec. VI): with few
@@ -233,7 +232,7 @@ def cluster_t(d: ArrayLike, clusters: ArrayLike) -> tuple[float, float, float, i
     return float(t), float(2 * stats.t.sf(abs(t), g - 1)), se, g
 
 
-def cluster_bootstrap_means(d: ArrayLike, clusters: ArrayLike, n_boot: int,
+def cluster_bootstrap_means(d: Sequence[float], clusters: Sequence, n_boot: int,
                             rng: np.random.Generator) -> np.ndarray:
     r"""Bootstrap replicates of ``mean(d)`` resampling whole clusters with replacement.
 
@@ -255,7 +254,7 @@ def cluster_bootstrap_means(d: ArrayLike, clusters: ArrayLike, n_boot: int,
     return (counts @ sums) / (counts @ sizes)
 
 
-def cluster_sign_flip(d: ArrayLike, clusters: ArrayLike, n_perm: int,
+def cluster_sign_flip(d: Sequence[float], clusters: Sequence, n_perm: int,
                       rng: np.random.Generator) -> tuple[float, str]:
     """Sign-flip randomisation test of mean(d) = 0 flipping whole clusters (exact for G <= 16).
 
@@ -280,7 +279,7 @@ def cluster_sign_flip(d: ArrayLike, clusters: ArrayLike, n_perm: int,
 
 
 def two_level_bootstrap(arms: Sequence[tuple[np.ndarray, np.ndarray]], n_items: int, n_boot: int,
-                        rng: np.random.Generator, signs: ArrayLike | None = None) -> np.ndarray:
+                        rng: np.random.Generator, signs: Sequence[float] | None = None) -> np.ndarray:
     r"""Two-level bootstrap of a mean of per-item means (several samples per item).
 
     ``arms`` holds ``(values, item)`` pairs (one per system; ``item`` in ``0..n_items-1``),
