@@ -66,7 +66,7 @@ def bench_kemeny(rng, quick):
     for n in (12, 20, 40):
         for name, gen in (("uniform", uniform_profile), ("latent", latent_profile)):
             m = matrix(gen(rng, n, 20))
-            w, c, r = timed(lambda: kem(m), repeat=3 if n < 40 else 1)
+            w, c, r = timed(lambda m=m: kem(m), repeat=3 if n < 40 else 1)
             solvers = sorted({s for s, _ in r.details["solvers"]})
             biggest = max(size for _, size in r.details["solvers"])
             line(f"scorebench n={n:2d} {name:8s}", w, c,
@@ -98,7 +98,7 @@ def bench_positional(rng, quick):
     m = matrix(values)
     for name in ("borda", "copeland"):
         fn = get_method(name).fn
-        w, c, _ = timed(lambda: fn(m), repeat=5)
+        w, c, _ = timed(lambda fn=fn: fn(m), repeat=5)
         line(f"scorebench {name}", w, c)
     try:
         from pref_voting.profiles import Profile
@@ -134,7 +134,8 @@ def bench_bradley_terry(rng, quick):
     w, c, theta = timed(lambda: bt_fit(W), repeat=3)
     line("scorebench fit (Newton on the wins matrix)", w, c)
     w, c, boot = timed(lambda: bradley_terry_bootstrap(battles, 1000, np.random.default_rng(0)), repeat=1)
-    line("scorebench fit + 1,000 bootstrap rounds", w, c, f"(median CI width {np.median(np.ptp(np.quantile(boot, [0.025, 0.975], axis=0), axis=0)):.1f} Elo)")
+    width = np.median(np.ptp(np.quantile(boot, [0.025, 0.975], axis=0), axis=0))
+    line("scorebench fit + 1,000 bootstrap rounds", w, c, f"(median CI width {width:.1f} Elo)")
     try:
         import choix
     except ImportError:

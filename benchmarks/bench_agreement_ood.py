@@ -42,8 +42,7 @@ def main() -> None:
     from sklearn.metrics import average_precision_score, cohen_kappa_score, roc_auc_score, roc_curve
 
     import scorebench
-    from scorebench.metrics import agreement as ag
-    from scorebench.metrics import ood
+    from scorebench.metrics import agreement as ag, ood
 
     rng = np.random.default_rng(0)
     n = 1_000_000

@@ -175,7 +175,8 @@ def run_style(n_battles: int, n_models: int, seed: int, rounds: int, mean_count:
     print(f"style: {n_battles:,} battles x {n_models} models x 6 features (Poisson({mean_count:g}) counts) -> "
           f"{n_cells:,} cells; load {os.getloadavg()[0]:.1f}\n"
           f"  prepare + cells + fit + sandwich: {fit:.1f} s wall, {fit_cpu:.1f} s CPU\n"
-          f"  bootstrap call, {rounds} rounds (incl. its prepare + full fit): {boot_wall:.1f} s wall, {boot_cpu:.1f} s CPU;"
+          f"  bootstrap call, {rounds} rounds (incl. its prepare + full fit): {boot_wall:.1f} s wall, "
+          f"{boot_cpu:.1f} s CPU;"
           f" 1 round: {one_wall:.1f} s wall, {one_cpu:.1f} s CPU\n"
           f"  -> {per_round_cpu:.2f} s CPU ({per_round_wall:.2f} s wall) per round; fit + sandwich + 200 rounds "
           f"~{fit_cpu + one_cpu + 199 * per_round_cpu:.0f} s CPU")

@@ -33,7 +33,7 @@ def make_board(rows: int, cols: int, out: Path) -> Path:
     columns = ("system", "Mean", *tasks)
     groups = tuple((t, f"type{j % 6}") for j, t in enumerate(tasks))
     table, records = [], []
-    for rank, i in enumerate(order, start=1):
+    for i in order:
         name = f"org{i % 37}/model-{i:04d}"
         cells = [name, f"{mean[i]:.4f} [{mean[i] - .02:.4f}, {mean[i] + .02:.4f}]"]
         cells += [f"{v:.4f} [{v - .05:.4f}, {v + .05:.4f}]" for v in values[i]]

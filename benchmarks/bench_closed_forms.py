@@ -44,11 +44,14 @@ def cases(n, g):
     cnt = np.round(pos * 3)
     nb = g.integers(0, 20, n)
     return {
-        "crps_gtcnormal": (lambda: S.crps_gtcnormal(y, mu, sig, lo, up, lm, um), "crps_gtcnormal", (y, mu, sig, lo, up, lm, um)),
+        "crps_gtcnormal": (lambda: S.crps_gtcnormal(y, mu, sig, lo, up, lm, um), "crps_gtcnormal",
+                            (y, mu, sig, lo, up, lm, um)),
         "crps_tnormal": (lambda: S.crps_tnormal(y, mu, sig, lo, up), "crps_tnormal", (y, mu, sig, lo, up)),
         "crps_cnormal": (lambda: S.crps_cnormal(y, mu, sig, lo, up), "crps_cnormal", (y, mu, sig, lo, up)),
-        "crps_gtclogistic": (lambda: S.crps_gtclogistic(y, mu, sig, lo, up, lm, um), "crps_gtclogistic", (y, mu, sig, lo, up, lm, um)),
-        "crps_gtct": (lambda: S.crps_gtct(y, df, mu, sig, lo, up, lm, um), "crps_gtct", (y, df, mu, sig, lo, up, lm, um)),
+        "crps_gtclogistic": (lambda: S.crps_gtclogistic(y, mu, sig, lo, up, lm, um), "crps_gtclogistic",
+                              (y, mu, sig, lo, up, lm, um)),
+        "crps_gtct": (lambda: S.crps_gtct(y, df, mu, sig, lo, up, lm, um), "crps_gtct",
+                       (y, df, mu, sig, lo, up, lm, um)),
         "crps_2pnormal": (lambda: S.crps_2pnormal(y, sig, a, mu), "crps_2pnormal", (y, sig, a, mu)),
         "crps_2pexponential": (lambda: S.crps_2pexponential(y, sig, a, mu), "crps_2pexponential", (y, sig, a, mu)),
         "crps_expm": (lambda: S.crps_expm(y, m, mu, sig), "crps_exponentialM", (y, m, mu, sig)),
@@ -88,7 +91,7 @@ def main() -> None:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 f = getattr(sr, sr_name)
-                ref = f"{best(lambda f=f: f(*sr_args, backend='numpy'), args.repeat)[0]:10.3f}"
+                ref = f"{best(lambda f=f, sr_args=sr_args: f(*sr_args, backend='numpy'), args.repeat)[0]:10.3f}"
         print(f"  {name:30s} {wall:8.3f} {cpu:8.3f} {ref:>10s}")
 
 

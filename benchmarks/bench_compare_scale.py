@@ -55,9 +55,9 @@ def long_table(matrix: np.ndarray):
 
 def one(systems: int, items: int, tests: list[str] | None, engine_only: bool, n_boot: int) -> dict:
     import scorebench
+    from scorebench.core.stats import holm
     from scorebench.evaluation.comparison import unit_hashes
     from scorebench.evaluation.pairwise import pair_sums, pair_tests, permutation_rounds
-    from scorebench.core.stats import holm
 
     m = outcomes(systems, items)
     if engine_only:
@@ -118,8 +118,8 @@ def dask_run(systems: int, items: int, tests: list[str] | None, n_boot: int, fol
 def per_pair_loop(systems: int, items: int, pairs: int, n_boot: int) -> dict:
     """The previous per-pair path (one McNemar and one multinomial bootstrap per pair), timed on
     ``pairs`` pairs and extrapolated to all pairs."""
-    from scorebench.core.stats import paired_bootstrap, rng_for
     from scorebench.analysis.stats_tests import mcnemar
+    from scorebench.core.stats import paired_bootstrap, rng_for
 
     m = outcomes(systems, items)
     ia, ib = np.triu_indices(systems, 1)

@@ -82,7 +82,7 @@ class PeakMemory:
             for worker, mb in now.items():
                 self.peaks[worker] = max(self.peaks.get(worker, 0.0), mb)
 
-    def __enter__(self) -> "PeakMemory":
+    def __enter__(self) -> PeakMemory:
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
         return self

@@ -4,8 +4,8 @@ pytorch-metric-learning's ``AccuracyCalculator`` runs with its batched exact k-N
 (``CustomKNN(CosineSimilarity(), batch_size=...)``; faiss is not installed) and
 ``k="max_bin_count"``, the setting that gives MAP@R. Both run in this process on the same
 data; values are checked to agree before times are printed. ``retrieval_scores`` computes the three
-in one pass. Run it with ``OPENBLAS_NUM_THREADS`` equal to ``--threads`` for a like-for-like thread count. Peak memory of scorebench's
-chunked pass is measured with tracemalloc (numpy allocations).
+in one pass. Run it with ``OPENBLAS_NUM_THREADS`` equal to ``--threads`` for a like-for-like thread count. Peak
+memory of scorebench's chunked pass is measured with tracemalloc (numpy allocations).
 
 Usage::
 
@@ -57,7 +57,8 @@ def main() -> None:
     for key, value in ours.items():
         assert abs(value - theirs[key]) < 1e-3, (key, value, theirs[key])  # PML computes in float32
     print(f"n={args.n}, dim={args.dim}, {args.classes} classes, torch threads {args.threads}")
-    print(f"  scorebench (exact float64 ranking, float32 screen, 1 pass) {ours_time:7.2f} s   peak numpy memory {peak:.0f} MiB")
+    print(f"  scorebench (exact float64 ranking, float32 screen, 1 pass) {ours_time:7.2f} s   "
+          f"peak numpy memory {peak:.0f} MiB")
     print(f"  pytorch-metric-learning (float32, batched) {theirs_time:7.2f} s")
     print(f"  ratio scorebench/pml {ours_time / theirs_time:.2f}; values "
           + ", ".join(f"{k}={v:.4f}" for k, v in ours.items()))

@@ -19,7 +19,6 @@ import argparse
 import time
 
 import numpy as np
-
 from bench_generative import pytorch_fid_route
 
 

@@ -37,7 +37,8 @@ def accuracy(a_hat, b_hat, a, b) -> str:
     rmse_a = float(np.sqrt(np.mean((a_hat - a) ** 2)))
     rmse_b = float(np.sqrt(np.mean((b_hat - b) ** 2)))
     link = float(np.std(b) / np.std(b_hat))
-    return f"RMSE(a) {rmse_a:.4f}  RMSE(b) {rmse_b:.4f}  linking A {link:.4f}  mean a ratio {a_hat.mean() / a.mean():.4f}"
+    ratio = a_hat.mean() / a.mean()
+    return f"RMSE(a) {rmse_a:.4f}  RMSE(b) {rmse_b:.4f}  linking A {link:.4f}  mean a ratio {ratio:.4f}"
 
 
 def run_scorebench(n: int, j: int, method: str = "em") -> float:

@@ -117,7 +117,8 @@ def run(queries: int = 100_000, depth: int = 100, verbose: bool = True) -> dict:
               f"(using {how}); evaluate {pt_w:.2f} s wall {pt_c:.2f} s cpu")
         print(f"scorebench vs pytrec_eval: {out['ratio_vs_pytrec_wall']:.2f}x wall, "
               f"{out['ratio_vs_pytrec_cpu']:.2f}x cpu (goal >= {GOAL_VS_PYTREC}x); scorebench / floor: "
-              f"{out['ratio_vs_floor_wall']:.2f}x wall, {out['ratio_vs_floor_cpu']:.2f}x cpu (goal <= {GOAL_VS_FLOOR}x)")
+              f"{out['ratio_vs_floor_wall']:.2f}x wall, {out['ratio_vs_floor_cpu']:.2f}x cpu "
+              f"(goal <= {GOAL_VS_FLOOR}x)")
     return out
 
 

@@ -33,7 +33,8 @@ def main() -> None:
            "-m", "borda"]
     for run in range(3):
         cpu0, t0 = _cpu_children(), time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
         wall, cpu = time.perf_counter() - t0, _cpu_children() - cpu0
         rows = sum(1 for line in out.stdout.splitlines() if line.strip().startswith(("mean", "borda")))
         print(f"CLI aggregate run {run}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rows} ranking rows, "
@@ -44,7 +45,8 @@ def main() -> None:
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
         table = read_results(RESULTS, format="mteb")
-        print(f"read_results: {time.perf_counter() - t0:.2f} s for {table.attrs['files_read']} files, {len(table)} rows")
+        print(f"read_results: {time.perf_counter() - t0:.2f} s for {table.attrs['files_read']} files, "
+              f"{len(table)} rows")
         try:
             import mteb
         except ImportError:

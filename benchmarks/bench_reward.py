@@ -40,8 +40,8 @@ def cpu(fn) -> float:
 def main() -> None:
     for n, k in ((10_000, 20), (100_000, 50)):
         t = battles(n, k)
-        fit = cpu(lambda: style_control(t))
-        boot = cpu(lambda: style_control(t, n_boot=20))
+        fit = cpu(lambda t=t: style_control(t))
+        boot = cpu(lambda t=t: style_control(t, n_boot=20))
         print(f"style control: {n:>7,} battles, {k} models: fit {fit:.2f} s CPU, fit + 20 bootstrap rounds "
               f"{boot:.2f} s CPU")
     rng = np.random.default_rng(1)

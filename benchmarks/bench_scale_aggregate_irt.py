@@ -65,7 +65,8 @@ def aggregation(systems: int, tasks: int, density: float, n_boot: int) -> None:
           f"n_boot={n_boot}")
     for method, params in (("borda", {"missing": "complete"}), ("win_rate", {})):
         r = timed(f"  {method} {params} with score and rank intervals",
-                  lambda: scorebench.aggregate(wide, method, n_boot=n_boot, seed=0, **params))
+                  lambda method=method, params=params: scorebench.aggregate(wide, method, n_boot=n_boot, seed=0,
+                                                                            **params))
         width = (r.rank_high - r.rank_low).astype(float)
         print(f"    median rank-interval width {np.median(width):.0f}, top system {r.systems[int(np.argmin(r.ranks))]}")
 

@@ -46,8 +46,8 @@ def run(rows=(100_000, 1_000_000, 5_000_000), dask_rows=(200_000, 1_000_000), n_
         print("| ---: | ---: | ---: | ---: | --- |")
     for n in rows:
         table = binary(1, n)
-        brier, _ = timed(lambda: scorebench.evaluate(table, ["brier_score"], n_boot=n_boot))
-        ece, scores = timed(lambda: scorebench.evaluate(table, ["ece"], n_boot=n_boot))
+        brier, _ = timed(lambda table=table: scorebench.evaluate(table, ["brier_score"], n_boot=n_boot))
+        ece, scores = timed(lambda table=table: scorebench.evaluate(table, ["ece"], n_boot=n_boot))
         out["scaling"].append((n, brier, ece))
         if verbose:
             print(f"| {n:,} | {brier:.3f} | {ece:.3f} | {ece / brier:.2f} | {scores.attrs['bootstrap']} |")
@@ -63,10 +63,10 @@ def run(rows=(100_000, 1_000_000, 5_000_000), dask_rows=(200_000, 1_000_000), n_
         for n in sizes:
             table = binary(5, n)
             cpu0 = time.process_time()
-            memory, _ = timed(lambda: scorebench.evaluate(table, metrics, n_boot=n_boot))
+            memory, _ = timed(lambda table=table: scorebench.evaluate(table, metrics, n_boot=n_boot))
             memory_cpu = time.process_time() - cpu0
             ddf = dd.from_pandas(table, npartitions=10).persist()
-            dask_s, _ = timed(lambda: scorebench.evaluate(ddf, metrics, n_boot=n_boot))
+            dask_s, _ = timed(lambda ddf=ddf: scorebench.evaluate(ddf, metrics, n_boot=n_boot))
             del ddf
             out["memory_vs_dask"].append((n, memory, dask_s))
             if verbose:

@@ -138,7 +138,8 @@ def metrics_pages() -> dict[str, str]:
         index.append(f"   metrics/{family}\n")
         ms = sorted(by_family[family], key=lambda m: m.base_name)
         body = [_title(f"{family} ({len(ms)} metrics)"), "\n"]
-        body.append(".. list-table::\n   :header-rows: 1\n\n   * - metric\n     - kind\n     - direction\n     - summary\n")
+        body.append(".. list-table::\n   :header-rows: 1\n\n"
+                    "   * - metric\n     - kind\n     - direction\n     - summary\n")
         for m in ms:
             body.append(f"   * - :ref:`{m.base_name} <{anchor('metric', m.base_name)}>`\n     - {m.kind}\n"
                         f"     - {_direction(m)}\n     - {summary(m.fn) or '-'}\n")
@@ -283,8 +284,8 @@ def board_spec_page() -> str:
     out += [f".. _{anchor('spec', 'board')}:\n\n", _title("Top level", "-"), "\n", _dataclass_rows(spec.BoardSpec)]
     for name in ("SourceSpec", "EvaluateSpec", "CompareSpec", "PlotSpec"):
         cls = getattr(spec, name)
-        out += [f".. _{anchor('spec', name)}:\n\n", _title(f"[[{name[:-4].lower()}s]]" if name in ("SourceSpec", "PlotSpec")
-                                                          else f"[[{name[:-4].lower()}]]", "-"), "\n",
+        header = f"[[{name[:-4].lower()}s]]" if name in ("SourceSpec", "PlotSpec") else f"[[{name[:-4].lower()}]]"
+        out += [f".. _{anchor('spec', name)}:\n\n", _title(header, "-"), "\n",
                 (_first_line(cls) or "") + "\n\n", _dataclass_rows(cls)]
     out += [_title("Section blocks", "-"), "\n",
             "Declared with :func:`scorebench.leaderboard.sections.register_section`, in the order their "
@@ -338,7 +339,8 @@ def gallery_page(root: Path) -> str:
         page = root / "leaderboards" / name / "index.html"
         out += [_title(data.get("title", name), "-"), "\n", (data.get("description", "") or "").strip() + "\n\n"]
         if page.is_file():
-            out.append(f"`Open the board <../_static/boards/{name}/index.html>`__ · spec ``leaderboards/{spec_file.name}``\n\n")
+            out.append(f"`Open the board <../_static/boards/{name}/index.html>`__ · "
+                       f"spec ``leaderboards/{spec_file.name}``\n\n")
         else:
             out.append(f"(not built here: ``scorebench leaderboard build leaderboards/{spec_file.name}``)\n\n")
     return "".join(out)
@@ -418,7 +420,8 @@ def api_pages() -> dict[str, str]:
         index.append(f"   api/{module_name}\n")
         body = [_title(module_name), "\n", f".. automodule:: {module_name}\n   :no-members:\n\n"]
         for name, kind in objects:
-            body.append(f".. auto{kind}:: {module_name}.{name}\n" + ("   :members:\n" if kind == "class" else "") + "\n")
+            members = "   :members:\n" if kind == "class" else ""
+            body.append(f".. auto{kind}:: {module_name}.{name}\n{members}\n")
         pages[f"api/{module_name}.rst"] = "".join(body)
     pages["api.rst"] = "".join(index)
     return pages

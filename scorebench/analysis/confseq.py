@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from scorebench.core.errors import InputError
 from scorebench.core.validation import check_level, check_positive_int
@@ -77,7 +78,7 @@ def _bets(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.sqrt(2 * math.log(2 / alpha) / (prev * t * np.log1p(t)))
 
 
-def betting_cs(x: Sequence[float], *, alpha: float = 0.05, bounds: Sequence[float] = (0.0, 1.0),
+def betting_cs(x: ArrayLike, *, alpha: float = 0.05, bounds: Sequence[float] = (0.0, 1.0),
                grid: int = 1000, running_intersection: bool = True) -> pd.DataFrame:
     r"""Hedged-capital betting confidence sequence for the mean of bounded observations.
 
@@ -156,7 +157,7 @@ def betting_cs(x: Sequence[float], *, alpha: float = 0.05, bounds: Sequence[floa
                          "lower": lo + scale * lower, "upper": lo + scale * upper})
 
 
-def fixed_n_interval(x: Sequence[float], *, alpha: float = 0.05) -> pd.DataFrame:
+def fixed_n_interval(x: ArrayLike, *, alpha: float = 0.05) -> pd.DataFrame:
     """The fixed-n Student-t interval recomputed at every t (valid only at a fixed, pre-set t).
 
     Shown for contrast: peeking at it after every item and stopping at the first exclusion
@@ -172,6 +173,27 @@ def fixed_n_interval(x: Sequence[float], *, alpha: float = 0.05) -> pd.DataFrame
         half = stats.t.ppf(1 - alpha / 2, np.maximum(t - 1, 1)) * np.sqrt(var / t)
     half[t < 2] = np.inf
     return pd.DataFrame({"t": t, "mean": mean, "lower": mean - half, "upper": mean + half})
+
+
+def _system_sequence(wide: pd.DataFrame, system: Any, baseline: str | None, task: Any, *,
+                     bounds: Sequence[float] | None, alpha: float, grid: int, path: bool) -> pd.DataFrame:
+    """The confidence sequence of one system's column of ``wide`` (units x systems), or of its
+    differences from ``baseline``, labelled with the system, baseline and task."""
+    values = wide[system].to_numpy(dtype=np.float64)
+    lim = bounds if bounds is not None else (0.0, 1.0)
+    if baseline is not None:
+        values = values - wide[baseline].to_numpy(dtype=np.float64)
+        lo, hi = _bounds(lim)
+        lim = bounds if bounds is not None else (lo - hi, hi - lo)
+    cs = betting_cs(values, alpha=alpha, bounds=lim, grid=grid)
+    if not path:
+        cs = cs.iloc[[-1]]
+    cs.insert(0, "system", system)
+    if baseline is not None:
+        cs.insert(1, "baseline", baseline)
+    if task is not None:
+        cs.insert(1 + (baseline is not None), "task", task)
+    return cs
 
 
 def confidence_sequence(table: Any, metric: str, *, baseline: str | None = None, alpha: float = 0.05,
@@ -224,24 +246,8 @@ def confidence_sequence(table: Any, metric: str, *, baseline: str | None = None,
             raise InputError("systems are not scored on the same units; every unit needs a value for every system")
         if baseline is not None and baseline not in wide.columns:
             raise InputError(f"baseline {baseline!r} is not among the systems {list(wide.columns)}")
-        for system in wide.columns:
-            if system == baseline:
-                continue
-            values = wide[system].to_numpy(dtype=np.float64)
-            lim = bounds if bounds is not None else (0.0, 1.0)
-            if baseline is not None:
-                values = values - wide[baseline].to_numpy(dtype=np.float64)
-                lo, hi = _bounds(lim)
-                lim = bounds if bounds is not None else (lo - hi, hi - lo)
-            cs = betting_cs(values, alpha=alpha, bounds=lim, grid=grid)
-            if not path:
-                cs = cs.iloc[[-1]]
-            cs.insert(0, "system", system)
-            if baseline is not None:
-                cs.insert(1, "baseline", baseline)
-            if task is not None:
-                cs.insert(1 + (baseline is not None), "task", task)
-            rows.append(cs)
+        rows += [_system_sequence(wide, system, baseline, task, bounds=bounds, alpha=alpha, grid=grid, path=path)
+                 for system in wide.columns if system != baseline]
     out = pd.concat(rows, ignore_index=True)
     out.attrs.update({"alpha": alpha, "method": "hedged-capital betting confidence sequence "
                       "(Waudby-Smith & Ramdas 2023), valid at every t simultaneously"})

@@ -40,13 +40,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from scorebench._version import __version__
-from scorebench.core.errors import InputError
-from scorebench.evaluation.paired_units import paired_units
-from scorebench.core.registry import Metric
 from scorebench.analysis.stats_tests import cluster_robust_se
+from scorebench.core.errors import InputError
+from scorebench.core.registry import Metric
 from scorebench.core.validation import check_choice, check_level
+from scorebench.evaluation.paired_units import paired_units
 
 __all__ = ["GATES", "GateResult", "paired_gate", "gate", "gate_verdict"]
 
@@ -95,8 +96,8 @@ def _shifted_t(mean: float, shift: float, se: float) -> float:
     return np.inf if diff > 0 else -np.inf if diff < 0 else 0.0
 
 
-def paired_gate(d: Sequence[float], gate: str, margin: float = 0.0, *, alpha: float = 0.05,
-                clusters: Sequence | None = None) -> GateResult:
+def paired_gate(d: ArrayLike, gate: str, margin: float = 0.0, *, alpha: float = 0.05,
+                clusters: ArrayLike | None = None) -> GateResult:
     r"""Decide a gate from paired differences ``d`` (positive favours the candidate).
 
     Parameters
@@ -187,6 +188,21 @@ def gate_verdict(results: pd.DataFrame) -> str:
             f"p = {worst['p_value']:.4g}")
 
 
+def _direction(record: Metric, higher_is_better: bool | None) -> bool:
+    """Whether higher is better for ``record``: its declared direction, or the one given for a
+    metric without one; a given direction that contradicts the declared one is refused."""
+    direction = record.higher_is_better
+    if higher_is_better is not None:
+        if direction is not None and bool(higher_is_better) != direction:
+            raise InputError(f"metric {record.name!r} is {'higher' if direction else 'lower'}-is-better; "
+                             "the direction given contradicts it")
+        direction = bool(higher_is_better)
+    if direction is None:
+        raise InputError(f"metric {record.name!r} has no direction; say whether higher is better "
+                         "(higher_is_better=, --direction higher|lower)")
+    return direction
+
+
 def gate(table: Any, metric: str | Metric, *, baseline: str, gate: str = "non-inferiority", margin: float = 0.0,
          alpha: float = 0.05, candidates: Sequence[str] | None = None, kind: str | None = None,
          cluster: str | None = None, nan_policy: str = "raise", higher_is_better: bool | None = None,
@@ -237,16 +253,7 @@ def gate(table: Any, metric: str | Metric, *, baseline: str, gate: str = "non-in
     check_level(alpha, "alpha")
     margin = _margin(margin, gate)
     record, groups = paired_units(table, metric, kind=kind, cluster=cluster, nan_policy=nan_policy, **kind_options)
-    direction = record.higher_is_better
-    if higher_is_better is not None:
-        if direction is not None and bool(higher_is_better) != direction:
-            raise InputError(f"metric {record.name!r} is {'higher' if direction else 'lower'}-is-better; "
-                             "the direction given contradicts it")
-        direction = bool(higher_is_better)
-    if direction is None:
-        raise InputError(f"metric {record.name!r} has no direction; say whether higher is better "
-                         "(higher_is_better=, --direction higher|lower)")
-    sign = 1.0 if direction else -1.0
+    sign = 1.0 if _direction(record, higher_is_better) else -1.0
     rows = []
     for units in groups:
         if baseline not in units.systems:

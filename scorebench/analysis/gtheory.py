@@ -240,7 +240,8 @@ def g_study(table: pd.DataFrame, facets: Sequence[str], score: str, *, by: str |
         raise InputError(f"column {score!r}: scores must be finite")
     use_by = by is not None and by in table.columns and by not in facets
     groups = list(table.groupby(by, sort=True)) if use_by else [(None, table)]
-    frames, sizes = [], None
+    frames: list[pd.DataFrame] = []
+    sizes: dict[str, int] = {}
     for name, sub in groups:
         where = f"system {name!r}: " if name is not None else ""
         cube, sizes = _cube(sub, facets, score, where)

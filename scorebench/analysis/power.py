@@ -21,10 +21,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scorebench.core.lazy import lazy_attr
 from scorebench.core.errors import InputError
+from scorebench.core.lazy import lazy_attr
 from scorebench.core.registry import Metric, metric
-from scorebench.core.validation import as_float_array, check_finite, check_level, check_positive_int, check_positive_number
+from scorebench.core.validation import (
+    as_float_array,
+    check_finite,
+    check_level,
+    check_positive_int,
+    check_positive_number,
+)
 
 ndtri = lazy_attr("scipy.special", "ndtri")
 
@@ -209,8 +215,16 @@ class _Adapter:
     what: str
 
 
-def _ensemble_adapter(fn: Callable[[Metric, np.ndarray, np.ndarray], np.ndarray]):
-    return lambda rule, draws, dist, wrong: fn(rule, draws.obs, draws.ens_wrong if wrong else draws.ens_true)
+def _ensemble_adapter(
+    fn: Callable[[Metric, np.ndarray, np.ndarray], np.ndarray],
+) -> Callable[[Metric, _Draws, MultivariateNormal, bool], np.ndarray]:
+    def score(rule: Metric, draws: _Draws, dist: MultivariateNormal, wrong: bool) -> np.ndarray:
+        ens = draws.ens_wrong if wrong else draws.ens_true
+        if ens is None:  # _Adapter.uses_ensemble makes the simulation draw ensembles for these rules
+            raise RuntimeError(f"{rule.name}: an ensemble rule was scored without ensemble draws")
+        return fn(rule, draws.obs, ens)
+
+    return score
 
 
 _ADAPTERS = {

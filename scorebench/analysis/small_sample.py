@@ -73,7 +73,8 @@ def _binary(values: Any, name: str) -> np.ndarray:
         raise InputError(f"{name}: no outcomes")
     bad = (v != 0) & (v != 1)
     if bad.any():
-        raise InputError(f"{name}: value {show_value(v[bad][0])} at position {int(np.flatnonzero(bad)[0])}; expected 0 or 1")
+        first = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{name}: value {show_value(v[first])} at position {first}; expected 0 or 1")
     return v
 
 

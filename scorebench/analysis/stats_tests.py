@@ -176,7 +176,7 @@ def mcnemar(a: Sequence[float], b: Sequence[float], *, exact: bool | None = None
 # --- clustered items --------------------------------------------------------------------
 
 
-def _cluster_codes(d: np.ndarray, clusters: Sequence) -> tuple[np.ndarray, int]:
+def _cluster_codes(d: np.ndarray, clusters: np.typing.ArrayLike) -> tuple[np.ndarray, int]:
     import pandas as pd
 
     labels = pd.Series(np.asarray(clusters, dtype=object) if not isinstance(clusters, pd.Series) else clusters)
@@ -188,7 +188,7 @@ def _cluster_codes(d: np.ndarray, clusters: Sequence) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
-def cluster_robust_se(d: Sequence[float], clusters: Sequence) -> tuple[float, int]:
+def cluster_robust_se(d: np.typing.ArrayLike, clusters: np.typing.ArrayLike) -> tuple[float, int]:
     r"""Cluster-robust (CR1) standard error of ``mean(d)`` and the number of clusters G.
 
     .. math:: \widehat{\mathrm{Var}}(\bar d) = \frac{G}{G-1}\,

@@ -112,7 +112,8 @@ def _images(folder: Path) -> ModelInputs:
         raise InputError(f"{folder}: images have different sizes {sorted(shapes)[:3]}; expected one size")
     from scorebench.core.resources import check_allocation
 
-    check_allocation(sum(a.size for a in arrays), 8, f"{len(arrays)} images of {arrays[0].shape[1]}x{arrays[0].shape[0]}")
+    size = f"{arrays[0].shape[1]}x{arrays[0].shape[0]}"
+    check_allocation(sum(a.size for a in arrays), 8, f"{len(arrays)} images of {size}")
     values = np.stack(arrays).transpose(0, 3, 1, 2).astype(np.float32)
     return ModelInputs(values, np.array([f.name for f in files]), str(folder))
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import io
 import importlib.util
+import io
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,6 +314,22 @@ def _announce(message: str) -> None:
 _ANNOUNCE_TO_STDERR = False
 
 
+def _load_torchscript(path: Path, label: str, expected_sha256: str | None, trust: bool) -> tuple[Any, str]:
+    """The TorchScript module in ``path`` (named ``label`` in errors; pinned or trusted, see
+    :func:`load_extractor`) and the SHA-256 of the bytes it was loaded from."""
+    import torch
+
+    data = _read_program(path)
+    source = _pinned(path, data, expected_sha256, trust)
+    _announce(f"loading and running TorchScript model {path}, sha256 {source}")
+    try:  # load the very bytes that were hashed (the file may change meanwhile)
+        module = torch.jit.load(io.BytesIO(data), map_location="cpu")
+    except (RuntimeError, ValueError) as exc:
+        raise InputError(f"model file {label!r} is not a TorchScript archive ({str(exc).splitlines()[0]}); "
+                         "save it with torch.jit.script(model).save(path), or pass module:callable") from None
+    return module, source
+
+
 def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
                    expected_sha256: str | None = None, trust: bool = False) -> Extractor:
     """Load an extractor from a module, a TorchScript file or ``module:callable``.
@@ -353,14 +369,7 @@ def load_extractor(spec: Any, *, preprocess: Preprocess | None = None,
         text = str(spec)
         path = Path(text)
         if path.is_file():
-            data = _read_program(path)
-            source = _pinned(path, data, expected_sha256, trust)
-            _announce(f"loading and running TorchScript model {path}, sha256 {source}")
-            try:  # load the very bytes that were hashed (the file may change meanwhile)
-                module = torch.jit.load(io.BytesIO(data), map_location="cpu")
-            except (RuntimeError, ValueError) as exc:
-                raise InputError(f"model file {text!r} is not a TorchScript archive ({str(exc).splitlines()[0]}); "
-                                 "save it with torch.jit.script(model).save(path), or pass module:callable") from None
+            module, source = _load_torchscript(path, text, expected_sha256, trust)
             name = path.name
         elif ":" in text and not text.startswith(("http:", "https:")):
             obj, source = _load_callable(text, trust=trust, expected_sha256=expected_sha256)

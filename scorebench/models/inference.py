@@ -61,6 +61,24 @@ def _first_tensor(out: Any, torch: Any) -> Any:
                      f"got {type(out).__name__}")
 
 
+def _check_settings(output: str, batch_size: Any) -> None:
+    """Refuse an unknown ``output`` or a ``batch_size`` that is not an integer >= 1."""
+    if output not in OUTPUTS:
+        raise InputError(f"output: expected one of {', '.join(OUTPUTS)}, got {output!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InputError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+
+
+def _check_data(data: Any) -> np.ndarray:
+    """``data`` as an array of at least one numeric sample, else one :class:`InputError`."""
+    array = np.asarray(data)
+    if array.ndim < 1 or array.shape[0] == 0:
+        raise InputError(f"data: expected at least one sample, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"data: expected numbers, got dtype {array.dtype}")
+    return array
+
+
 def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 64, amp: bool = False,
               output: str = "features", trust: bool = False, expected_sha256: str | None = None) -> np.ndarray:
     """Run ``model`` over ``data`` in batches and return its outputs as float64 ``(n, k)``.
@@ -90,18 +108,11 @@ def run_model(model: Any, data: Any, *, device: Any = "auto", batch_size: int = 
     """
     import torch
 
-    if output not in OUTPUTS:
-        raise InputError(f"output: expected one of {', '.join(OUTPUTS)}, got {output!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise InputError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+    _check_settings(output, batch_size)
     extractor = model if isinstance(model, Extractor) else load_extractor(model, trust=trust,
                                                                           expected_sha256=expected_sha256)
     dev = resolve_device(device)
-    array = np.asarray(data)
-    if array.ndim < 1 or array.shape[0] == 0:
-        raise InputError(f"data: expected at least one sample, got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise InputError(f"data: expected numbers, got dtype {array.dtype}")
+    array = _check_data(data)
     module = extractor.module.to(dev)
     module.eval()
     use_amp = bool(amp) and dev.type == "cuda"

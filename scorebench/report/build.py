@@ -35,14 +35,14 @@ import numpy as np
 import pandas as pd
 
 from scorebench._version import __version__
-from scorebench.evaluation.comparison import compare
-from scorebench.core.errors import InputError
-from scorebench.evaluation.evaluate import evaluate, resolve_metrics
 from scorebench.analysis.gates import GATES, gate as run_gate
-from scorebench.evaluation.paired_units import paired_units, usable_rows
 from scorebench.analysis.planner import design_effect, icc as estimate_icc, items_needed, paired_power
 from scorebench.analysis.stats_tests import cluster_robust_se
+from scorebench.core.errors import InputError
 from scorebench.core.validation import check_choice, check_level
+from scorebench.evaluation.comparison import compare
+from scorebench.evaluation.evaluate import evaluate, resolve_metrics
+from scorebench.evaluation.paired_units import paired_units, usable_rows
 
 __all__ = ["ComparisonReport", "comparison_report", "read_runs", "REPORT_TESTS", "CORRECTIONS"]
 
@@ -77,8 +77,8 @@ class ComparisonReport:
 
 
 def _read_one(run: Any, from_format: str | None, options: dict[str, Any]) -> pd.DataFrame:
-    from scorebench.io.tables import read_results, read_table
     from scorebench.io.readers import detect_results_format
+    from scorebench.io.tables import read_results, read_table
 
     if isinstance(run, pd.DataFrame):
         return run

@@ -90,8 +90,8 @@ def _pair_columns(p: pd.DataFrame, correction: str, task: bool) -> list[str]:
 
 def _pairs_section(rep: ComparisonReport, digits: int, key: str, title: str, p: pd.DataFrame, task: bool) -> Section:
     st = rep.settings
-    note = (f"Paired difference system − vs on the same items, {st['ci']:.0%} paired-bootstrap interval (whole clusters "
-            "resampled when items are clustered); test: "
+    note = (f"Paired difference system − vs on the same items, {st['ci']:.0%} paired-bootstrap interval "
+            "(whole clusters resampled when items are clustered); test: "
             f"{st['test']}; p-values adjusted by {st['correction']} over all rows; * p < {st['alpha']:g}, "
             "** < 0.01, *** < 0.001 (adjusted). 'better' is named only when significant.")
     rows = _pair_rows(p, st["alpha"], digits, task)
