@@ -76,7 +76,8 @@ def compression_splits(values: np.ndarray, sizes: list[int], *, model: str = "2p
 
     Returns one row per (split, size, selection, scoring) with ``mae``, ``rmse``, ``lam`` (the
     gp-IRT weight of that split and selection), ``n_train``, ``n_test``, ``n_identical``
-    (held-out systems answering exactly as a training system) and ``n_items``.
+    (held-out systems answering exactly as a training system), ``n_items`` and ``converged``
+    (whether that split's IRT fit converged).
 
     Examples
     --------
@@ -127,7 +128,7 @@ def _split_rows(values: np.ndarray, sizes: list[int], split: int, *, model: str,
     y_lam = y_tr[lam_rows]
     z_lam = accuracy(y_lam)
     base = {"benchmark": label, "split": split, "n_items": j, "n_train": len(train), "n_test": len(test),
-            "n_identical": identical_to_training(y_tr, y_te)}
+            "n_identical": identical_to_training(y_tr, y_te), "converged": bool(fit.converged)}
     for k in sizes:
         anchors = anchor_points(y_tr, int(k), seed=int(rng.integers(2**31)), n_init=1)
         picks = {"IRT-selected": (informative_items(fit.params, t_train, k)[None, :], None),
@@ -170,7 +171,9 @@ def summarise_splits(splits: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:
     alpha = (1 - ci) / 2
     keys = ["benchmark", "size", "selection", "scoring"]
     grouped = splits.groupby(keys, sort=False)
-    out = grouped[["mae", "rmse", "lam", "n_identical", "n_test", "n_train", "n_items", "n_draws"]].mean()
+    cols = [c for c in ("mae", "rmse", "lam", "n_identical", "n_test", "n_train", "n_items", "n_draws", "converged")
+            if c in splits.columns]
+    out = grouped[cols].mean()
     for m in ("mae", "rmse"):
         out[f"{m}_low"] = grouped[m].quantile(alpha, interpolation="lower")
         out[f"{m}_high"] = grouped[m].quantile(1 - alpha, interpolation="higher")
@@ -228,6 +231,19 @@ def _overlaps(data: pd.DataFrame) -> list[str]:
     return out
 
 
+def _convergence(data: pd.DataFrame) -> str:
+    """A sentence naming the benchmarks whose IRT fit did not converge in some splits."""
+    share = data.groupby("benchmark", sort=False)["converged"].first()
+    n = int(data["n_splits"].max())
+    bad = [f"{b} ({round((1 - v) * n)} of {n} splits)" for b, v in share.items() if v < 1]
+    if not bad:
+        return "Every split's IRT fit converged."
+    return ("IRT fits that stopped unconverged (iteration limit): " + ", ".join(bad) + "; there the fitted item "
+            "parameters are unstable from split to split (e.g. a runaway slope), which shows as wide ranges in the "
+            "IRT-based columns: read those cells with that caveat (the plain and anchor-weighted means do not score "
+            "with the fit).")
+
+
 def compression_sections(ctx: Any, block: Any) -> list:
     """The section of a ``[compression]`` block: one table row per (benchmark, size, selection), one figure."""
     from .board import Figure, Section
@@ -272,7 +288,7 @@ def compression_sections(ctx: Any, block: Any) -> list:
             "estimate the full benchmark (thousands of items) from 100 items, here k ≤ 50 of the ~100 items "
             "estimate those ~100 — and come from other training systems, so a difference of a few tenths of a "
             "point is not a disagreement. Best cell per benchmark and size, and how many others overlap it: "
-            + "; ".join(_overlaps(data)) + ".")
+            + "; ".join(_overlaps(data)) + ". " + _convergence(data))
     figure = Figure("compression-curve", "MAE of the estimated score against items kept: gp-IRT (solid) and plain "
                     "mean (dashed) per selection; bands: range over splits (gp-IRT)", _curve_plot(data))
     columns = ("benchmark", "items kept", "selection", "MAE, mean [range over splits]", "MAE, IRT", "MAE, p-IRT",
