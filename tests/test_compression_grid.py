@@ -121,6 +121,7 @@ def test_splits_grid_columns_and_intervals():
     assert len(splits) == 4 * 2 * len(SELECTIONS) * len(SCORINGS)
     assert set(splits["selection"]) == set(SELECTIONS) and set(splits["scoring"]) == set(SCORINGS)
     assert (splits.loc[splits["selection"] == "random", "n_draws"] == 30).all()
+    assert splits["converged"].dtype == bool  # each split's fit convergence is recorded (and summarised)
     # the splits differ (different held-out systems)
     per = splits[(splits["selection"] == "random") & (splits["scoring"] == "mean") & (splits["size"] == 8)]
     assert per["mae"].nunique() == 4
@@ -134,6 +135,7 @@ def test_splits_grid_columns_and_intervals():
     cell = summary.set_index(["size", "selection", "scoring"]).loc[(8, "random", "mean")]
     assert cell["mae_low"] == per["mae"].min() and cell["mae_high"] == per["mae"].max()
     assert cell["mae"] == pytest.approx(per["mae"].mean()) and cell["n_splits"] == 4
+    assert 0.0 <= cell["converged"] <= 1.0
     # a narrower level takes inner order statistics (values a split actually produced)
     inner = summarise_splits(splits, 0.5).set_index(["size", "selection", "scoring"]).loc[(8, "random", "mean")]
     assert inner["mae_low"] in per["mae"].to_numpy() and inner["mae_low"] >= cell["mae_low"]
