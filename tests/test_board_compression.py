@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.compression import compression_curve
 from scorebench.leaderboard.render import board_files

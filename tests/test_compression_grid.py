@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.irt.scoring import score_abilities
 from scorebench.irt.simulate import simulate_2pl
 from scorebench.irt.tiny import (anchor_estimate, anchor_points, complete_params, irt_estimate, pirt_estimate,

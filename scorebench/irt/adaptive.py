@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_for
-from .models import item_information, log_prob, prob
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_for
+from scorebench.irt.models import item_information, log_prob, prob
 
 __all__ = ["AdaptiveRun", "adaptive_test", "adaptive_replay"]
 
@@ -248,9 +248,9 @@ def adaptive_replay(responses: Any, budgets: list[int], *, model: str = "2pl", t
     >>> bool(out[30, "adaptive"] < out[30, "random"]), bool(out[30, "adaptive"] < out[10, "adaptive"])
     (True, True)
     """
-    from ..metrics.irt_kind import response_matrix
-    from .api import fit
-    from .compress import split_systems
+    from scorebench.metrics.irt_kind import response_matrix
+    from scorebench.irt.api import fit
+    from scorebench.irt.compress import split_systems
 
     rm = response_matrix(responses, min_systems=2)
     values = rm.values
@@ -291,7 +291,7 @@ def adaptive_replay(responses: Any, budgets: list[int], *, model: str = "2pl", t
         rows.append({**base, "budget": k, "method": "adaptive", "rmse": est, "ci_low": lo, "ci_high": hi,
                      "mean_se": float(run_te.se[:, kk].mean()),
                      "n_items": float(np.minimum(run_te.n_items, kk).mean())})
-        from .compress import informative_items
+        from scorebench.irt.compress import informative_items
 
         cols = informative_items(params, t_train, k)
         th_tr, _ = _subset_eap(y_tr, params, cols)

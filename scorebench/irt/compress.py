@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_from_seed
-from ..metrics.irt_kind import ResponseMatrix, response_matrix
-from .models import item_information, prob
-from .result import IRTFit
-from .scoring import score_abilities
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_from_seed
+from scorebench.metrics.irt_kind import ResponseMatrix, response_matrix
+from scorebench.irt.models import item_information, prob
+from scorebench.irt.result import IRTFit
+from scorebench.irt.scoring import score_abilities
 
 __all__ = ["Selection", "select", "informative_items", "accuracy", "reconstruct", "calibrate", "fit_matrix",
            "split_systems"]
@@ -163,7 +163,7 @@ def calibrate(expected: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
 
 def fit_matrix(values: np.ndarray, items: pd.Index, model: str, fit_options: dict) -> IRTFit:
     """:func:`scorebench.irt.fit` on a systems x items array (no warnings; the result says if it converged)."""
-    from .api import fit
+    from scorebench.irt.api import fit
 
     frame = pd.DataFrame(values, columns=items)
     return fit(frame, model, warn=False, **fit_options)
@@ -173,7 +173,7 @@ def split_systems(n: int, test_size: float, rng: np.random.Generator, *, what: s
                   min_test: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Held-out and training positions: a random ``test_size`` share of ``n`` systems held out.
 
-    Raises :class:`~scorebench.errors.InputError` for a share outside (0, 1) or fewer than 10
+    Raises :class:`~scorebench.core.errors.InputError` for a share outside (0, 1) or fewer than 10
     training systems (``what`` names the caller in the message).
 
     Examples

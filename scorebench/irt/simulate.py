@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["simulate_2pl"]
 

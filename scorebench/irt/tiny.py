@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from .models import prob
-from .scoring import score_abilities
+from scorebench.core.errors import InputError
+from scorebench.irt.models import prob
+from scorebench.irt.scoring import score_abilities
 
 __all__ = ["irt_estimate", "pirt_estimate", "gpirt_estimate", "gp_weight", "ability_from_seen", "complete_params",
            "AnchorPoints", "anchor_points", "anchor_estimate", "DrawScores", "score_draws", "GRID"]

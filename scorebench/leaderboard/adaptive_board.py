@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from .board import Figure, Section
+from scorebench.core.errors import InputError
+from scorebench.leaderboard.board import Figure, Section
 
 __all__ = ["AdaptiveSpec", "parse_adaptive", "adaptive_sections"]
 
@@ -57,10 +57,10 @@ def parse_adaptive(data: Any, where: str) -> AdaptiveSpec:
     >>> parse_adaptive({"sources": ["a"], "budgets": [0]}, "b.toml: adaptive")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: b.toml: adaptive: 'budgets' expected a non-empty list of positive integers, got [0]
+    scorebench.core.errors.InputError: b.toml: adaptive: 'budgets' expected a non-empty list of positive integers, got [0]
     """
-    from ..irt import MODELS
-    from .spec import SpecReader
+    from scorebench.irt import MODELS
+    from scorebench.leaderboard.spec import SpecReader
 
     r = SpecReader(data, where)
     budgets = r.get("budgets", list, [10, 25, 50])
@@ -85,8 +85,8 @@ def parse_adaptive(data: Any, where: str) -> AdaptiveSpec:
 
 def adaptive_sections(ctx: Any, block: AdaptiveSpec) -> list[Section]:
     """The replay section of an ``[adaptive]`` block: one row per (benchmark, budget), one figure."""
-    from ..irt.adaptive import adaptive_replay
-    from .items_board import response_matrix_of
+    from scorebench.irt.adaptive import adaptive_replay
+    from scorebench.leaderboard.items_board import response_matrix_of
 
     spec = ctx.spec
     n_boot = max(spec.n_boot, 1)
@@ -134,7 +134,7 @@ def adaptive_sections(ctx: Any, block: AdaptiveSpec) -> list[Section]:
 
 
 def _curve_plot(data: pd.DataFrame) -> str:
-    from .curve_panels import benchmark_panels
+    from scorebench.leaderboard.curve_panels import benchmark_panels
 
     def panel(ax, d):
         for method, text, color, style in _METHODS:

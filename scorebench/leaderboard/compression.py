@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..stats import rng_for
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_for
 
 __all__ = ["compression_splits", "summarise_splits", "compression_curve", "compression_sections",
            "identical_to_training", "SELECTIONS", "SCORINGS"]
@@ -63,7 +63,7 @@ def _scorings(out: Any, direct: np.ndarray, lam: float) -> dict[str, np.ndarray]
 
 
 def _gp_lambda(out: Any, direct: np.ndarray, actual: np.ndarray) -> float:
-    from ..irt.tiny import gp_weight
+    from scorebench.irt.tiny import gp_weight
 
     bias2 = float(np.mean((out.pirt - actual[:, None]) ** 2))
     var = float(np.mean((direct - actual[:, None]) ** 2))
@@ -112,8 +112,8 @@ def compression_splits(values: np.ndarray, sizes: list[int], *, model: str = "2p
 def _split_rows(values: np.ndarray, sizes: list[int], split: int, *, model: str, test_size: float, n_random: int,
                 seed: int, label: str) -> list[dict]:
     """The rows of one train/test split (see :func:`compression_splits`)."""
-    from ..irt.compress import accuracy, fit_matrix, informative_items, split_systems
-    from ..irt.tiny import anchor_estimate, anchor_points, complete_params, score_draws
+    from scorebench.irt.compress import accuracy, fit_matrix, informative_items, split_systems
+    from scorebench.irt.tiny import anchor_estimate, anchor_points, complete_params, score_draws
 
     n, j = values.shape
     rows = []
@@ -246,8 +246,8 @@ def _convergence(data: pd.DataFrame) -> str:
 
 def compression_sections(ctx: Any, block: Any) -> list:
     """The section of a ``[compression]`` block: one table row per (benchmark, size, selection), one figure."""
-    from .board import Figure, Section
-    from .items_board import response_matrix_of
+    from scorebench.leaderboard.board import Figure, Section
+    from scorebench.leaderboard.items_board import response_matrix_of
 
     spec = ctx.spec
     frames = []
@@ -311,7 +311,7 @@ _COLORS = {"IRT-selected": "#1f77b4", "anchor points": "#2ca02c", "random": "#d6
 
 
 def _curve_plot(data: pd.DataFrame) -> str:
-    from .curve_panels import benchmark_panels
+    from scorebench.leaderboard.curve_panels import benchmark_panels
 
     def panel(ax, d):
         for selection, color in _COLORS.items():

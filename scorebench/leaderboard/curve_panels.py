@@ -16,7 +16,7 @@ def benchmark_panels(data: pd.DataFrame, draw_panel: Callable, *, x: str, xlabel
     counts ``rows[x]`` as its only, plain-number ticks (log-axis labels collide), the benchmark
     as title, ``xlabel``, a y axis from 0, and the first panel ``ylabel`` and the legend.
     """
-    from .plots import figure_svg, label
+    from scorebench.leaderboard.plots import figure_svg, label
 
     names = list(dict.fromkeys(data["benchmark"]))
 

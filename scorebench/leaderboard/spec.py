@@ -17,7 +17,7 @@ A spec declares where a board's numbers come from and how they are shown::
     # wide systems x tasks tables (external boards) also take: system_column, exclude,
     # complete_only (drop systems with a missing score), higher_is_better,
     # convention (a leaderboard's task units, e.g. "glue": scorebench.aggregate.conventions)
-    # a harness's result files: from = "mteb" (see scorebench.readers) and the reader's
+    # a harness's result files: from = "mteb" (see scorebench.io.readers) and the reader's
     # options, e.g. path = "results", from = "mteb", benchmark = "MTEB(eng, v2)"
 
     [[evaluate]]                             # one table per task: systems x metrics
@@ -83,7 +83,7 @@ or a folder passed as ``--trusted-path`` / ``trusted_paths=``; otherwise the spe
 with the same message whether the path exists or not (``--allow-outside`` /
 ``allow_outside=True`` lifts this). A ``pyproject.toml`` beside the spec grants nothing: a
 spec cannot vouch for itself. The same rule holds for every file a reader opens while the
-board is built (:func:`scorebench.readers._common.confine_reads`): a symbolic link inside a
+board is built (:func:`scorebench.io.readers._common.confine_reads`): a symbolic link inside a
 results folder is checked at its resolved path.
 
 A harness source (``from = "openood"``) may set ``trust_pickle = true`` (the full unpickler,
@@ -108,8 +108,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UnknownMetricError
-from ..io import mark_bidi
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.io.tables import mark_bidi
 
 __all__ = ["BoardSpec", "SourceSpec", "EvaluateSpec", "CompareSpec", "AggregateSpec", "PlotSpec",
            "IRTSpec", "IncompleteSpec", "ItemsSpec", "CompressionSpec", "load_spec", "parse_spec", "PLOT_TYPES", "DERIVED"]
@@ -130,7 +130,7 @@ class SourceSpec:
     complete_only: bool = False
     higher_is_better: bool | None = None
     convention: str | None = None  # wide tables: a leaderboard's task units (scorebench.aggregate.conventions)
-    source_format: str | None = None  # ``from``: a harness's result files (scorebench.io.read_results)
+    source_format: str | None = None  # ``from``: a harness's result files (scorebench.io.tables.read_results)
     read_options: tuple[tuple[str, Any], ...] = ()  # the reader's options (e.g. benchmark)
     model: str | None = None  # run this model over ``path`` (a TorchScript file or module:callable)
     model_sha256: str | None = None  # its pinned SHA-256 (required with ``model``)
@@ -413,7 +413,7 @@ def _sources(r: SpecReader, base: Path, path: Path) -> tuple[SourceSpec, ...]:
 
 def _section_blocks(r: SpecReader, path: Path) -> dict[str, Any]:
     """The spec's section blocks, each read by its declared parser (block name -> frozen block)."""
-    from .sections import section_kinds
+    from scorebench.leaderboard.sections import section_kinds
 
     raw = {k: r.get(k.block, dict, None) for k in section_kinds()}
     return {k.block: k.parse(value, f"{path}: {k.block}") for k, value in raw.items() if value is not None}
@@ -421,7 +421,7 @@ def _section_blocks(r: SpecReader, path: Path) -> dict[str, Any]:
 
 def _check_spec(spec: BoardSpec, blocks: dict[str, Any]) -> None:
     """Checks across keys: bootstrap rounds, something to show, every named source declared."""
-    from .sections import section_kinds
+    from scorebench.leaderboard.sections import section_kinds
 
     for block in spec.evaluate:
         if block.n_boot is not None:
@@ -444,7 +444,7 @@ def _settings(r: SpecReader, path: Path) -> dict[str, Any]:
             or any(ord(c) < 32 or ord(c) == 127 for c in name)):
         raise InputError(f"{path}: 'name' must be a plain folder name, got {name!r}")
     title = r.get("title", str, name)
-    from ..stats import check_resampling
+    from scorebench.core.stats import check_resampling
 
     seed, ci, n_boot = r.get("seed", int, 0), r.get("ci", (int, float), 0.95), r.get("n_boot", int, 1000)
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, where=f"{path}: ")
@@ -458,7 +458,7 @@ def _settings(r: SpecReader, path: Path) -> dict[str, Any]:
 
 
 def check_rounds(n_boot: int, where: str) -> None:
-    from ..validation import check_count
+    from scorebench.core.validation import check_count
 
     try:
         check_count(n_boot, "n_boot", itemsize=16, minimum=0)
@@ -475,7 +475,7 @@ def _source(data: Any, base: Path, where: str) -> SourceSpec:
                       convention=r.get("convention", str, None),
                       source_format=r.get("from", str, None))
     if spec.convention is not None:
-        from ..aggregate.conventions import get_convention
+        from scorebench.aggregate.conventions import get_convention
 
         try:
             get_convention(spec.convention)
@@ -514,7 +514,7 @@ def _reader_options(data: dict[str, Any], where: str) -> dict[str, Any]:
     the ``.pkl`` file and is passed to the reader as ``pickle_sha256`` (checked on the bytes
     before anything is unpickled).
     """
-    from ..validation import parse_bool
+    from scorebench.core.validation import parse_bool
 
     options = dict(data)
     if "pickle_sha256" in options:
@@ -550,7 +550,7 @@ def _evaluate(data: Any, where: str) -> EvaluateSpec:
 
 def _resolved_names(spec: EvaluateSpec, where: str) -> list[str]:
     """The names ``evaluate`` will report for a block's metrics (parameters bound), checked now."""
-    from ..registry import metric as lookup_metric
+    from scorebench.core.registry import metric as lookup_metric
 
     params = dict(spec.params)
     names = []
@@ -585,7 +585,7 @@ def _compare(data: Any, where: str) -> CompareSpec:
                        kind=r.get("kind", str, None), test=r.get("test", str, "bootstrap"),
                        horizon=r.get("horizon", int, 1), where=r.table("where"))
     r.done()
-    from ..comparison import COMPARE_TESTS
+    from scorebench.evaluation.comparison import COMPARE_TESTS
 
     if spec.test not in COMPARE_TESTS:
         raise InputError(f"{where}: test {spec.test!r} is not one of {list(COMPARE_TESTS)}")
@@ -635,7 +635,7 @@ def _items(data: Any, where: str) -> ItemsSpec:
         raise InputError(f"{where}: a_prior expected [mean, sd] with sd > 0, got {prior!r}")
     if spec.max_iter < 1:
         raise InputError(f"{where}: max_iter must be >= 1")
-    from ..irt import MODELS
+    from scorebench.irt import MODELS
 
     if spec.model not in MODELS:
         raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
@@ -656,7 +656,7 @@ def _compression(data: Any, where: str) -> CompressionSpec:
         raise InputError(f"{where}: 'test_size' must be in (0, 1), 'random' >= 1 and 'splits' >= 1")
     if spec.layout not in ("items_x_systems", "systems_x_items"):
         raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
-    from ..irt import MODELS
+    from scorebench.irt import MODELS
 
     if spec.model not in MODELS:
         raise InputError(f"{where}: model {spec.model!r} is not one of {list(MODELS)}")
