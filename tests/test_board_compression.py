@@ -24,14 +24,13 @@ def _answers(n: int = 300, j: int = 60, seed: int = 0) -> np.ndarray:
 
 def test_curve_is_deterministic_and_beats_random_on_2pl_data():
     y = _answers()
-    one = compression_curve(y, [5, 15, 60], n_random=30, n_boot=50, seed=1, label="x")
-    two = compression_curve(y, [5, 15, 60], n_random=30, n_boot=50, seed=1, label="x")
+    one = compression_curve(y, [5, 15, 60], n_splits=2, n_random=30, seed=1, label="x")
+    two = compression_curve(y, [5, 15, 60], n_splits=2, n_random=30, seed=1, label="x")
     pd.testing.assert_frame_equal(one, two)
-    assert (one["irt_low"] <= one["irt_rmse"]).all() and (one["irt_rmse"] <= one["irt_high"]).all()
-    assert (one["random_low"] <= one["random_rmse"]).all() and (one["random_rmse"] <= one["random_high"]).all()
-    assert one.loc[0, "irt_rmse"] < one.loc[0, "random_rmse"]
+    cell = one.set_index(["size", "selection", "scoring"])
+    assert cell.loc[(5, "IRT-selected", "p-IRT"), "rmse"] < cell.loc[(5, "random", "mean"), "rmse"]
     # keeping every item, the random "subset" is the full benchmark: no error at all
-    assert one.loc[2, "random_rmse"] == pytest.approx(0.0, abs=1e-15)
+    assert cell.loc[(60, "random", "mean"), "rmse"] == pytest.approx(0.0, abs=1e-15)
     assert one["n_test"].iloc[0] == 60 and one["n_train"].iloc[0] == 240
 
 
@@ -51,14 +50,17 @@ def _spec(tmp_path, extra: str = "") -> object:
     frame.to_csv(tmp_path / "a.csv")
     spec = tmp_path / "c.toml"
     spec.write_text(f'name = "c"\nn_boot = 30\n[[sources]]\nname = "{EVIL}"\npath = "a.csv"\n'
-                    f'[compression]\nsources = ["{EVIL}"]\nsizes = [5, 10]\nrandom = 10\n{extra}', encoding="utf-8")
+                    f'[compression]\nsources = ["{EVIL}"]\nsizes = [5, 10]\nrandom = 10\nsplits = 2\n{extra}', encoding="utf-8")
     return spec
 
 
 def test_board_section_and_escaping(tmp_path):
     board = build_board(load_spec(_spec(tmp_path)))
     (section,) = board.sections
-    assert [r[1] for r in section.rows] == ["5", "10"] and section.figures
+    assert [r[1] for r in section.rows] == ["5"] * 3 + ["10"] * 3 and section.figures
+    assert [r[2] for r in section.rows[:3]] == ["IRT-selected", "anchor points", "random"]
+    assert section.columns[3:7] == ("MAE, mean [range over splits]", "MAE, IRT", "MAE, p-IRT", "MAE, gp-IRT")
+    assert "split-to-split variation" in section.note and "ARC 0.017" in section.note
     page = board_files(board)["index.html"].decode()
     assert EVIL not in page and "&lt;script&gt;" in page
 
@@ -68,6 +70,8 @@ def test_spec_validation(tmp_path):
         _bad(tmp_path, "sizes = [0]")
     with pytest.raises(InputError, match="test_size"):
         _bad(tmp_path, "test_size = 1.0")
+    with pytest.raises(InputError, match="splits"):
+        _bad(tmp_path, "splits = 0")
     with pytest.raises(InputError, match="unknown source"):
         p = _spec(tmp_path)
         p.write_text(p.read_text().replace(f'sources = ["{EVIL}"]', 'sources = ["nope"]'))
@@ -84,23 +88,18 @@ def _bad(tmp_path, line: str):
 
 
 def test_pirt_scores_both_selections_the_same_way():
-    """Issue 29 item 2 (part): p-IRT scoring on the same fit for IRT-selected and random items."""
-    import numpy as np
-
-    from scorebench.leaderboard.compression import compression_curve
-
+    """Issue 29 item 2: every selection scored every way on the same fit; constant items still scored."""
     rng = np.random.default_rng(3)
     theta = rng.normal(size=300)
     a, b = rng.uniform(0.8, 2.5, 60), rng.normal(size=60)
     y = (rng.random((300, 60)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
     y[:, 0] = 1.0  # an item every system gets right: the fit leaves it out, p-IRT still scores it
-    out = compression_curve(y, [10, 30, 60], n_random=20, n_boot=20)
-    assert {"irt_pirt_rmse", "random_pirt_rmse"} <= set(out.columns)
-    assert np.isfinite(out[["irt_pirt_rmse", "random_pirt_rmse"]].to_numpy()).all()
+    out = compression_curve(y, [10, 30, 60], n_splits=2, n_random=20).set_index(["size", "selection", "scoring"])
+    assert np.isfinite(out[["mae", "rmse"]].to_numpy()).all()
     # with every item kept p-IRT is the observed accuracy: no error at all (the IRT selection keeps the 59
     # fitted items; the constant one is scored at its training proportion, clipped to 0.999: 0.001 / 60)
-    assert out.loc[out["size"] == 60, "irt_pirt_rmse"].item() == pytest.approx(0.001 / 60, abs=1e-9)
-    assert out.loc[out["size"] == 60, "random_pirt_rmse"].item() == pytest.approx(0.0, abs=1e-12)
+    assert out.loc[(60, "IRT-selected", "p-IRT"), "rmse"] == pytest.approx(0.001 / 60, abs=1e-9)
+    assert out.loc[(60, "random", "p-IRT"), "rmse"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_identical_held_out_systems_are_counted():

@@ -90,7 +90,9 @@ def test_compression_log_axis_ticks(problems):
     rows = []
     for bench in ("arc", "gsm8k", "hellaswag", "truthfulqa", "winogrande"):
         for k in (10, 25, 50, 75, 100):
-            rows.append({"benchmark": bench, "size": k, "irt_rmse": 0.05, "irt_low": 0.04, "irt_high": 0.06,
-                         "random_rmse": 0.06, "random_low": 0.05, "random_high": 0.07})
+            for selection in ("IRT-selected", "anchor points", "random"):
+                for scoring in ("mean", "gp-IRT"):
+                    rows.append({"benchmark": bench, "size": k, "selection": selection, "scoring": scoring,
+                                 "mae": 0.05, "mae_low": 0.04, "mae_high": 0.06})
     _curve_plot(pd.DataFrame(rows))
     assert problems == []

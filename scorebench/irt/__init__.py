@@ -37,6 +37,8 @@ _EXPORTS = {
     "m2": "limited", "marginal_reliability": "limited", "lz_poly": "polypersonfit",
     "irt_estimate": "tiny", "pirt_estimate": "tiny", "gpirt_estimate": "tiny", "gp_weight": "tiny",
     "ability_from_seen": "tiny", "ability_sandwich": "sandwich",
+    "anchor_points": "tiny", "anchor_estimate": "tiny", "score_draws": "tiny", "complete_params": "tiny",
+    "simulate_2pl": "simulate",
 }
 
 __all__ = sorted(_EXPORTS)

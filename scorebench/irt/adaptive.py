@@ -250,12 +250,11 @@ def adaptive_replay(responses: Any, budgets: list[int], *, model: str = "2pl", t
     """
     from scorebench.metrics.irt_kind import complete_response_matrix
     from scorebench.irt.api import fit
+    from scorebench.irt.compress import split_systems
 
     rm = complete_response_matrix(responses, "adaptive replay")
     values = rm.values
     n, n_all = values.shape
-    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
-        raise InputError(f"test_size: expected a share in (0, 1), got {test_size!r}")
     if not 0 < ci < 1:
         raise InputError(f"ci: expected a level in (0, 1), got {ci!r}")
     for name, v in (("n_random", n_random), ("n_boot", n_boot)):
@@ -265,11 +264,8 @@ def adaptive_replay(responses: Any, budgets: list[int], *, model: str = "2pl", t
     if not budgets or budgets[0] < 1 or budgets[-1] > n_all:
         raise InputError(f"budgets: expected integers between 1 and the number of items ({n_all}), got {budgets!r}")
     rng = rng_for(seed, "adaptive", label)
-    order = rng.permutation(n)
-    n_test = max(2, int(round(test_size * n)))
-    test, train = order[:n_test], order[n_test:]
-    if len(train) < 10:
-        raise InputError(f"adaptive replay: need at least 10 training systems, got {len(train)}")
+    test, train = split_systems(n, test_size, rng, what="adaptive replay")
+    n_test = len(test)
     calib = fit(pd.DataFrame(values[train]), model, warn=False, **fit_options)
     params = calib.params
     usable = np.isfinite(params).all(axis=1)

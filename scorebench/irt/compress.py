@@ -31,7 +31,8 @@ from scorebench.irt.models import item_information, prob
 from scorebench.irt.result import IRTFit
 from scorebench.irt.scoring import score_abilities
 
-__all__ = ["Selection", "select", "informative_items"]
+__all__ = ["Selection", "select", "informative_items", "accuracy", "reconstruct", "calibrate", "fit_matrix",
+           "split_systems"]
 
 
 def informative_items(params: np.ndarray, theta: np.ndarray, k: int) -> np.ndarray:
@@ -105,12 +106,37 @@ def _subset_frame(rm: ResponseMatrix, items: pd.Index) -> pd.DataFrame:
     return rm.to_frame()[keep]
 
 
-def _accuracy(values: np.ndarray) -> np.ndarray:
+def accuracy(values: np.ndarray) -> np.ndarray:
+    r"""Proportion right per system over its answered items, :math:`\sum_j y_{ij}/\#\{j: y_{ij}\ \text{observed}\}`
+    (NaN = not answered; a system with no answers gets 0).
+
+    Examples
+    --------
+    >>> accuracy(np.array([[1.0, 0.0, np.nan], [1.0, 1.0, 1.0]])).tolist()
+    [0.5, 1.0]
+    """
     obs = ~np.isnan(values)
     return np.where(obs, values, 0.0).sum(axis=1) / np.maximum(obs.sum(axis=1), 1)
 
 
-def _reconstruct(params: np.ndarray, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def reconstruct(params: np.ndarray, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Expected full score from the answers on the items ``cols`` only.
+
+    Each system's ability is the EAP estimate (N(0, 1) prior) from its answers on ``cols``; its
+    expected score is :math:`\frac{1}{J'}\sum_{j} P_j(\hat\theta)` over the :math:`J'` items with
+    parameters (rows of ``params`` without NaN).
+
+    Returns
+    -------
+    (expected, theta, se) : three arrays, one entry per system.
+
+    Examples
+    --------
+    >>> params = np.array([[1.0, 0.0, 0.0, 1.0]] * 3)
+    >>> expected, theta, se = reconstruct(params, np.array([[1.0, 0.0, 1.0]]), np.array([0, 1]))
+    >>> round(float(theta[0]), 6), round(float(expected[0]), 6)
+    (0.0, 0.5)
+    """
     sub = np.full_like(values, np.nan)
     sub[:, cols] = values[:, cols]
     est = score_abilities(sub, params, method="eap")
@@ -119,18 +145,51 @@ def _reconstruct(params: np.ndarray, values: np.ndarray, cols: np.ndarray) -> tu
     return expected, est.theta, est.se
 
 
-def _calibrate(expected: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
+def calibrate(expected: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
+    r"""Least-squares line :math:`\text{actual} \approx c_0 + c_1\,\text{expected}`; returns ``(c0, c1)``.
+
+    With constant ``expected`` the line is flat at the mean of ``actual``.
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in calibrate(np.array([0.2, 0.4, 0.6]), np.array([0.3, 0.5, 0.7]))]
+    [0.1, 1.0]
+    """
     if np.std(expected) < 1e-12:
         return float(np.mean(actual)), 0.0
     slope, intercept = np.polyfit(expected, actual, 1)
     return float(intercept), float(slope)
 
 
-def _fit(values: np.ndarray, items: pd.Index, model: str, fit_options: dict) -> IRTFit:
+def fit_matrix(values: np.ndarray, items: pd.Index, model: str, fit_options: dict) -> IRTFit:
+    """:func:`scorebench.irt.fit` on a systems x items array (no warnings; the result says if it converged)."""
     from scorebench.irt.api import fit
 
     frame = pd.DataFrame(values, columns=items)
     return fit(frame, model, warn=False, **fit_options)
+
+
+def split_systems(n: int, test_size: float, rng: np.random.Generator, *, what: str = "compression",
+                  min_test: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out and training positions: a random ``test_size`` share of ``n`` systems held out.
+
+    Raises :class:`~scorebench.core.errors.InputError` for a share outside (0, 1) or fewer than 10
+    training systems (``what`` names the caller in the message).
+
+    Examples
+    --------
+    >>> test, train = split_systems(50, 0.2, np.random.default_rng(0))
+    >>> len(test), len(train), sorted(np.concatenate([test, train]).tolist()) == list(range(50))
+    (10, 40, True)
+    """
+    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
+        raise InputError(f"test_size: expected a share in (0, 1), got {test_size!r}")
+    order = rng.permutation(n)
+    n_test = max(min_test, int(round(test_size * n)))
+    test, train = order[:n_test], order[n_test:]
+    if len(train) < 10:
+        raise InputError(f"{what}: need at least 10 training systems, got {len(train)}")
+    return test, train
 
 
 def select(responses: Any, n_items: int | list[int] | None = None, *, model: str = "2pl",
@@ -159,26 +218,16 @@ def select(responses: Any, n_items: int | list[int] | None = None, *, model: str
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> theta = rng.normal(size=300)
-    >>> a, b = rng.uniform(0.5, 2, 60), rng.normal(size=60)
-    >>> y = (rng.random((300, 60)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
-    >>> sel = select(y, [10, 20], cv=3)
+    >>> from scorebench.irt.simulate import simulate_2pl
+    >>> sel = select(simulate_2pl(300, 60), [10, 20], cv=3)
     >>> sel.size in (10, 20), bool(sel.test_rmse < 0.08)
     (True, True)
     """
     rm = response_matrix(responses)
     values = rm.values
     N, J = values.shape
-    if not 0 < test_size < 1:
-        raise InputError(f"test_size: expected a share in (0, 1), got {test_size!r}")
     rng = rng_from_seed(seed)
-    order = rng.permutation(N)
-    n_test = max(1, int(round(test_size * N)))
-    test, train = order[:n_test], order[n_test:]
-    if len(train) < 10:
-        raise InputError(f"select: need at least 10 training systems, got {len(train)}")
+    test, train = split_systems(N, test_size, rng, what="select", min_test=1)
     if n_items is None:
         sizes = sorted({s for s in (5, 10, 20, 30, 50, 100, 200, 500, 1000) if s <= max(5, J // 4)})
     else:
@@ -192,14 +241,14 @@ def select(responses: Any, n_items: int | list[int] | None = None, *, model: str
         for f in range(cv):
             held = folds[f]
             rest = np.concatenate([folds[g] for g in range(cv) if g != f])
-            res = _fit(values[rest], rm.items, model, fit_options)
+            res = fit_matrix(values[rest], rm.items, model, fit_options)
             t_rest = res.abilities["theta"].to_numpy() / res.theta_scale
-            acc_rest, acc_held = _accuracy(values[rest]), _accuracy(values[held])
+            acc_rest, acc_held = accuracy(values[rest]), accuracy(values[held])
             for s in sizes:
                 cols = informative_items(res.params, t_rest, s)
-                e_rest, _, _ = _reconstruct(res.params, values[rest], cols)
-                e_held, _, _ = _reconstruct(res.params, values[held], cols)
-                c0, c1 = _calibrate(e_rest, acc_rest)
+                e_rest, _, _ = reconstruct(res.params, values[rest], cols)
+                e_held, _, _ = reconstruct(res.params, values[held], cols)
+                c0, c1 = calibrate(e_rest, acc_rest)
                 errors[s].append((c0 + c1 * e_held - acc_held) ** 2)
         for s in sizes:
             per_system = np.concatenate(errors[s])
@@ -213,14 +262,14 @@ def select(responses: Any, n_items: int | list[int] | None = None, *, model: str
     else:
         size = sizes[0]
         table = pd.DataFrame(columns=["size", "rmse", "se"])
-    res = _fit(values[train], rm.items, model, fit_options)
+    res = fit_matrix(values[train], rm.items, model, fit_options)
     t_train = res.abilities["theta"].to_numpy() / res.theta_scale
     cols = informative_items(res.params, t_train, size)
-    e_train, _, _ = _reconstruct(res.params, values[train], cols)
-    calibration = _calibrate(e_train, _accuracy(values[train]))
-    e_test, th, se = _reconstruct(res.params, values[test], cols)
+    e_train, _, _ = reconstruct(res.params, values[train], cols)
+    calibration = calibrate(e_train, accuracy(values[train]))
+    e_test, th, se = reconstruct(res.params, values[test], cols)
     predicted = calibration[0] + calibration[1] * e_test
-    actual = _accuracy(values[test])
+    actual = accuracy(values[test])
     predictions = pd.DataFrame({"accuracy": actual, "predicted": predicted, "theta": th * res.theta_scale,
                                 "se": se * res.theta_scale}, index=pd.Index(rm.systems[test], name="system"))
     return Selection(items=rm.items[cols], size=size, cv=table,

@@ -134,27 +134,13 @@ def adaptive_sections(ctx: Any, block: AdaptiveSpec) -> list[Section]:
 
 
 def _curve_plot(data: pd.DataFrame) -> str:
-    from scorebench.leaderboard.plots import figure_svg, label
+    from scorebench.leaderboard.curve_panels import benchmark_panels
 
-    names = list(dict.fromkeys(data["benchmark"]))
+    def panel(ax, d):
+        for method, text, color, style in _METHODS:
+            m = d[d["method"] == method]
+            x = m["budget"].to_numpy()
+            ax.plot(x, 100 * m["rmse"], style, color=color, label=text, ms=4)
+            ax.fill_between(x, 100 * m["ci_low"], 100 * m["ci_high"], color=color, alpha=0.15, lw=0)
 
-    def draw(fig):
-        axes = fig.subplots(1, len(names), squeeze=False)[0]
-        for ax, name in zip(axes, names):
-            d = data[data["benchmark"] == name]
-            for method, text, color, style in _METHODS:
-                m = d[d["method"] == method]
-                x = m["budget"].to_numpy()
-                ax.plot(x, 100 * m["rmse"], style, color=color, label=text, ms=4)
-                ax.fill_between(x, 100 * m["ci_low"], 100 * m["ci_high"], color=color, alpha=0.15, lw=0)
-            ax.set_xscale("log")
-            # the budgets as the only ticks, plain numbers (log-axis minor labels collide)
-            ax.set_xticks(x, [f"{int(v)}" for v in x], fontsize=7)
-            ax.minorticks_off()
-            ax.set_title(label(name, 24), fontsize=9)
-            ax.set_xlabel("items given")
-            ax.set_ylim(bottom=0)
-        axes[0].set_ylabel("RMSE (points)")
-        axes[0].legend(fontsize=7)
-
-    return figure_svg(draw, figsize=(2.4 * len(names) + 1, 3))
+    return benchmark_panels(data, panel, x="budget", xlabel="items given", ylabel="RMSE (points)")

@@ -214,8 +214,9 @@ class CompressionSpec:
     sizes: tuple[int, ...] = (10, 25, 50, 100)
     model: str = "2pl"
     test_size: float = 0.2
-    random: int = 50
+    random: int = 100
     layout: str = "systems_x_items"
+    splits: int = 10
 
 
 @dataclass(frozen=True)
@@ -653,10 +654,11 @@ def _compression(data: Any, where: str) -> CompressionSpec:
         raise InputError(f"{where}: 'sizes' expected a non-empty list of positive integers, got {sizes!r}")
     spec = CompressionSpec(sources=r.strings("sources", required=True), sizes=tuple(sorted(set(sizes))),
                            model=r.get("model", str, "2pl"), test_size=float(r.get("test_size", (int, float), 0.2)),
-                           random=r.get("random", int, 50), layout=r.get("layout", str, "systems_x_items"))
+                           random=r.get("random", int, 100), layout=r.get("layout", str, "systems_x_items"),
+                           splits=r.get("splits", int, 10))
     r.done()
-    if not 0 < spec.test_size < 1 or spec.random < 1:
-        raise InputError(f"{where}: 'test_size' must be in (0, 1) and 'random' >= 1")
+    if not 0 < spec.test_size < 1 or spec.random < 1 or spec.splits < 1:
+        raise InputError(f"{where}: 'test_size' must be in (0, 1), 'random' >= 1 and 'splits' >= 1")
     if spec.layout not in ("items_x_systems", "systems_x_items"):
         raise InputError(f"{where}: layout {spec.layout!r} is not 'items_x_systems' or 'systems_x_items'")
     _check_irt_model(spec.model, where)
