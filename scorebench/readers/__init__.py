@@ -33,6 +33,9 @@ format            input                                               table
                   logs, or a folder of them                           scorer, metadata fields as columns)
 ``rewardbench2``  RewardBench 2 ``eval-set-scores`` files             ``samples`` (credit per prompt) or subset
                   (column-wise scores of every completion)            scores with the Ties composite
+``lighteval``     ``results/<model>/results_<date>.json`` +           ``samples`` (id = ``doc.id``, one column per
+                  ``details/<model>/<date>/details_<task>_<date>``    metric), ``scores`` (with stderr) or
+                  ``.parquet`` (lighteval)                            ``multiclass`` (softmax of per-choice logprobs)
 ================  ==================================================  ============================================
 """
 
@@ -55,6 +58,7 @@ __all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", 
 
 _MODULES = {
     "mteb": "scorebench.readers.mteb",
+    "lighteval": "scorebench.readers.lighteval",  # before lm_eval: its results files also hold "versions"
     "lm_eval": "scorebench.readers.lm_eval",
     "arena": "scorebench.readers.arena",
     "rewardbench": "scorebench.readers.rewardbench",

@@ -89,8 +89,8 @@ def l1_logistic(X: np.ndarray, p: np.ndarray, s: np.ndarray, C: float, *, tol: f
     Examples
     --------
     >>> X = np.array([[1.0], [1.0]]); w = l1_logistic(X, np.array([0.9, 0.7]), np.ones(2), 100.0)
-    >>> round(float(w[0]), 6)  # the unpenalised optimum log(0.8/0.2) = 1.386294 shrunk by 1/C
-    1.380044
+    >>> round(float(w[0]), 6)  # C (2 sigma(w) - 1.6) + 1 = 0: sigma(w) = 0.795, w = logit(0.795)
+    1.355332
     """
     w = np.zeros(X.shape[1]) if start is None else np.array(start, dtype=np.float64)
     f = _objective(w, X, p, s, C)
