@@ -517,6 +517,25 @@ def _umask() -> int:
     return mask
 
 
+def text_writer(text: str) -> Callable[[Path], None]:
+    """A writer for :func:`atomic_write`: ``text`` as UTF-8, newlines untranslated, flushed and fsynced.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> atomic_write({target: text_writer("x\\n")}); target.read_text()
+    'x\\n'
+    """
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    return write
+
+
 def atomic_write(files: Mapping[Path, Callable[[Path], None]]) -> None:
     """Write several files all-or-nothing: each to a temporary file beside it, then rename.
 

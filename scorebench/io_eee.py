@@ -60,7 +60,7 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import InputError, UnknownMetricError
-from .io import atomic_write
+from .io import atomic_write, text_writer
 from .stats import HALF_SAMPLING_RULES
 
 __all__ = ["to_eee", "write_eee", "instance_records", "EEE_SCHEMA_VERSION", "interval_method_names"]
@@ -498,22 +498,12 @@ def write_eee(scores: pd.DataFrame, out_dir: str | os.PathLike, *, items: pd.Dat
                 record["detailed_evaluation_results"] = {
                     "format": "jsonl", "file_path": rel.as_posix(), "hash_algorithm": "sha256",
                     "checksum": hashlib.sha256(lines.encode()).hexdigest(), "total_rows": len(mine)}
-                files[root / rel] = _writer(lines)
+                files[root / rel] = text_writer(lines)
         text = json.dumps(record, indent=2, allow_nan=False) + "\n"
         path = root / folder / f"{name}.json"
-        files[path] = _writer(text)
+        files[path] = text_writer(text)
         paths.append(path)
     for path in files:
         path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(files)
     return paths
-
-
-def _writer(text: str):
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    return write

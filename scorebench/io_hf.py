@@ -40,7 +40,7 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import InputError
-from .io import atomic_write
+from .io import atomic_write, text_writer
 from .io_eee import interval_method_names
 
 __all__ = ["to_hf_eval_results", "write_hf_eval_results", "interval_note"]
@@ -217,19 +217,9 @@ def write_hf_eval_results(scores: pd.DataFrame, out_dir: str | os.PathLike, **op
         folder = root.joinpath(*[_safe(p) for p in system.split("/") if p]) / ".eval_results"
         path = folder / f"{_safe(ident.replace('/', '__'))}.yaml"
         text = yaml.safe_dump(items, sort_keys=False, allow_unicode=True, default_flow_style=False)
-        files[path] = _writer(text)
+        files[path] = text_writer(text)
     for path in files:
         path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(files)
     return list(files)
-
-
-def _writer(text: str):
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    return write
 

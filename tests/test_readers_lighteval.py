@@ -8,13 +8,11 @@ lighteval's ``MetricsLogger.metric_aggregated`` of each run.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner

@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ._common import Provenance, field_error, head_bytes, is_regular_file, load_json, require
+from ._common import Provenance, check_runs, field_error, head_bytes, is_regular_file, load_json, require
 from .lm_eval_mc import choice_probabilities
 
 __all__ = ["read", "detect", "LEVELS", "CONVENTIONS"]
@@ -135,10 +135,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None, tasks
         runs = [path]
     else:
         runs = sorted(p for p in path.rglob("results_*.json") if not p.is_symlink() and _is_results_file(p))
-    if not runs:
-        raise InputError(f"{path}: no lighteval results_<date>.json found")
-    if system is not None and len(runs) > 1:
-        raise InputError(f"system={system!r} names one run, but {path} holds {len(runs)} results files")
+    check_runs(path, runs, system, missing="no lighteval results_<date>.json found", unit="run", units="results files")
     prov = Provenance("lighteval", root)
     frames, versions, seen, hashes = [], set(), {}, {}
     for run in runs:
@@ -283,7 +280,7 @@ def _sample_rows(path: Path, prov: Provenance, system: str, task: str, reported:
         for key, value in values.items():
             if value is None:
                 number = math.nan
-            elif isinstance(value, bool) or isinstance(value, (int, float)):
+            elif isinstance(value, (bool, int, float)):
                 number = float(value)
             else:
                 continue  # corpus-level inputs (texts, pairs) are not per-example scores
