@@ -112,3 +112,18 @@ def test_errors():
         scorebench.evaluate(df.drop(columns=["output_1"]), ["alpaca_lc_winrate"], n_boot=0)
     result = CliRunner().invoke(cli, ["evaluate", "-", "-m", "alpaca_lc_winrate"], input="system,preference\na,1.5\n")
     assert result.exit_code != 0
+
+
+def test_alpaca_eval_annotations_json(tmp_path):
+    # alpaca_eval's annotations.json shape (records with generator_2, output_1/2, preference), with difficulty added
+    df = ANNOTATIONS[ANNOTATIONS["generator_2"] == "model-short"].reset_index(drop=True)
+    path = tmp_path / "annotations.json"
+    df.to_json(path, orient="records")
+    row = next(r for r in EXPECTED["results"]
+               if r["model"] == "model-short" and r["glm"] == "length_controlled_noreg" and r["tol"])
+    result = CliRunner().invoke(cli, ["evaluate", str(path), "-m", "alpaca_lc_winrate", "--bootstrap", "0",
+                                      "-o", str(tmp_path / "out.csv")])
+    assert result.exit_code == 0, result.output
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out["system"].tolist() == ["model-short"]
+    assert out["value"].iloc[0] == pytest.approx(row["length_controlled_winrate"], abs=1e-6)

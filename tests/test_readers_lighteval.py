@@ -146,3 +146,13 @@ def test_inconsistent_accuracy_refused(tmp_path):
     target.write_text(json.dumps(bad))
     with pytest.raises(InputError, match="expected a number"):
         scorebench.read_results(target, level="results")
+
+
+def test_options_tasks_and_system():
+    table = scorebench.read_results(FIXTURES, tasks="sbmc:easy|0")
+    assert set(table["task"]) == {"sbmc:easy|0"} and len(table) == 24
+    one = next((FIXTURES / "results" / "scorebench-tests" / "dummy-a").glob("results_*.json"))
+    named = scorebench.read_results(one, level="results", system="mine")
+    assert set(named["system"]) == {"mine"}
+    with pytest.raises(InputError, match="no lighteval task results for tasks"):
+        scorebench.read_results(FIXTURES, tasks="nope|0")
