@@ -2,7 +2,7 @@
 
 Result tables come from other people's systems and are untrusted: every reader turns
 malformed input (bad encoding, ragged rows, duplicate columns, empty files, invalid JSON)
-into an :class:`~scorebench.errors.InputError` naming the file and the problem. Every
+into an :class:`~scorebench.core.errors.InputError` naming the file and the problem. Every
 writer is atomic: it writes a temporary file beside the target and renames it, so a
 failure never leaves half a file.
 """
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .table_schema import check_unique_columns
+from scorebench.core.errors import InputError
+from scorebench.core.table_schema import check_unique_columns
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",
@@ -57,7 +57,7 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=RE
 
 def _sniff_trec(path: Path) -> str | None:
     """``trec_run``/``trec_qrels`` for files laid out like TREC runs or qrels (``qrels.test``)."""
-    from .io_trec import looks_like_trec
+    from scorebench.io.trec import looks_like_trec
 
     found = looks_like_trec(path)
     if found and path.suffix.lower() == ".txt" and b"," in _first_data_line(path):
@@ -204,7 +204,7 @@ def _read_json(path: Path, encoding: str) -> pd.DataFrame:
 
 def _read_trec(which: str) -> Callable[[Path, str], pd.DataFrame]:
     def read(path: Path, encoding: str) -> pd.DataFrame:
-        from . import io_trec
+        from scorebench.io import trec as io_trec
 
         return getattr(io_trec, f"read_trec_{which}")(path)
     return read
@@ -611,7 +611,7 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any]:
 def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) -> pd.DataFrame:
     """Read a harness's result file or folder (MTEB, ...) into a scorebench table.
 
-    See :func:`scorebench.readers.read_results` (the readers live in :mod:`scorebench.readers`,
+    See :func:`scorebench.io.readers.read_results` (the readers live in :mod:`scorebench.io.readers`,
     one module per format).
 
     Examples
@@ -621,6 +621,6 @@ def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) 
     ...
     FileNotFoundError: [Errno 2] no such file or folder: 'no/such/folder'
     """
-    from .readers import read_results as _read
+    from scorebench.io.readers import read_results as _read
 
     return _read(path, format=format, **options)

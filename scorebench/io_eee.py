@@ -36,7 +36,7 @@ Provenance (scorebench version, seed, ci, n_boot, interval phrase, the source's 
 SHA-256) goes to ``source_metadata.additional_details``; a table read from a harness keeps
 that harness as ``eval_library`` (``mteb`` and its versions), otherwise it is ``scorebench``.
 Floats are written with Python's shortest round-trip representation, so reading the files
-back (:mod:`scorebench.readers.eee`) gives the same values and intervals bit for bit.
+back (:mod:`scorebench.io.readers.eee`) gives the same values and intervals bit for bit.
 
 The file names are UUIDs derived from the content's identity (benchmark, system, timestamp),
 so writing the same table with the same ``timestamp`` twice gives identical files.
@@ -58,10 +58,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._version import __version__
-from .errors import InputError, UnknownMetricError
-from .io import atomic_write, text_writer
-from .stats import HALF_SAMPLING_RULES
+from scorebench._version import __version__
+from scorebench.core.errors import InputError, UnknownMetricError
+from scorebench.io.tables import atomic_write, text_writer
+from scorebench.core.stats import HALF_SAMPLING_RULES
 
 __all__ = ["to_eee", "write_eee", "instance_records", "EEE_SCHEMA_VERSION", "interval_method_names"]
 
@@ -106,7 +106,7 @@ def _is_bootstrap(method: str | None) -> bool:
 
 
 def _metric_record(name: str):
-    from .registry import metric
+    from scorebench.core.registry import metric
 
     try:
         return metric(name)
@@ -221,7 +221,7 @@ def _check_scores(scores: pd.DataFrame) -> None:
     values = pd.to_numeric(scores["value"], errors="coerce")
     bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float)))
     if bad.size:
-        from .validation import describe_rows
+        from scorebench.core.validation import describe_rows
 
         raise InputError(f"column 'value': EEE scores must be finite numbers; {describe_rows(bad)} are missing, "
                          "not numbers or infinite (drop them first)")
@@ -437,7 +437,7 @@ def instance_records(items: pd.DataFrame, record: Mapping[str, Any], *, score: s
             raise InputError(f"instance records need columns task, {id_column}, {score}; missing {col!r}")
     values = pd.to_numeric(items[score], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(values).all():
-        from .validation import describe_rows
+        from scorebench.core.validation import describe_rows
 
         raise InputError(f"column {score!r}: {describe_rows(np.flatnonzero(~np.isfinite(values)))} are not finite numbers")
     ids = {r["evaluation_name"]: r.get("evaluation_result_id") for r in record["evaluation_results"]}

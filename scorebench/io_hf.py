@@ -18,7 +18,7 @@ The Hub's *Evaluation Results* feature reads YAML files in a model repository's
 
 The format has no uncertainty fields, so :func:`to_hf_eval_results` puts the interval in
 ``notes``: ``"accuracy; 95% CI [0.61, 0.86] (wilson score interval); n = 40; scorebench
-0.1.0, seed 0"`` — :mod:`scorebench.readers.hf` reads that text back. One file per (system,
+0.1.0, seed 0"`` — :mod:`scorebench.io.readers.hf` reads that text back. One file per (system,
 dataset), under ``<out>/<system>/.eval_results/<dataset>.yaml`` (``<system>`` is the model id,
 ``org/name`` as two folders: the layout of a clone of each model repo).
 
@@ -38,10 +38,10 @@ from typing import Any
 
 import pandas as pd
 
-from ._version import __version__
-from .errors import InputError
-from .io import atomic_write, text_writer
-from .io_eee import interval_method_names
+from scorebench._version import __version__
+from scorebench.core.errors import InputError
+from scorebench.io.tables import atomic_write, text_writer
+from scorebench.io.eee import interval_method_names
 
 __all__ = ["to_hf_eval_results", "write_hf_eval_results", "interval_note"]
 

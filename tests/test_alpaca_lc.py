@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
+from scorebench.core.errors import InputError
 from scorebench.metrics.reward.length_controlled import glm_folds, l1_logistic, length_controlled_winrate
 
 HERE = Path(__file__).parent / "fixtures" / "alpaca_eval"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import scorebench
-from scorebench.readers import detect_results_format
+from scorebench.io.readers import detect_results_format
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FOLDER = FIXTURES / "eee" / "from_inspect"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.readers import FORMATS, detect_results_format
+from scorebench.io.readers import FORMATS, detect_results_format
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -52,8 +52,8 @@ def test_from_option_needs_from(tmp_path):
 
 
 def test_json_error_messages_say_where_once(tmp_path):
-    from scorebench.errors import InputError
-    from scorebench.readers._common import jsonl_records, load_json
+    from scorebench.core.errors import InputError
+    from scorebench.io.readers._common import jsonl_records, load_json
 
     path = tmp_path / "x.json"
     data = b'{"a": "unterminated\n, "b": 1}'
@@ -76,9 +76,9 @@ def test_json_error_messages_say_where_once(tmp_path):
 def test_gzip_inflate_is_bounded_and_checked(tmp_path, monkeypatch):
     import gzip
 
-    from scorebench import resources
-    from scorebench.errors import InputError
-    from scorebench.readers._common import gunzip
+    from scorebench.core import resources
+    from scorebench.core.errors import InputError
+    from scorebench.io.readers._common import gunzip
 
     path = tmp_path / "x.json.gz"
     bomb = gzip.compress(b"0" * (1 << 22))  # 4 MiB of zeros in a few KB

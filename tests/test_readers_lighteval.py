@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
-from scorebench.errors import InputError
-from scorebench.readers import detect_results_format
+from scorebench.core.errors import InputError
+from scorebench.io.readers import detect_results_format
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lighteval"
 REPORTED = json.loads((FIXTURES / "reported.json").read_text())

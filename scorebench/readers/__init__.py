@@ -49,26 +49,26 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ..validation import parse_bool
-from ._common import check_confined, confine_reads, regular_files
+from scorebench.core.errors import InputError
+from scorebench.core.validation import parse_bool
+from scorebench.io.readers._common import check_confined, confine_reads, regular_files
 
 __all__ = ["read_results", "FORMATS", "detect_results_format", "check_options", "confine_reads", "check_confined",
            "regular_files"]
 
 _MODULES = {
-    "mteb": "scorebench.readers.mteb",
-    "lighteval": "scorebench.readers.lighteval",  # before lm_eval: its results files also hold "versions"
-    "lm_eval": "scorebench.readers.lm_eval",
-    "arena": "scorebench.readers.arena",
-    "rewardbench": "scorebench.readers.rewardbench",
-    "helm": "scorebench.readers.helm",
-    "openood": "scorebench.readers.openood",
-    "eee": "scorebench.readers.eee",
-    "hf": "scorebench.readers.hf",
-    "lm_eval_mc": "scorebench.readers.lm_eval_mc",
-    "inspect": "scorebench.readers.inspect_logs",
-    "rewardbench2": "scorebench.readers.rewardbench2",
+    "mteb": "scorebench.io.readers.mteb",
+    "lighteval": "scorebench.io.readers.lighteval",  # before lm_eval: its results files also hold "versions"
+    "lm_eval": "scorebench.io.readers.lm_eval",
+    "arena": "scorebench.io.readers.arena",
+    "rewardbench": "scorebench.io.readers.rewardbench",
+    "helm": "scorebench.io.readers.helm",
+    "openood": "scorebench.io.readers.openood",
+    "eee": "scorebench.io.readers.eee",
+    "hf": "scorebench.io.readers.hf",
+    "lm_eval_mc": "scorebench.io.readers.lm_eval_mc",
+    "inspect": "scorebench.io.readers.inspect_logs",
+    "rewardbench2": "scorebench.io.readers.rewardbench2",
 }
 FORMATS = tuple(_MODULES)
 
@@ -134,7 +134,7 @@ def check_options(fmt: str, reader: Any, options: dict[str, Any]) -> dict[str, A
     """The reader options checked against ``reader``'s signature: the one gate for API, CLI and specs.
 
     Unknown names are refused (listing the accepted ones); an option annotated ``bool`` is
-    parsed strictly by :func:`~scorebench.validation.parse_bool` (``"no"`` is false, ``"maybe"``
+    parsed strictly by :func:`~scorebench.core.validation.parse_bool` (``"no"`` is false, ``"maybe"``
     an error); one annotated ``str`` must be text (a list of texts where the annotation allows
     one). Command-line values arrive as text and are converted here, so ``language=1`` is
     the language ``"1"``.

@@ -2,7 +2,7 @@
 
 Result files come from other tools and are untrusted. A reader never uses half a file:
 malformed or truncated JSON, a missing field or a value of the wrong type raises an
-:class:`~scorebench.errors.InputError` naming the file and the field.
+:class:`~scorebench.core.errors.InputError` naming the file and the field.
 
 Every byte a reader uses goes through :func:`read_bytes` (or :func:`head_bytes` for a
 format sniff), which
@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
+from scorebench.core.errors import InputError
 
 __all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number", "read_bytes",
            "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined", "gunzip",
@@ -64,7 +64,7 @@ def confine_reads(roots: Iterable[str | os.PathLike] | None) -> Iterator[None]:
     ...     read_bytes(Path("/etc/hostname"))
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: /etc/hostname: resolves outside the folders this spec may read; refused
+    scorebench.core.errors.InputError: /etc/hostname: resolves outside the folders this spec may read; refused
     """
     token = _CONFINED.set(None if roots is None else tuple(Path(os.path.realpath(r)) for r in roots))
     try:
@@ -255,7 +255,7 @@ def check_runs(path: Path, runs: list[Path], system: str | None, *, missing: str
     ...            by="file")
     Traceback (most recent call last):
     ...
-    scorebench.errors.InputError: system='m' names one log, but out holds 2 logs; use system='file'
+    scorebench.core.errors.InputError: system='m' names one log, but out holds 2 logs; use system='file'
     """
     if not runs:
         raise InputError(f"{path}: {missing}")
@@ -273,7 +273,7 @@ def gunzip(path: Path, data: bytes) -> bytes:
     """``data`` decompressed when ``path`` ends in ``.gz``, else unchanged.
 
     The decompressed size is bounded like a plain file read into memory
-    (:func:`scorebench.resources.check_allocation`), checked chunk by chunk, so a small
+    (:func:`scorebench.core.resources.check_allocation`), checked chunk by chunk, so a small
     compressed bomb is refused before it is inflated; a truncated or corrupt stream is an
     :class:`InputError` naming the file.
     """
@@ -281,7 +281,7 @@ def gunzip(path: Path, data: bytes) -> bytes:
         return data
     import zlib
 
-    from ..resources import available_memory, format_bytes
+    from scorebench.core.resources import available_memory, format_bytes
 
     limit = int(0.5 * available_memory())
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)

@@ -17,7 +17,7 @@ Two places on the Hub hold a model's evaluation results, and both are read:
   ``dataset``, ``config``, ``split``, ``task_type``, ``verified`` columns;
 
 * ``.eval_results/*.yaml`` files (the Hub's *Evaluation Results*, see
-  :mod:`scorebench.io_hf`): one row per entry, ``system`` from the folders above
+  :mod:`scorebench.io.hf`): one row per entry, ``system`` from the folders above
   ``.eval_results`` (``org/name``) unless ``system=`` is given, ``task`` = ``dataset.id``
   (with ``:task_id`` unless it is ``default``), ``metric`` and the interval (``ci_low``,
   ``ci_high``, ``ci_level``, ``interval_method``, ``n``) parsed from the ``notes`` text that
@@ -40,8 +40,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, field_error
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, field_error
 
 __all__ = ["read", "detect"]
 

@@ -42,8 +42,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, check_runs, field_error, head_bytes, load_json, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, check_runs, field_error, head_bytes, load_json, require
 
 __all__ = ["read", "detect", "value_to_float"]
 

@@ -56,9 +56,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, check_runs, field_error, head_bytes, is_regular_file, load_json, require
-from .lm_eval_mc import choice_probabilities
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, check_runs, field_error, head_bytes, is_regular_file, load_json, require
+from scorebench.io.readers.lm_eval_mc import choice_probabilities
 
 __all__ = ["read", "detect", "LEVELS", "CONVENTIONS"]
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
-from ._common import (Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, plain_name,
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import (Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, plain_name,
                       require)
 
 __all__ = ["read", "detect", "system_name"]

@@ -47,9 +47,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, check_runs, field_error, jsonl_records, load_json, require
-from .lm_eval import system_name
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, check_runs, field_error, jsonl_records, load_json, require
+from scorebench.io.readers.lm_eval import system_name
 
 __all__ = ["read", "detect", "CONVENTIONS", "choice_probabilities"]
 

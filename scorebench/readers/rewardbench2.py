@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ._common import Provenance, as_number, check_runs, field_error, head_bytes, load_json, require
+from scorebench.core.errors import InputError
+from scorebench.io.readers._common import Provenance, as_number, check_runs, field_error, head_bytes, load_json, require
 
 __all__ = ["read", "detect", "SUBSETS", "ties_score"]
 

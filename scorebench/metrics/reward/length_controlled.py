@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...registry import register
-from ...tables import Column, Inputs, numeric_column, register_kind, start_table, unit_frame
+from scorebench.core.errors import InputError
+from scorebench.core.registry import register
+from scorebench.core.tables import Column, Inputs, numeric_column, register_kind, start_table, unit_frame
 
 __all__ = ["length_controlled_winrate", "glm_folds", "l1_logistic", "extract_alpaca_annotations",
            "alpaca_lc_winrate", "CS"]
