@@ -58,6 +58,7 @@ BROKEN = {
     "weighted_multivariate": Broken("y.1", "w1"),
     "attempts": Broken("correct", "correct"),
     "judged": Broken("human", "judge"),
+    "alpaca_annotations": Broken("instruction_difficulty", "len_1"),
 }
 
 
@@ -225,6 +226,13 @@ def _judgments(rng, perfect):
                          "len_2": rng.integers(50, 500, 2 * N)}), {}
 
 
+def _alpaca_annotations(rng, perfect):
+    preference = np.full(2 * N, 2.0) if perfect else rng.uniform(1.0, 2.0, 2 * N)
+    return pd.DataFrame({"system": _systems(), "id": _ids(), "preference": preference,
+                         "len_1": rng.integers(50, 500, 2 * N), "len_2": rng.integers(50, 500, 2 * N),
+                         "instruction_difficulty": rng.normal(size=2 * N)}), {}
+
+
 def _features(rng, perfect):
     real = rng.normal(size=(N, 2))
     fake = {s: real + rng.normal(scale=1e-3, size=real.shape) if perfect
@@ -324,7 +332,7 @@ MAKERS = {
     "parametric_counts": _parametric_counts, "listwise_softmax": _listwise_softmax,
     "listwise_logit": _listwise_logit, "diversity": _diversity, "prefs": _prefs, "mdp": _mdp,
     "weighted_ensemble": _weighted(_ensemble), "weighted_multivariate": _weighted(_multivariate),
-    "attempts": _attempts, "judged": _judged,
+    "attempts": _attempts, "judged": _judged, "alpaca_annotations": _alpaca_annotations,
 }
 
 #: Metrics that read a variant of their kind's table.

@@ -26,7 +26,7 @@ def test_detected(path, fmt):
 def test_plain_tables_are_not_results(tmp_path):
     (tmp_path / "t.csv").write_text("system,y,p\na,1,0.5\n")
     assert detect_results_format(tmp_path / "t.csv") is None
-    assert set(FORMATS) == {"mteb", "lm_eval", "helm", "arena", "rewardbench", "openood", "eee", "hf", "lm_eval_mc", "inspect", "rewardbench2"}
+    assert set(FORMATS) == {"mteb", "lm_eval", "helm", "arena", "rewardbench", "openood", "eee", "hf", "lm_eval_mc", "inspect", "rewardbench2", "lighteval"}
 
 
 @pytest.mark.parametrize("args, expect", [

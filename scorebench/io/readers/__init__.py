@@ -34,6 +34,9 @@ format            input                                               table
                   logs, or a folder of them                           scorer, metadata fields as columns)
 ``rewardbench2``  RewardBench 2 ``eval-set-scores`` files             ``samples`` (credit per prompt) or subset
                   (column-wise scores of every completion)            scores with the Ties composite
+``lighteval``     ``results/<model>/results_<date>.json`` +           ``samples`` (id = ``doc.id``, one column per
+                  ``details/<model>/<date>/details_<task>_<date>``    metric), ``scores`` (with stderr) or
+                  ``.parquet`` (lighteval)                            ``multiclass`` (softmax of per-choice logprobs)
 ================  ==================================================  ============================================
 """
 
@@ -74,6 +77,10 @@ def _harness(name: str, module: str, files: str, yields: str, doc: str, *, write
 FORMAT_RECORDS = (
     _harness("mteb", "mteb", "``results/<org>__<model>/<revision>/*.json``", "scores (system, task, task_type, metric, "
              "value)", "MTEB result files"),
+    # before lm_eval: lighteval results files also hold "versions"
+    _harness("lighteval", "lighteval", "``results/<model>/results_<date>.json`` + ``details/<model>/<date>/*.parquet``",
+             "samples (id = doc.id, one column per metric) or results scores (value, stderr) or multiclass "
+             "(softmax of per-choice logprobs)", "lighteval results and per-example details"),
     _harness("lm_eval", "lm_eval", "``results_<ts>.json`` + ``samples_<task>_<ts>.jsonl``", "samples (system, task, "
              "id = doc_hash, metric,filter...)", "lm-evaluation-harness results and per-sample logs"),
     _harness("arena", "arena", "FastChat ``clean_battle_<date>.json`` or ``*.battle.jsonl``", "battles (a, b, winner, "

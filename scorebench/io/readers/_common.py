@@ -39,7 +39,7 @@ from scorebench.core.errors import InputError
 
 __all__ = ["load_json", "jsonl_records", "field_error", "Provenance", "require", "as_number", "read_bytes",
            "head_bytes", "regular_files", "is_regular_file", "confine_reads", "check_confined", "gunzip",
-           "plain_name"]
+           "plain_name", "check_runs"]
 
 # Folders reads are confined to (resolved paths), or None when reads are not confined.
 _CONFINED: ContextVar[tuple[Path, ...] | None] = ContextVar("scorebench_confined_reads", default=None)
@@ -242,6 +242,26 @@ def jsonl_records(path: Path, data: bytes) -> list[tuple[int, Any]]:
                 raise InputError(f"{path}: line {number}: invalid JSON ({exc.msg.removesuffix(' at')} at "
                                  f"column {exc.colno}{hint})") from None
     return out
+
+
+def check_runs(path: Path, runs: list[Path], system: str | None, *, missing: str, unit: str, units: str,
+               by: str | None = None) -> None:
+    """Refuse an empty list of ``runs`` found under ``path`` (``missing`` says what was looked for), and a
+    ``system`` name given for several runs (``by``: the option value that names each run instead).
+
+    Examples
+    --------
+    >>> check_runs(Path("out"), [Path("a"), Path("b")], "m", missing="no log found", unit="log", units="logs",
+    ...            by="file")
+    Traceback (most recent call last):
+    ...
+    scorebench.core.errors.InputError: system='m' names one log, but out holds 2 logs; use system='file'
+    """
+    if not runs:
+        raise InputError(f"{path}: {missing}")
+    if system is not None and system != by and len(runs) > 1:
+        hint = f"; use system={by!r}" if by is not None else ""
+        raise InputError(f"system={system!r} names one {unit}, but {path} holds {len(runs)} {units}{hint}")
 
 
 def plain_name(path: Path) -> str:

@@ -221,29 +221,29 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _mappings(file: Path, value: Any, field: str, prefix: str) -> list[tuple[str, dict]]:
+    """``(field path, entry)`` of each entry of the list ``value``; an error unless it is a list of mappings."""
+    if not isinstance(value, list):
+        raise field_error(file, field, f"expected a list, got {type(value).__name__}")
+    out = []
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise field_error(file, f"{prefix}[{i}]", "expected a mapping")
+        out.append((f"{prefix}[{i}]", entry))
+    return out
+
+
 def _model_index_rows(file: Path, doc: Any, default: str | None, skipped: list[str],
                       prov: Provenance) -> list[dict[str, Any]]:
     if not isinstance(doc, dict) or "model-index" not in doc:
         raise field_error(file, "model-index", "missing from the front matter")
-    index = doc["model-index"]
-    if not isinstance(index, list):
-        raise field_error(file, "model-index", f"expected a list, got {type(index).__name__}")
     rows = []
-    for i, entry in enumerate(index):
-        where = f"model-index[{i}]"
-        if not isinstance(entry, dict):
-            raise field_error(file, where, "expected a mapping")
+    for where, entry in _mappings(file, doc["model-index"], "model-index", "model-index"):
         name = entry.get("name")
         system = str(name) if isinstance(name, (str, int, float)) and str(name) else default
         if system is None:
             raise field_error(file, f"{where}.name", "missing; pass system=")
-        results = entry.get("results") or []
-        if not isinstance(results, list):
-            raise field_error(file, f"{where}.results", "expected a list")
-        for j, result in enumerate(results):
-            at = f"{where}.results[{j}]"
-            if not isinstance(result, dict):
-                raise field_error(file, at, "expected a mapping")
+        for at, result in _mappings(file, entry.get("results") or [], f"{where}.results", f"{where}.results"):
             dataset = result.get("dataset") or {}
             task = result.get("task") or {}
             if not isinstance(dataset, dict) or not isinstance(task, dict):
@@ -253,18 +253,13 @@ def _model_index_rows(file: Path, doc: Any, default: str | None, skipped: list[s
                 raise field_error(file, f"{at}.dataset.type", "missing")
             config, split = _text(dataset.get("config")), _text(dataset.get("split"))
             label = str(dtype) + (f":{config}" if config else "") + (f"@{split}" if split else "")
-            metrics = result.get("metrics") or []
-            if not isinstance(metrics, list):
-                raise field_error(file, f"{at}.metrics", "expected a list")
-            for k, m in enumerate(metrics):
-                if not isinstance(m, dict):
-                    raise field_error(file, f"{at}.metrics[{k}]", "expected a mapping")
+            for mat, m in _mappings(file, result.get("metrics") or [], f"{at}.metrics", f"{at}.metrics"):
                 metric = m.get("type") or m.get("name")
                 if metric is None:
-                    raise field_error(file, f"{at}.metrics[{k}].type", "missing")
+                    raise field_error(file, f"{mat}.type", "missing")
                 value = _number(m.get("value"))
                 if value is None:
-                    skipped.append(f"{prov.relative(file)}: {at}.metrics[{k}] value {m.get('value')!r}")
+                    skipped.append(f"{prov.relative(file)}: {mat} value {m.get('value')!r}")
                     continue
                 rows.append({"system": system, "task": label, "metric": str(metric), "value": value,
                              "dataset": str(dtype), "config": config, "split": split,
@@ -276,13 +271,8 @@ def _model_index_rows(file: Path, doc: Any, default: str | None, skipped: list[s
 def _eval_results_rows(file: Path, doc: Any, system: str, skipped: list[str], prov: Provenance) -> list[dict]:
     if doc is None:
         return []
-    if not isinstance(doc, list):
-        raise field_error(file, "(top level)", f"expected a list of results, got {type(doc).__name__}")
     rows = []
-    for i, entry in enumerate(doc):
-        where = f"[{i}]"
-        if not isinstance(entry, dict):
-            raise field_error(file, where, "expected a mapping")
+    for where, entry in _mappings(file, doc, "(top level)", ""):
         dataset = entry.get("dataset")
         if not isinstance(dataset, dict) or not isinstance(dataset.get("id"), str):
             raise field_error(file, f"{where}.dataset.id", "missing (a Hub dataset id is required)")

@@ -43,7 +43,7 @@ from typing import Any
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.readers._common import Provenance, field_error, load_json, require
+from scorebench.io.readers._common import Provenance, check_runs, field_error, head_bytes, load_json, require
 
 __all__ = ["read", "detect", "value_to_float"]
 
@@ -98,13 +98,7 @@ def _is_eval_zip(path: Path) -> bool:
 
 
 def _is_json_log(path: Path) -> bool:
-    if path.suffix != ".json" or not path.is_file():
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 14)
-    except OSError:
-        return False
+    head = head_bytes(path, 1 << 14) if path.suffix == ".json" else b""
     return b'"eval"' in head and b'"task"' in head and (b'"version"' in head) and b'"plan"' in head or \
         b'"eval"' in head and b'"task_id"' in head and b'"model"' in head and b'"status"' in head
 
@@ -145,10 +139,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None,
         root = path
         logs = sorted(p for p in path.iterdir() if p.is_file() and not p.is_symlink()
                       and (p.suffix == ".eval" or (p.suffix == ".json" and _is_json_log(p))))
-    if not logs:
-        raise InputError(f"{path}: no Inspect log (.eval or .json) found")
-    if system is not None and system != "file" and len(logs) > 1:
-        raise InputError(f"system={system!r} names one log, but {path} holds {len(logs)} logs; use system='file'")
+    check_runs(path, logs, system, missing="no Inspect log (.eval or .json) found", unit="log", units="logs", by="file")
     prov = Provenance("inspect", root)
     frames, versions, seen = [], set(), {}
     for log in logs:

@@ -34,7 +34,7 @@ from scorebench.core.errors import InputError
 from scorebench.io.readers._common import (Provenance, field_error, head_bytes, is_regular_file, jsonl_records, load_json, plain_name,
                       require)
 
-__all__ = ["read", "detect"]
+__all__ = ["read", "detect", "system_name"]
 
 _RESULTS = re.compile(r"^results_(.+)\.json$")  # matched against the name without .gz
 _KNOWN_MAJOR_MINOR = (0, 4)  # lm_eval_version of the files this reader knows
@@ -51,7 +51,8 @@ def _is_results_file(path: Path, named: bool = False) -> bool:
     if not (named and name.endswith(".json") or _RESULTS.match(name) or name == "results.json"):
         return False
     head = head_bytes(path, 1 << 20)
-    return b'"results"' in head and any(k in head for k in _HEAD_KEYS)
+    # lighteval's results files also hold "results" and "versions"; its "config_general" tells them apart
+    return b'"results"' in head and any(k in head for k in _HEAD_KEYS) and b'"config_general"' not in head
 
 
 def detect(path: Path) -> bool:
@@ -146,7 +147,7 @@ class _Found:
         obj = load_json(run, self.prov.read(run))
         results = require(obj, "results", dict, run)
         self.versions.add(_version(obj, run))
-        name = _system_name(obj, run, root, system)
+        name = system_name(obj, run, root, system)
         groups = _group_members(obj)
         self.groups.update(groups)
         stamp = _stamp(run) or plain_name(run)
@@ -232,7 +233,10 @@ def _version(obj: dict, run: Path) -> str:
     return str(version)
 
 
-def _system_name(obj: dict, run: Path, root: Path, system: str | None) -> str:
+def system_name(obj: dict, run: Path, root: Path, system: str | None) -> str:
+    """The system a results file ``run`` under ``root`` belongs to: ``system`` when given
+    (``"folder"``: the run's folder relative to ``root``), else the file's ``model_name``,
+    else ``pretrained=`` of ``config.model_args``, else ``config.model``."""
     if system == "folder":
         rel = run.parent.relative_to(root) if run.parent != root else Path(run.parent.name)
         return rel.as_posix()

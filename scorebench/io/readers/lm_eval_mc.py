@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.readers._common import Provenance, field_error, jsonl_records, load_json, require
+from scorebench.io.readers._common import Provenance, check_runs, field_error, jsonl_records, load_json, require
+from scorebench.io.readers.lm_eval import system_name
 
 __all__ = ["read", "detect", "CONVENTIONS", "choice_probabilities"]
 
@@ -104,17 +105,15 @@ def read(path: Path, *, convention: str = "acc", system: str | None = None,
     root = path.parent if path.is_file() else path
     runs = [path] if path.is_file() and _RESULTS.match(path.name) else \
         sorted(p for p in root.rglob("results_*.json") if _RESULTS.match(p.name) and p.is_file() and not p.is_symlink())
-    if not runs:
-        raise InputError(f"{path}: no lm-evaluation-harness results_<timestamp>.json found")
-    if system is not None and system != "folder" and len(runs) > 1:
-        raise InputError(f"system={system!r} names one run, but {path} holds {len(runs)} results files")
+    check_runs(path, runs, system, missing="no lm-evaluation-harness results_<timestamp>.json found", unit="run",
+               units="results files", by="folder")
     prov = Provenance("lm_eval_mc", root)
     frames, versions, seen = [], set(), {}
     for run in runs:
         obj = load_json(run, prov.read(run))
         configs = require(obj, "configs", dict, run)
         versions.add(str(obj.get("lm_eval_version", "unknown")))
-        name = _system_name(obj, run, root, system)
+        name = system_name(obj, run, root, system)
         stamp = _RESULTS.match(run.name).group(1)
         for task, config in sorted(configs.items()):
             if not isinstance(config, dict) or config.get("output_type") != "multiple_choice":
@@ -142,18 +141,6 @@ def read(path: Path, *, convention: str = "acc", system: str | None = None,
     table = table[["system", "task", "id", "doc_id", "y", *cols, "n_choices"]]
     return prov.stamp(table, versions, convention=convention, resps=resps, kind="multiclass",
                       n_systems=int(table["system"].nunique()))
-
-
-def _system_name(obj: dict, run: Path, root: Path, system: str | None) -> str:
-    if system == "folder":
-        rel = run.parent.relative_to(root) if run.parent != root else Path(run.parent.name)
-        return rel.as_posix()
-    if system is not None:
-        return system
-    name = obj.get("model_name") or (obj.get("config") or {}).get("model")
-    if not isinstance(name, str) or not name:
-        raise field_error(run, "model_name", "missing (and no config.model); pass system=")
-    return name
 
 
 def _number(value: Any, path: Path, field: str) -> float:

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.readers._common import Provenance, as_number, field_error, load_json, require
+from scorebench.io.readers._common import Provenance, as_number, check_runs, field_error, head_bytes, load_json, require
 
 __all__ = ["read", "detect", "SUBSETS", "ties_score"]
 
@@ -55,14 +55,8 @@ _COLUMNS = ("id", "subset", "scores", "num_correct")
 
 
 def _looks_like(path: Path) -> bool:
-    if path.suffix != ".json" or not path.is_file():
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 16)
-    except OSError:
-        return False
-    return all(f'"{k}"'.encode() in head for k in ("num_correct", "subset", "scores")) and head.lstrip()[:1] == b"{"
+    head = head_bytes(path, 1 << 16) if path.suffix == ".json" else b""
+    return bool(head) and all(f'"{k}"'.encode() in head for k in ("num_correct", "subset", "scores")) and head.lstrip()[:1] == b"{"
 
 
 def detect(path: Path) -> bool:
@@ -127,10 +121,8 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
         raise InputError(f"level={level!r}: expected 'samples' or 'subsets'")
     root = path.parent if path.is_file() else path
     files = [path] if path.is_file() else sorted(p for p in root.rglob("*.json") if not p.is_symlink() and _looks_like(p))
-    if not files:
-        raise InputError(f"{path}: no RewardBench 2 scores file (column-wise id/subset/scores/num_correct) found")
-    if system is not None and len(files) > 1:
-        raise InputError(f"system={system!r} names one model, but {path} holds {len(files)} scores files")
+    check_runs(path, files, system, missing="no RewardBench 2 scores file (column-wise id/subset/scores/num_correct) "
+               "found", unit="model", units="scores files")
     prov = Provenance("rewardbench2", root)
     frames, seen = [], {}
     for file in files:

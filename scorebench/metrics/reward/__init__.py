@@ -16,4 +16,4 @@ Arena ratings with style control live in :mod:`scorebench.aggregate.style_contro
 
 from __future__ import annotations
 
-from scorebench.metrics.reward import accuracy, judges, kinds, length_bias, mdp_kind, starc  # noqa: F401  (register metrics and kinds)
+from scorebench.metrics.reward import accuracy, judges, kinds, length_bias, length_controlled, mdp_kind, starc  # noqa: F401  (register metrics and kinds)
