@@ -11,7 +11,8 @@ import pytest
 
 import scorebench
 from scorebench.core.errors import InputError, UnknownMetricError
-from scorebench.core.registry import Metric, register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, Metric, register
+from scorebench.core.table_schema import Option
 
 
 def test_lookup_returns_frozen_record():
@@ -32,8 +33,8 @@ def test_unknown_name_suggests_close_matches():
 
 def test_parameterised_name_binds_value():
     @register("test_top@k", family="test", kind="binary", inputs=("y", "p"), higher_is_better=True,
-              params={"k": None})
-    def top(y, p, *, k):
+              params={"k": Option("k", float, None, "rows counted")}, tested_against=NO_EXTERNAL_REFERENCE)
+    def test_top(y, p, *, k):
         """Share of the first k rows with y = 1."""
         import numpy as np
 
@@ -55,8 +56,9 @@ def test_parameterised_name_binds_value():
         """Another definition under a taken name."""
         return y
 
+    other.__name__ = "test_top"
     with pytest.raises(ValueError, match="already registered"):
-        register("test_top@k", family="test", kind="binary", higher_is_better=True, params={"k": 1})(other)
+        register("test_top@k", core=other, family="test", kind="binary", higher_is_better=True, params={"k": 1})
 
 
 def test_list_metrics_has_metadata_columns():

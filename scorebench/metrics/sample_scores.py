@@ -60,7 +60,7 @@ def _sample_mean_table(arrays: Mapping[str, Any], *, column: str | None = None) 
 
 @register("sample_mean@column", family="harness", kind=_KIND, higher_is_better=None, params={"column": None},
           table_fn=_sample_mean_table,
-          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo")
+          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo", tested_against=('statsmodels', 1e-10))
 def sample_mean(values: np.ndarray) -> np.ndarray:
     """Per-sample scores as contributions: their mean is the harness's value.
 

@@ -162,7 +162,7 @@ def _classwise_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np
 @register("ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
           citation=f"{_NAEINI}; {_GUO}", partial=_ece_partial, finalize=_ece_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("ece"))
+          bootstrap_stats=_binned_bootstrap_stats("ece"), tested_against=(('scikit-learn', 1e-15), ('scipy (distributions / numerical integration)', 1e-12),))
 def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Expected calibration error of binary probability forecasts (binned estimator).
 
@@ -219,7 +219,7 @@ def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
 
 @register("mce", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI,
-          partial=_mce_partial, finalize=_mce_finalize, bootstrap_stats=_binned_bootstrap_stats("mce"))
+          partial=_mce_partial, finalize=_mce_finalize, bootstrap_stats=_binned_bootstrap_stats("mce"), tested_against=(('scikit-learn', 1e-15), ('scipy (distributions / numerical integration)', 1e-12),))
 def mce(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Maximum calibration error: the largest gap between forecast and frequency over bins.
 
@@ -264,7 +264,7 @@ def _l2_ce_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "unifo
           params={"n_bins": 15, "binning": "uniform", "debias": True},
           citation="Kumar, Liang & Ma (2019), Verified Uncertainty Calibration, NeurIPS", covers="population",
           partial=_l2_ce_partial, finalize=_l2_ce_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("l2_calibration_error"))
+          bootstrap_stats=_binned_bootstrap_stats("l2_calibration_error"), tested_against=('scikit-learn', 1e-15))
 def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform",
                          debias: bool = True) -> float:
     r"""Binned l2 calibration error, debiased by default (Kumar, Liang & Ma, 2019).
@@ -312,7 +312,7 @@ def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "un
 @register("adaptive_ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15},
           citation="Nixon, Dusenberry, Zhang, Jerfel & Tran (2019), Measuring Calibration in Deep Learning, "
-                   "CVPR Workshops")
+                   "CVPR Workshops", tested_against=(('scikit-learn', 1e-15), ('scipy (distributions / numerical integration)', 1e-12),))
 def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
     """Adaptive ECE: ECE over bins that each hold the same number of forecasts.
 
@@ -350,7 +350,7 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
 @register("ece_top_label", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO,
           partial=_top_label_partial, finalize=_ece_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("ece_top_label"))
+          bootstrap_stats=_binned_bootstrap_stats("ece_top_label"), tested_against=('scikit-learn', 1e-15))
 def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Top-label (confidence) ECE of multiclass forecasts.
 
@@ -387,7 +387,7 @@ def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform")
 @register("classwise_ece", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
           citation="Kull, Perello-Nieto, Kängsepp, Silva Filho, Song & Flach (2019), Beyond temperature scaling, "
-                   "NeurIPS", partial=_classwise_partial, finalize=_classwise_finalize)
+                   "NeurIPS", partial=_classwise_partial, finalize=_classwise_finalize, tested_against=('scikit-learn', 1e-15))
 def classwise_ece(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Class-wise ECE: the mean over classes of the one-vs-rest binary ECE.
 

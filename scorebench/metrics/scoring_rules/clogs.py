@@ -58,7 +58,7 @@ def _window(x: Any, name: str, batch: tuple[int, ...]) -> np.ndarray:
 @register("clogs_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper=None, per_row=True,
           params={"a": -math.inf, "b": math.inf, "bandwidth": None, "cens": True},
-          citation=DIKS + "; Silverman (1986)")
+          citation=DIKS + "; Silverman (1986)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def clogs_ensemble(obs: Any, ens: Any, *, a: Any = -math.inf, b: Any = math.inf, bandwidth: Any = None,
                    cens: bool = True) -> np.ndarray:
     r"""Censored (or conditional) likelihood score of the Gaussian KDE of an ensemble, for the region ``(a, b)``.

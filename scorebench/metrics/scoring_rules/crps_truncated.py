@@ -143,7 +143,7 @@ def _gtcnormal(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
         return sigma * _assemble(omega, l, u, lmass, umass, t_z, rp(z), rp(u), rp(l), r2k)
 
 
-@register_dist("crps_gtcnormal", {**_NORMAL, **_BOUNDS, **_MASSES}, "real", GTC)
+@register_dist("crps_gtcnormal", {**_NORMAL, **_BOUNDS, **_MASSES}, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF,
                    lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored normal distribution.
@@ -187,7 +187,7 @@ def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any
     return _gtcnormal(*args)
 
 
-@register_dist("crps_tnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` truncated to :math:`(l, u)`.
 
@@ -206,7 +206,7 @@ def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     return _gtcnormal(obs, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_cnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_cnormal", {**_NORMAL, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` censored to :math:`[l, u]`.
 
@@ -304,7 +304,7 @@ def _gtclogistic(obs, mu, s, lower, upper, lmass, umass, censored=False):
     return s * out
 
 
-@register_dist("crps_gtclogistic", {**_LOGISTIC, **_BOUNDS, **_MASSES}, "real", GTC)
+@register_dist("crps_gtclogistic", {**_LOGISTIC, **_BOUNDS, **_MASSES}, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF,
                      lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored logistic distribution.
@@ -327,7 +327,7 @@ def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any =
     return _gtclogistic(*args)
 
 
-@register_dist("crps_tlogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tlogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution truncated to :math:`(l, u)` (:func:`crps_gtclogistic`
     without point masses).
@@ -342,7 +342,7 @@ def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
     return _gtclogistic(obs, mu, s, lower, upper, zero, zero)
 
 
-@register_dist("crps_clogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_clogistic", {**_LOGISTIC, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution censored to :math:`[l, u]` (tail probabilities on
     the bounds).
@@ -431,7 +431,7 @@ def _gtct(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
 _GTCT_SPEC = {**_T, **_BOUNDS, **_MASSES}
 
 
-@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC)
+@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF, upper: Any = _INF,
               lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored Student-t distribution (``df > 1``).
@@ -453,7 +453,7 @@ def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -
     return _gtct(*args)
 
 
-@register_dist("crps_tt", {**_T, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_tt", {**_T, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution truncated to :math:`(l, u)` (``df > 1``).
@@ -469,7 +469,7 @@ def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     return _gtct(obs, df, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_ct", {**_T, **_BOUNDS}, "[lower, upper]", GTC)
+@register_dist("crps_ct", {**_T, **_BOUNDS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
 def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution censored to :math:`[l, u]` (``df > 1``).
@@ -489,7 +489,7 @@ def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
 _TWO_PIECE = {"scale1": ("positive", None), "scale2": ("positive", None), "mu": ("real", None)}
 
 
-@register_dist("crps_2pnormal", _TWO_PIECE, "real", JKL)
+@register_dist("crps_2pnormal", _TWO_PIECE, "real", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""CRPS of the two-piece normal distribution (scale ``scale1`` below ``mu``, ``scale2`` above).
 

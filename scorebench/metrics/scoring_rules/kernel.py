@@ -73,7 +73,7 @@ def _gks_engine(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estima
 
 @register("gksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a univariate ensemble.
@@ -107,7 +107,7 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
 
 @register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a multivariate ensemble (Euclidean distance, unit scale).
