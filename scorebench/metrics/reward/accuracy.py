@@ -88,7 +88,7 @@ def credit(chosen: Any, rejected: Any, *, ties: str = "half") -> np.ndarray:
 
 
 @register("rm_accuracy", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected"), higher_is_better=True,
-          bounds=(0.0, 1.0), params={"ties": "half"}, citation=_CITE, tested_against=('scipy (distributions / numerical integration)', 1e-12))
+          bounds=(0.0, 1.0), params={"ties": "half"}, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def rm_accuracy(chosen: Any, rejected: Any, /, *, ties: str = "half") -> np.ndarray:
     r"""Reward-model accuracy: share of prompts whose chosen response scores highest.
 
@@ -157,7 +157,7 @@ def _counts(subset: Any, subsets: Sequence[str]) -> dict[str, int]:
 @register("rewardbench_score", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected", "subset", "subsets"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
           params={"ties": "loss", "weights": "official", "missing": "zero"},
-          citation=_CITE + "; section weighting as in allenai/reward-bench rewardbench/utils.py calculate_scores_per_section", tested_against=('scipy (distributions / numerical integration)', 1e-12))
+          citation=_CITE + "; section weighting as in allenai/reward-bench rewardbench/utils.py calculate_scores_per_section", tested_against=NO_EXTERNAL_REFERENCE)
 def rewardbench_score(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *, ties: str = "loss",
                       weights: str = "official", missing: str = "zero") -> float:
     r"""RewardBench score: the mean of the section scores, each an example-count-weighted mean.

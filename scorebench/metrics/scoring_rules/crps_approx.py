@@ -23,6 +23,7 @@ from scorebench.core.lazy import lazy_module
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
 from scorebench.core.validation import as_float_array, check_positive_number
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
 from scorebench.metrics.scoring_rules.crps_ensemble import _ensemble_inputs
@@ -232,4 +233,4 @@ def _tbs_table(arrays: Mapping[str, np.ndarray], *, threshold: Any = None) -> np
 
 register("threshold_brier_score", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
          higher_is_better=False, bounds=(0.0, 1.0), proper="proper", per_row=True,
-         params={"threshold": None}, table_fn=_tbs_table, citation=GR, tested_against=('properscoring 0.1', 1e-13))(threshold_brier_score)
+         params={"threshold": Option("threshold", float, None, "the threshold z of 1{y <= z}")}, table_fn=_tbs_table, citation=GR, tested_against=('properscoring 0.1', 1e-13))(threshold_brier_score)

@@ -33,6 +33,7 @@ import numpy as np
 from scorebench.core.lazy import lazy_module
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
 from scorebench.core.validation import as_float_array, broadcast_arrays, check_positive
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
@@ -326,7 +327,8 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray | N
 
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
                              "lower": ("real", 0.0), "upper": ("real", 1.0)}, "[lower, upper]", JKL,
-               params={"lower": None, "upper": None}, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+               params={"lower": Option("lower", float, None, "lower end of the support (None: column, else 0)"),
+                       "upper": Option("upper", float, None, "upper end of the support (None: column, else 1)")}, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> np.ndarray:
     r"""CRPS of the beta distribution :math:`\mathrm{Beta}(a, b)` on :math:`[l, u]`.
 

@@ -36,6 +36,7 @@ import numpy as np
 from scorebench.core.lazy import lazy_module
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
 from scorebench.core.validation import as_float_array, check_choice, check_positive, describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch, check_thresholds, chunk_slices, run_engine
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
@@ -275,7 +276,7 @@ def kde_bandwidth(bandwidth: Any, ens: np.ndarray, batch: tuple[int, ...]) -> np
 
 @register("log_score_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper=None, per_row=True,
-          params={"bandwidth": None},
+          params={"bandwidth": Option("bandwidth", float, None, "kernel bandwidth (None: Silverman's rule)")},
           citation="Krüger et al. (2021), Int. J. Forecasting 37(1):23-40; Silverman (1986)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def log_score_ensemble(obs: Any, ens: Any, *, bandwidth: Any = None) -> np.ndarray:
     r"""Log score of the Gaussian kernel density estimate of an ensemble.
