@@ -491,7 +491,8 @@ def metric(name: str, **params: Any) -> Metric:
             raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
         if not value:
             raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
-        params = {record.at_param: parse_value(value), **params}
+        if value != record.at_param:  # "ndcg@k", the listed name itself, keeps the default
+            params = {record.at_param: parse_value(value), **params}
     elif record.at_param is not None:
         # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
         record = replace(record, name=base)
