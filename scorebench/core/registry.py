@@ -217,6 +217,8 @@ class Metric:
                 f"accepted: {describe_params(self) or 'none'}"
             )
         declared = {o.name: o for o in self.options}
+        # "none" on the command line spells None (e.g. log_score(clip=none)); the declared type converts the rest
+        params = {k: None if isinstance(v, str) and v.strip().lower() == "none" else v for k, v in params.items()}
         params = {k: declared[k].coerce(v, self.base_name, owner="metric", noun="parameter") if k in declared else v
                   for k, v in params.items()}
         merged = {**self.params, **params}
