@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from scorebench.core.registry import list_metrics
@@ -55,7 +57,7 @@ def markdown_catalogue(table) -> str:
 
 
 def _cell(value) -> str:
-    text = "" if value is None or value != value else str(value)
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
     return " ".join(text.split()).replace("|", "\\|") or "-"
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from scorebench.core.builtins import load_builtins
 from scorebench.core.records import Registry
 from scorebench.core.errors import InputError, UnknownMetricError
-from scorebench.core.table_schema import OPTION_TYPES, Option
+from scorebench.core.table_schema import Option
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT",
            "NO_EXTERNAL_REFERENCE", "describe_tested_against"]
