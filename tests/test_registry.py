@@ -11,7 +11,8 @@ import pytest
 
 import scorebench
 from scorebench.core.errors import InputError, UnknownMetricError
-from scorebench.core.registry import Metric, register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, Metric, register
+from scorebench.core.table_schema import Option
 
 
 def test_lookup_returns_frozen_record():
@@ -32,8 +33,8 @@ def test_unknown_name_suggests_close_matches():
 
 def test_parameterised_name_binds_value():
     @register("test_top@k", family="test", kind="binary", inputs=("y", "p"), higher_is_better=True,
-              params={"k": None})
-    def top(y, p, *, k):
+              params={"k": Option("k", float, None, "rows counted")}, tested_against=NO_EXTERNAL_REFERENCE)
+    def test_top(y, p, *, k):
         """Share of the first k rows with y = 1."""
         import numpy as np
 
@@ -55,8 +56,9 @@ def test_parameterised_name_binds_value():
         """Another definition under a taken name."""
         return y
 
+    other.__name__ = "test_top"
     with pytest.raises(ValueError, match="already registered"):
-        register("test_top@k", family="test", kind="binary", higher_is_better=True, params={"k": 1})(other)
+        register("test_top@k", core=other, family="test", kind="binary", higher_is_better=True, params={"k": 1})
 
 
 def test_list_metrics_has_metadata_columns():
@@ -128,3 +130,28 @@ def test_parameter_variants_have_distinct_parseable_names(rng):
     scores = scorebench.evaluate(t, ["crps_ensemble", "crps_ensemble(estimator=fair)"], n_boot=0)
     assert list(scores.metric) == ["crps_ensemble", "crps_ensemble(estimator=fair)"]
     assert scores.value.iloc[1] < scores.value.iloc[0]
+
+
+def test_declared_types_convert_text_and_refuse_bad_values():
+    assert scorebench.metric("ndcg@10").params["k"] == 10  # integer by declaration, not by the look of "10"
+    assert scorebench.metric("ece(binning=quantile,n_bins=5)").params["n_bins"] == 5
+    assert scorebench.metric("log_score(clip=none)").params["clip"] is None  # "none" spells None
+    with pytest.raises(InputError, match=r"metric 'ece': parameter 'n_bins' expects an integer, got 'ten'"):
+        scorebench.metric("ece(n_bins=ten)")
+    with pytest.raises(InputError, match=r"metric 'ndcg@k': parameter 'k' expects an integer, got 2.5"):
+        scorebench.metric("ndcg", k=2.5)
+    with pytest.raises(InputError, match=r"parameter 'binning' expects one of 'uniform', .*got 'nope'"):
+        scorebench.metric("ece", binning="nope")
+    assert scorebench.metric("ndcg@k").name == "ndcg@k"  # the listed name is the unbound metric
+
+
+def test_register_is_one_call_with_or_without_decorator():
+    def test_plain(y, p, *, scale=1.0):
+        """Scaled difference."""
+        return (y - p) * scale
+
+    assert register("test_plain", core=test_plain, family="test", kind="binary", inputs=("y", "p"),
+                    higher_is_better=None, params={"scale": 1.0}, tested_against=NO_EXTERNAL_REFERENCE) is test_plain
+    m = scorebench.metric("test_plain(scale=2)")
+    assert m.params["scale"] == 2.0 and [o.type for o in m.options] == [float]
+    assert m.tested_against == (NO_EXTERNAL_REFERENCE,)

@@ -74,9 +74,24 @@ def _interval(m: Any) -> tuple[str, str]:
     return rule, text
 
 
+def _param(option: Any) -> str:
+    """A declared parameter as ``name`` (type {choices}, default): doc."""
+    from scorebench.core.table_schema import OPTION_TYPES
+
+    choices = " {" + ", ".join(map(str, option.choices)) + "}" if option.choices else ""
+    default = "" if option.default is None else f", default ``{option.default!r}``"
+    doc = f": {option.doc}" if option.doc else ""
+    return f"``{option.name}`` ({OPTION_TYPES[option.type]}{choices}{default}){doc}"
+
+
+def _tested(m: Any) -> str:
+    """What the test suite compares the metric with, and at which tolerance."""
+    return "; ".join(ref if tol is None else f"{ref}, tolerance {tol:g}" for ref, tol in m.tested_against)
+
+
 def metric_entry(m: Any) -> str:
     rule, covers = _interval(m)
-    params = ", ".join(f"``{k}={v!r}``" for k, v in m.params.items()) or "none"
+    params = "; ".join(_param(o) for o in m.options) or "none"
     fn = m.fn
     target = f"{fn.__module__}.{fn.__qualname__}"
     rows = [
@@ -92,6 +107,7 @@ def metric_entry(m: Any) -> str:
         ("Interval covers", covers),
         ("Needs torch", "yes" if m.needs_torch else "no"),
         ("Citation", m.citation or "see the docstring"),
+        ("Tested against", _tested(m)),
         ("Python", f":func:`{target}`"),
         ("Command line", f"``scorebench evaluate TABLE -m {m.base_name.replace('@' + (m.at_param or ''), '@10') if m.at_param else m.name}``"),
     ]

@@ -117,8 +117,14 @@ def _plain(attrs: dict) -> dict:
     return {k: v for k, v in sorted(attrs.items()) if isinstance(v, (str, int, float, bool))}
 
 
-def parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
-    """``key=value`` strings to a dict, values parsed as int/float/bool where they look so."""
+def parse_options(pairs: tuple[str, ...], *, undeclared: bool = False) -> dict[str, object]:
+    """``key=value`` strings to a dict of text values.
+
+    The declaration of each option (a kind's :class:`~scorebench.core.table_schema.Option`, a
+    metric's typed parameters) converts the text; nothing is guessed here. ``undeclared=True``
+    is for parameters that have no typed declaration yet (aggregation methods' ``--param``):
+    their values are read as true/false, integers or numbers where they spell one.
+    """
     from scorebench.core.errors import InputError
 
     out: dict[str, object] = {}
@@ -126,5 +132,16 @@ def parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise InputError(f"option {pair!r}: expected key=value")
-        out[key.strip()] = parse_value(value.strip())
+        out[key.strip()] = _untyped_value(value.strip()) if undeclared else parse_value(value.strip())
     return out
+
+
+def _untyped_value(text: str) -> object:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text

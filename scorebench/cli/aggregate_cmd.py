@@ -121,7 +121,7 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
                                    resampling), output, fmt, group="method")
     table = load_table(scores, source_format, source_options)
     refuse_mixed_metrics(table)
-    options = parse_options(params)
+    options = parse_options(params, undeclared=True)  # method parameters are not typed yet
     names = list(methods) or ["borda"]
     if predict:
         from scorebench.aggregate.prediction import predict_battles, prediction_options

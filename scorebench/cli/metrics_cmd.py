@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from scorebench.core.registry import list_metrics
@@ -14,19 +16,49 @@ CITATION_CHARS = 60
 
 @click.command("metrics")
 @click.option("--family", default=None, help="Only this family (e.g. scoring_rules, ranking).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "markdown"]), default="table",
               show_default=True, help="table: a summary (citations shortened, what each interval covers "
-                                      "in short); csv / json: every field in full.")
+                                      "in short); csv / json: every field in full; markdown: a catalogue "
+                                      "table with typed parameters and what each metric is tested against.")
 def command(family: str | None, fmt: str) -> None:
-    """List registered metrics with direction, bounds, kind, interval rule, what the interval covers
-    and citation.
+    """List registered metrics with direction, bounds, kind, interval rule, what the interval covers,
+    typed parameters, what each is tested against (reference and tolerance) and citation.
 
     The interval column names the rule that puts the bootstrap interval on the metric (the
     same in every engine and on the boards); interval_covers says whether that interval covers
     the population value or only a biased plug-in estimator's mean at this sample size (csv /
     json give the full sentence).
     """
-    echo_listing(list_metrics(family), fmt, _shown)
+    table = list_metrics(family)
+    if fmt == "markdown":
+        click.echo(markdown_catalogue(table))
+    else:
+        echo_listing(table, fmt, _shown)
+
+
+#: Columns of ``scorebench metrics --format markdown`` (the catalogue view).
+MARKDOWN_COLUMNS = ("name", "family", "kind", "direction", "param_types", "interval", "tested_against", "citation")
+
+
+def markdown_catalogue(table) -> str:
+    """The registry listing as a Markdown table: typed parameters and reference with tolerance.
+
+    Examples
+    --------
+    >>> from scorebench.core.registry import list_metrics
+    >>> print(markdown_catalogue(list_metrics()[lambda t: t["name"] == "ece"]).splitlines()[2])  # doctest: +ELLIPSIS
+    | ece | calibration | binary | lower | n_bins (an integer, default 15); binning (text {uniform, ...
+    """
+    shown = table.assign(direction=table["higher_is_better"].map({True: "higher", False: "lower"}).fillna("none"))
+    header = "| " + " | ".join(MARKDOWN_COLUMNS) + " |"
+    rule = "|" + "|".join("---" for _ in MARKDOWN_COLUMNS) + "|"
+    rows = ["| " + " | ".join(_cell(row[c]) for c in MARKDOWN_COLUMNS) + " |" for _, row in shown.iterrows()]
+    return "\n".join([header, rule, *rows])
+
+
+def _cell(value) -> str:
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    return " ".join(text.split()).replace("|", "\\|") or "-"
 
 
 def shorten(text: str, limit: int = CITATION_CHARS) -> str:
@@ -57,8 +89,9 @@ _COVERS_SHORT = _short_covers()
 
 def _shown(table):
     shown = table[["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
-                   "proper", "interval", "interval_covers", "citation"]].copy()
+                   "proper", "interval", "interval_covers", "param_types", "citation"]].copy()
     shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
     shown["interval_covers"] = shown["interval_covers"].map(_COVERS_SHORT)
     shown["citation"] = [shorten(c) if isinstance(c, str) else "" for c in shown["citation"]]
+    shown["param_types"] = [shorten(c) if c else "-" for c in shown["param_types"]]
     return shown

@@ -1,11 +1,23 @@
 """The metric registry: one frozen record per metric, looked up by name.
 
-A metric is registered with the :func:`register` decorator on its public numpy function::
+A metric is registered by one call, :func:`register`, naming its public numpy function as
+``core`` (or, the same call, as a decorator on that function)::
 
-    @register("brier_score", family="scoring_rules", kind="binary", inputs=("y", "p"),
-              higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-              citation="Brier (1950), Monthly Weather Review 78(1)")
-    def brier_score(y, p): ...
+    register("brier_score", core=brier_score, family="scoring_rules", kind="binary", inputs=("y", "p"),
+             higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
+             params={}, tested_against=("scikit-learn brier_score_loss", 1e-12),
+             citation="Brier (1950), Monthly Weather Review 78(1)")
+
+Family helpers (the ranking ``measure``, the parametric ``register_dist``) only build that
+call. The registry name is the public function's name (``fn.__name__``), plus an optional
+``@param`` suffix; :func:`register` refuses any other name.
+
+Parameters are declared like kind options, as :class:`~scorebench.core.table_schema.Option`
+(type, choices, default, doc); a plain default declares an option whose type is the
+function's annotation of that keyword (``int``, ``float``, ``bool``, ``str``, optionally
+``| None``), else that of the default. A lookup with a bad parameter fails with one template::
+
+    metric 'ece': parameter 'n_bins' expects an integer, got 'ten'
 
 Parameterised names resolve by their ``@`` parameter: a metric registered as ``ndcg@k``
 with ``params={"k": None}`` is found by ``metric("ndcg@10")`` with ``k=10`` bound.
@@ -25,9 +37,10 @@ from typing import Any
 from scorebench.core.builtins import load_builtins
 from scorebench.core.records import Registry
 from scorebench.core.errors import InputError, UnknownMetricError
-from scorebench.core.validation import parse_bool
+from scorebench.core.table_schema import Option
 
-__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT"]
+__all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT",
+           "NO_EXTERNAL_REFERENCE", "describe_tested_against"]
 
 ENTRY_POINT_GROUP = "scorebench.metrics"
 _PROPER = (None, "proper", "strict")
@@ -35,6 +48,9 @@ _PROPER = (None, "proper", "strict")
 COVERS = (None, "population", "estimator_mean")
 COVERS_TEXT = {"population": "the population value (unbiased or bias-corrected estimator)",
                "estimator_mean": "the estimator's mean at this n (biased plug-in; not the population value)"}
+#: ``tested_against`` of a metric the test suite compares with no external implementation or
+#: published number: only hand-computed examples and the registry-wide contract properties.
+NO_EXTERNAL_REFERENCE = ("no external reference: hand-computed examples and contract properties only", None)
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,13 @@ class Metric:
     note : callable or None
         Optional ``note(arrays, **params)`` -> dict of counts to record in the output's
         attrs (e.g. ``{"clipped_rows": 2}``) plus an optional ``"message"`` to warn with.
+    options : tuple of Option
+        The typed declaration of every parameter (type, choices, default, doc), in the
+        order of ``params``; :meth:`with_params` checks values against it.
+    tested_against : tuple of (str, float or None)
+        What the test suite compares the metric with, and at which tolerance: a reference
+        library (``("scoringrules 0.7", 1e-10)``), a published source or a closed form;
+        :data:`NO_EXTERNAL_REFERENCE` when there is none.
     covers : {"population", "estimator_mean"} or None
         What the metric's interval covers (:attr:`interval_covers`): ``"population"`` when the
         estimator is unbiased (or bias-corrected) for the population value, so its interval
@@ -135,6 +158,8 @@ class Metric:
     note: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     distribution: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     covers: str | None = None
+    options: tuple[Option, ...] = field(default=(), compare=False)
+    tested_against: tuple[tuple[str, float | None], ...] = ()
 
     @property
     def interval_covers(self) -> str:
@@ -188,12 +213,14 @@ class Metric:
         unknown = set(params) - set(self.params)
         if unknown:
             raise InputError(
-                f"metric {self.name!r}: unknown parameter(s) {sorted(unknown)}; "
-                f"accepted: {sorted(self.params) or 'none'}"
+                f"metric {self.base_name!r}: unknown parameter(s) {sorted(unknown)}; "
+                f"accepted: {describe_params(self) or 'none'}"
             )
-        # on/off parameters are parsed strictly ("no" is not true); see validation.parse_bool
-        params = {k: parse_bool(v, f"metric {self.name!r}: parameter {k!r}")
-                  if isinstance(self.params.get(k), bool) and v is not None else v for k, v in params.items()}
+        declared = {o.name: o for o in self.options}
+        # "none" on the command line spells None (e.g. log_score(clip=none)); the declared type converts the rest
+        params = {k: None if isinstance(v, str) and v.strip().lower() == "none" else v for k, v in params.items()}
+        params = {k: declared[k].coerce(v, self.base_name, owner="metric", noun="parameter") if k in declared else v
+                  for k, v in params.items()}
         merged = {**self.params, **params}
         base = self.name.split("@", 1)[0].split("(", 1)[0]
         defaults = _REGISTRY[base].params if base in _REGISTRY else self.params
@@ -267,18 +294,86 @@ def _format_param(value: Any) -> str:
 
 
 def parse_value(text: str) -> Any:
-    """Text from a name or the command line as a bool, int, float or plain string."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
+    """Text from a metric name or the command line, kept as text (stripped).
+
+    A parameter's declared :class:`Option` type converts it (``"10"`` -> ``10`` for an
+    integer ``k``); nothing is guessed from how the text looks.
+    """
+    return text.strip()
 
 
-def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
+def describe_params(m: Metric) -> str:
+    """The metric's parameters as one line: ``name (type {choices}, default d)``.
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> describe_params(scorebench.metric("ece")).split("; ")[0]
+    'n_bins (an integer, default 15)'
+    >>> describe_params(scorebench.metric("ndcg@10")).split("; ")[0]
+    'k (an integer)'
+    """
+    return "; ".join(o.describe() for o in m.options)
+
+
+def describe_tested_against(m: Metric) -> str:
+    """What the tests compare the metric with, as one line (``scoringrules (tol 1e-10)``)."""
+    return "; ".join(ref if tol is None else f"{ref} (tol {tol:g})" for ref, tol in m.tested_against)
+
+
+_ANNOTATION_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def _declare(name: str, fn: Callable, params: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[Option, ...]]:
+    """Defaults and typed :class:`Option` declarations from ``params`` (Options or defaults)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+    defaults, options = {}, []
+    for key, spec in params.items():
+        if isinstance(spec, Option):
+            if spec.name != key:
+                raise ValueError(f"metric {name!r}: parameter {key!r} declared as Option {spec.name!r}")
+            option = spec
+        else:
+            option = Option(key, _declared_type(fn, signature, key, spec), spec)
+        defaults[key] = option.default
+        options.append(option)
+    return defaults, tuple(options)
+
+
+def _declared_type(fn: Callable, signature: inspect.Signature | None, key: str, default: Any) -> Any:
+    parameter = signature.parameters.get(key) if signature is not None else None
+    annotation = parameter.annotation if parameter is not None else inspect.Parameter.empty
+    if annotation is inspect.Parameter.empty:
+        annotation = None
+    elif isinstance(annotation, type):
+        annotation = annotation.__name__
+    elif not isinstance(annotation, str):
+        annotation = str(annotation)
+    if isinstance(annotation, str):
+        parts = {part.strip() for part in annotation.split("|")} - {"None"}
+        if len(parts) == 1 and (only := parts.pop()) in _ANNOTATION_TYPES:
+            return _ANNOTATION_TYPES[only]
+        return "any"  # declared, but not one scalar type (Any, a mapping, an array)
+    if isinstance(default, bool):
+        return bool
+    if isinstance(default, (int, float, str)):
+        return type(default)
+    return "any"
+
+
+def _tested_against(name: str, value: Any) -> tuple[tuple[str, float | None], ...]:
+    pairs = (value,) if value and isinstance(value[0], str) else tuple(value or ())
+    for pair in pairs:
+        if len(pair) != 2 or not isinstance(pair[0], str) or not pair[0] or \
+                not (pair[1] is None or isinstance(pair[1], (int, float))):
+            raise ValueError(f"metric {name!r}: tested_against takes (reference, tolerance) pairs, got {pair!r}")
+    return tuple((ref, None if tol is None else float(tol)) for ref, tol in pairs)
+
+
+def register(name: str, *, core: Callable | None = None, family: str, kind: str, inputs: tuple[str, ...] = (),
              higher_is_better: bool | None, bounds: tuple[float, float] = (-math.inf, math.inf),
              proper: str | None = None, per_row: bool = True, params: Mapping[str, Any] | None = None,
              needs_torch: bool = False, differentiable: bool = False, citation: str = "",
@@ -288,10 +383,19 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
              bootstrap_stats: Callable[..., Any] | None = None,
              note: Callable[..., Any] | None = None,
              distribution: Mapping[str, Any] | None = None,
-             covers: str | None = None) -> Callable[[Callable], Callable]:
-    """Decorator registering ``fn`` as metric ``name``; returns ``fn`` unchanged.
+             covers: str | None = None,
+             tested_against: Any = ()) -> Any:
+    """Register ``core`` (the metric's public function) as metric ``name``; returns ``core``.
 
-    ``name`` may end in ``@param`` (``"ndcg@k"``): ``param`` must then be in ``params``.
+    The one way to define a metric. Without ``core`` it is the same call as a decorator:
+    ``@register(name, ...)`` on the function.
+
+    ``name`` is the function's name (``core.__name__``), optionally followed by ``@param``
+    (``"ndcg@k"``): ``param`` must then be in ``params``. ``params`` maps each keyword to its
+    :class:`~scorebench.core.table_schema.Option` declaration, or to a plain default (typed by
+    the function's annotation of that keyword, else by the default). ``tested_against`` is a
+    ``(reference, tolerance)`` pair, or several, naming what the test suite compares the
+    metric with (:data:`NO_EXTERNAL_REFERENCE` when nothing external).
     Registering a name twice raises, so two plugins cannot silently shadow each other.
     """
     if proper not in _PROPER:
@@ -307,21 +411,24 @@ def register(name: str, *, family: str, kind: str, inputs: tuple[str, ...] = (),
     params = dict(params or {})
     if at_param is not None and at_param not in params:
         raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
+    tested = _tested_against(name, tested_against)
 
     def decorate(fn: Callable) -> Callable:
+        defaults, options = _declare(name, fn, params)
         # The same function registering again is its module being imported a second
         # time (e.g. by a doctest runner); the newer definition replaces the older one.
         _REGISTRY.add(base, Metric(
             name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
             higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
-            proper=proper, per_row=per_row, params=MappingProxyType(params), at_param=at_param,
+            proper=proper, per_row=per_row, params=MappingProxyType(defaults), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
             bootstrap_stats=bootstrap_stats, note=note, distribution=distribution, covers=covers,
+            options=options, tested_against=tested,
         ))
         return fn
 
-    return decorate
+    return decorate if core is None else decorate(core)
 
 
 def definition_site(fn: Callable) -> str:
@@ -386,7 +493,8 @@ def metric(name: str, **params: Any) -> Metric:
             raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
         if not value:
             raise UnknownMetricError(f"metric {name!r}: missing value after '@'")
-        params = {record.at_param: parse_value(value), **params}
+        if value != record.at_param:  # "ndcg@k", the listed name itself, keeps the default
+            params = {record.at_param: parse_value(value), **params}
     elif record.at_param is not None:
         # Without a value ("map" for "map@k") the metric runs uncut and is named plainly.
         record = replace(record, name=base)
@@ -428,6 +536,7 @@ def list_metrics(family: str | None = None):
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
             "interval": "wilson" if m.proportion else m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
             "params": ", ".join(f"{k}={v!r}" for k, v in m.params.items()),
+            "param_types": describe_params(m), "tested_against": describe_tested_against(m),
             "needs_torch": m.needs_torch, "differentiable": m.differentiable,
             "description": m.description, "citation": m.citation,
         }
@@ -438,5 +547,5 @@ def list_metrics(family: str | None = None):
         families = sorted({m.family for m in all_metrics()})
         raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
     columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
-               "per_row", "interval", "interval_covers", "params", "needs_torch", "differentiable", "description", "citation"]
+               "per_row", "interval", "interval_covers", "params", "param_types", "tested_against", "needs_torch", "differentiable", "description", "citation"]
     return pd.DataFrame(rows, columns=columns)

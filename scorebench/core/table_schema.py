@@ -148,16 +148,20 @@ class Option:
     def cli_name(self) -> str:
         return "--" + self.name.replace("_", "-")
 
-    def coerce(self, value: Any, kind: str) -> Any:
-        """``value`` checked against the declaration; command-line text is converted."""
+    def coerce(self, value: Any, kind: str, *, owner: str = "kind", noun: str = "option") -> Any:
+        """``value`` checked against the declaration; command-line text is converted.
+
+        Errors follow one template naming the owner (``kind 'x'``, or ``metric 'ece'`` with
+        ``owner="metric", noun="parameter"``), the option, what it expects and the value.
+        """
         if value is None or self.type in ("any", "table"):
             return value
         converted = _convert(value, self.type)
         if converted is _INVALID:
-            raise InputError(f"kind {kind!r}: option {self.name!r} expects {OPTION_TYPES[self.type]}, "
+            raise InputError(f"{owner} {kind!r}: {noun} {self.name!r} expects {OPTION_TYPES[self.type]}, "
                              f"got {value!r}")
         if self.choices and converted not in self.choices:
-            raise InputError(f"kind {kind!r}: option {self.name!r} expects one of "
+            raise InputError(f"{owner} {kind!r}: {noun} {self.name!r} expects one of "
                              f"{', '.join(map(repr, self.choices))}, got {value!r}")
         return converted
 

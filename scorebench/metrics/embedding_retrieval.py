@@ -393,7 +393,7 @@ _CITATION_MAPR = "Musgrave, Belongie & Lim (2020), A Metric Learning Reality Che
 
 @register("embedding_recall@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("recall"), params={"k": 1, "metric": "cosine", "chunk_size": None},
-          citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR")
+          citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR", tested_against=('scikit-learn', 1e-12))
 def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosine",
                 chunk_size: int | None = None) -> float:
     r"""Recall@k of leave-one-out retrieval: share of queries with a same-label item in their top k.
@@ -414,7 +414,7 @@ def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosi
 @register("embedding_ndcg@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("ndcg"),
           params={"k": 10, "metric": "cosine", "chunk_size": None},
-          citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)")
+          citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)", tested_against=('scikit-learn', 1e-12))
 def ndcg_at_k(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosine",
               chunk_size: int | None = None) -> float:
     r"""NDCG@k of leave-one-out retrieval with binary relevance (same label).
@@ -436,7 +436,7 @@ def ndcg_at_k(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosin
 
 @register("r_precision", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("r_precision"), params={"metric": "cosine", "chunk_size": None},
-          citation=_CITATION_MAPR)
+          citation=_CITATION_MAPR, tested_against=('scikit-learn', 1e-12))
 def r_precision(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
     r"""R-precision of leave-one-out retrieval: precision at rank R, the number of same-label items.
 
@@ -453,7 +453,7 @@ def r_precision(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_s
 
 @register("map_at_r", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("map_at_r"), params={"metric": "cosine", "chunk_size": None},
-          citation=_CITATION_MAPR)
+          citation=_CITATION_MAPR, tested_against=('scikit-learn', 1e-12))
 def map_at_r(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
     r"""MAP@R: mean average precision over the top R neighbours (Musgrave et al., 2020).
 

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
+from scorebench.core.table_schema import Option
 from scorebench.core.tables import Column, Inputs, unit_frame, start_table, numeric_column, register_kind
 from scorebench.core.validation import describe_rows
 
@@ -107,37 +108,39 @@ def _listwise(name: str, summary: str, **fixed: Any) -> Callable[..., np.ndarray
     return wrapper
 
 
+_K = Option("k", int, None, "cut-off: only the top k ranks count (None: the whole list)")
+_ALLRANK = ("allRank NeuralNDCG (re-derived in tests/_allrank_reference.py)", 1e-12)
 _LISTWISE = [
-    # name, registry name, summary, params, bounds, citation
+    # name, registry name, summary, params, bounds, citation, tested against
     ("neural_ndcg", "neural_ndcg@k", "NeuralNDCG loss: minus the NeuralSort-relaxed NDCG@k of each query.",
-     {"k": None, "temperature": 1.0, "variant": "standard", "gain": "exponential"}, (-1.0, 0.0),
-     "Pobrotyn & Białobrzeski (2021), NeuralNDCG, arXiv:2102.07831"),
+     {"k": _K, "temperature": 1.0, "variant": "standard", "gain": "exponential"}, (-1.0, 0.0),
+     "Pobrotyn & Białobrzeski (2021), NeuralNDCG, arXiv:2102.07831", _ALLRANK),
     ("approx_ndcg", "approx_ndcg", "ApproxNDCG loss: minus NDCG with sigmoid-smoothed ranks.",
      {"alpha": 1.0, "gain": "exponential"}, (-1.0, 0.0),
-     "Qin, Liu & Li (2010), Information Retrieval 13(4)"),
+     "Qin, Liu & Li (2010), Information Retrieval 13(4)", NO_EXTERNAL_REFERENCE),
     ("listnet_loss", "listnet_loss", "ListNet loss: cross-entropy of label and score softmaxes per query.",
-     {}, (0.0, math.inf), "Cao, Qin, Liu, Tsai & Li (2007), ICML"),
+     {}, (0.0, math.inf), "Cao, Qin, Liu, Tsai & Li (2007), ICML", NO_EXTERNAL_REFERENCE),
     ("listmle_loss", "listmle_loss", "ListMLE loss: negative Plackett-Luce log-likelihood of the label order.",
-     {}, (0.0, math.inf), "Xia, Liu, Wang, Zhang & Li (2008), ICML"),
+     {}, (0.0, math.inf), "Xia, Liu, Wang, Zhang & Li (2008), ICML", NO_EXTERNAL_REFERENCE),
     ("ranknet_loss", "ranknet_loss", "RankNet loss: mean logistic loss over pairs with different labels.",
-     {"sigma": 1.0}, (0.0, math.inf), "Burges et al. (2005), ICML"),
+     {"sigma": 1.0}, (0.0, math.inf), "Burges et al. (2005), ICML", NO_EXTERNAL_REFERENCE),
     ("lambda_loss", "lambda_loss", "LambdaLoss: metric-weighted pairwise logistic loss (NDCG-Loss2 default).",
-     {"weighting": "ndcg_loss2", "k": None, "sigma": 1.0, "mu": 10.0, "gain": "exponential"},
-     (0.0, math.inf), "Wang, Li, Golbandi, Bendersky & Najork (2018), CIKM"),
+     {"weighting": "ndcg_loss2", "k": _K, "sigma": 1.0, "mu": 10.0, "gain": "exponential"},
+     (0.0, math.inf), "Wang, Li, Golbandi, Bendersky & Najork (2018), CIKM",
+     ("allRank's own LambdaLoss test values (float32)", 1e-6)),
     ("rcr_loss", "rcr_loss", "Regression-compatible ranking loss: sigmoid CE plus listwise CE on sigmoids.",
-     {"alpha": 0.5}, (0.0, math.inf), "Bai et al. (2023), CIKM"),
+     {"alpha": 0.5}, (0.0, math.inf), "Bai et al. (2023), CIKM", NO_EXTERNAL_REFERENCE),
 ]
 
-for _name, _registered, _summary, _params, _bounds, _citation in _LISTWISE:
-    register(_registered, family=_FAMILY, kind=_KIND, inputs=("scores", "labels"), higher_is_better=False,
-             bounds=_bounds, per_row=True, params=_params, needs_torch=True, differentiable=True,
-             citation=_citation)(_listwise(_name, _summary))
-
+for _name, _registered, _summary, _params, _bounds, _citation, _tested in _LISTWISE:
+    register(_registered, core=_listwise(_name, _summary), family=_FAMILY, kind=_KIND, inputs=("scores", "labels"),
+             higher_is_better=False, bounds=_bounds, per_row=True, params=_params, needs_torch=True,
+             differentiable=True, citation=_citation, tested_against=_tested)
 
 @register("anyloss", family=_FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 2.0), per_row=False, params={"metric": "f1", "beta": 1.0, "amplifier": 73.0},
           needs_torch=True, differentiable=True,
-          citation="Han, Dong & Kwon (2024), AnyLoss, KDD")
+          citation="Han, Dong & Kwon (2024), AnyLoss, KDD", tested_against=('scikit-learn', 1e-12))
 def anyloss_value(y: Any, p: Any, *, metric: str = "f1", beta: float = 1.0, amplifier: float = 73.0) -> float:
     """AnyLoss: 1 - a confusion-matrix metric of sigmoid-sharpened probabilities; imports torch on call."""
     import torch

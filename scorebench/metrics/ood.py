@@ -165,7 +165,7 @@ def _average_precision(curve: RocCurve, method: str = "average_precision") -> fl
 
 
 @register("auroc", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, interval="percentile", citation=_CITE_HG)
+          bounds=(0.0, 1.0), per_row=False, interval="percentile", citation=_CITE_HG, tested_against=('scikit-learn', 1e-12))
 def auroc(is_ood: Any, score: Any, /) -> float:
     r"""Area under the ROC curve for detecting OOD examples (positive class: OOD).
 
@@ -185,7 +185,7 @@ def auroc(is_ood: Any, score: Any, /) -> float:
 
 
 @register("aupr_out", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG, tested_against=('scikit-learn', 1e-12))
 def aupr_out(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve with OOD as the positive class.
 
@@ -206,7 +206,7 @@ def aupr_out(is_ood: Any, score: Any, /, *, method: str = "average_precision") -
 
 
 @register("aupr", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG, tested_against=('scikit-learn', 1e-12))
 def aupr(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve, positive class OOD (same as :func:`aupr_out`).
 
@@ -223,7 +223,7 @@ def aupr(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> fl
 
 
 @register("aupr_in", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG)
+          bounds=(0.0, 1.0), per_row=False, params={"method": "average_precision"}, citation=_CITE_HG, tested_against=('scikit-learn', 1e-12))
 def aupr_in(is_ood: Any, score: Any, /, *, method: str = "average_precision") -> float:
     r"""Area under the precision-recall curve with in-distribution as the positive class.
 
@@ -248,7 +248,7 @@ _FPR_CONVENTIONS = ("first", "hendrycks", "openood")
 
 @register("fpr_at_95_tpr", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"tpr": 0.95, "convention": "first"},
-          citation="Liang, Li & Srikant (2018), ODIN, ICLR; " + _CITE_HG)
+          citation="Liang, Li & Srikant (2018), ODIN, ICLR; " + _CITE_HG, tested_against=('scikit-learn', 1e-12))
 def fpr_at_95_tpr(is_ood: Any, score: Any, /, *, tpr: float = 0.95, convention: str = "first") -> float:
     r"""False positive rate at 95% true positive rate (FPR95).
 
@@ -306,7 +306,7 @@ def fpr_at_95_tpr(is_ood: Any, score: Any, /, *, tpr: float = 0.95, convention: 
 
 
 @register("detection_error", family=_FAMILY, kind=_KIND, inputs=("is_ood", "score"), higher_is_better=False,
-          bounds=(0.0, 0.5), per_row=False, citation="Liang, Li & Srikant (2018), ODIN, ICLR")
+          bounds=(0.0, 0.5), per_row=False, citation="Liang, Li & Srikant (2018), ODIN, ICLR", tested_against=('scikit-learn', 1e-12))
 def detection_error(is_ood: Any, score: Any, /) -> float:
     r"""Minimum misclassification probability over thresholds, with equal class priors.
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
 from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, numeric_column, register_kind, start_table, unit_frame
 
 __all__ = ["extract_samples", "sample_mean"]
@@ -58,9 +59,9 @@ def _sample_mean_table(arrays: Mapping[str, Any], *, column: str | None = None) 
     return values
 
 
-@register("sample_mean@column", family="harness", kind=_KIND, higher_is_better=None, params={"column": None},
+@register("sample_mean@column", family="harness", kind=_KIND, higher_is_better=None, params={"column": Option("column", str, None, "the score column to average")},
           table_fn=_sample_mean_table,
-          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo")
+          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo", tested_against=('statsmodels', 1e-10))
 def sample_mean(values: np.ndarray) -> np.ndarray:
     """Per-sample scores as contributions: their mean is the harness's value.
 

@@ -23,7 +23,7 @@ def _gain_loss(correct: np.ndarray, confidence: np.ndarray) -> np.ndarray:
 
 
 @register("balance_score", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=None,
-          bounds=(-1.0, 0.5), per_row=True, citation=_CITATION)
+          bounds=(-1.0, 0.5), per_row=True, citation=_CITATION, tested_against=('scikit-learn', 1e-15))
 def balance_score(y: Any, p: Any) -> np.ndarray:
     """Balance score contributions: gain when the decision is right, loss when it is wrong.
 
@@ -73,7 +73,7 @@ def balance_score(y: Any, p: Any) -> np.ndarray:
 
 
 @register("balance_score_top_label", family="calibration", kind="multiclass", inputs=("y", "P"),
-          higher_is_better=None, bounds=(-1.0, 1.0), per_row=True, citation=_CITATION)
+          higher_is_better=None, bounds=(-1.0, 1.0), per_row=True, citation=_CITATION, tested_against=('scikit-learn', 1e-15))
 def balance_score_top_label(y: Any, P: Any) -> np.ndarray:
     """Top-label Balance score contributions: :math:`1\\{\\arg\\max_j P_{ij} = y_i\\} - \\max_j P_{ij}`.
 

@@ -16,6 +16,8 @@ import pandas as pd
 from scorebench.core.lazy import lazy_attr
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
+from scorebench.metrics.calibration._common import BINNINGS
 from scorebench.core.validation import check_level, check_count, check_positive_int
 from scorebench.metrics.calibration._common import (BinStats, bin_edges, bin_ids, bin_stats, binary_inputs, multiclass_inputs,
                       resolve_binning, top_label)
@@ -28,6 +30,10 @@ __all__ = ["ece", "mce", "l2_calibration_error", "adaptive_ece", "ece_top_label"
            "ReliabilityDiagram"]
 
 _GUO = "Guo, Pleiss, Sun & Weinberger (2017), On Calibration of Modern Neural Networks, ICML"
+
+#: The ``binning`` parameter of the binned calibration metrics (equal width or equal mass bins).
+BINNING_OPTION = Option("binning", str, "uniform", "bin edges: equal width (uniform) or equal mass (quantile)",
+                        choices=tuple(BINNINGS))
 _NAEINI = "Naeini, Cooper & Hauskrecht (2015), Obtaining Well Calibrated Probabilities Using Bayesian Binning, AAAI"
 
 
@@ -162,9 +168,9 @@ def _classwise_finalize(stats: Any, n_bins: int, binning: str = "uniform") -> np
 
 
 @register("ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": BINNING_OPTION},
           citation=f"{_NAEINI}; {_GUO}", partial=_ece_partial, finalize=_ece_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("ece"))
+          bootstrap_stats=_binned_bootstrap_stats("ece"), tested_against=('scikit-learn', 1e-15))
 def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Expected calibration error of binary probability forecasts (binned estimator).
 
@@ -217,8 +223,8 @@ def ece(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
 
 
 @register("mce", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_NAEINI,
-          partial=_mce_partial, finalize=_mce_finalize, bootstrap_stats=_binned_bootstrap_stats("mce"))
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": BINNING_OPTION}, citation=_NAEINI,
+          partial=_mce_partial, finalize=_mce_finalize, bootstrap_stats=_binned_bootstrap_stats("mce"), tested_against=('scikit-learn', 1e-15))
 def mce(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Maximum calibration error: the largest gap between forecast and frequency over bins.
 
@@ -260,10 +266,10 @@ def _l2_ce_partial(arrays: Any, weights: Any, n_bins: int, binning: str = "unifo
 
 @register("l2_calibration_error", family="calibration", kind="binary", inputs=("y", "p"),
           higher_is_better=False, bounds=(0.0, 1.0), per_row=False,
-          params={"n_bins": 15, "binning": "uniform", "debias": True},
+          params={"n_bins": 15, "binning": BINNING_OPTION, "debias": True},
           citation="Kumar, Liang & Ma (2019), Verified Uncertainty Calibration, NeurIPS", covers="population",
           partial=_l2_ce_partial, finalize=_l2_ce_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("l2_calibration_error"))
+          bootstrap_stats=_binned_bootstrap_stats("l2_calibration_error"), tested_against=('scikit-learn', 1e-15))
 def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "uniform",
                          debias: bool = True) -> float:
     r"""Binned l2 calibration error, debiased by default (Kumar, Liang & Ma, 2019).
@@ -311,7 +317,7 @@ def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "un
 @register("adaptive_ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15},
           citation="Nixon, Dusenberry, Zhang, Jerfel & Tran (2019), Measuring Calibration in Deep Learning, "
-                   "CVPR Workshops")
+                   "CVPR Workshops", tested_against=('scikit-learn', 1e-15))
 def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
     """Adaptive ECE: ECE over bins that each hold the same number of forecasts.
 
@@ -347,9 +353,9 @@ def adaptive_ece(y: Any, p: Any, *, n_bins: int = 15) -> float:
 
 
 @register("ece_top_label", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"}, citation=_GUO,
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": BINNING_OPTION}, citation=_GUO,
           partial=_top_label_partial, finalize=_ece_finalize,
-          bootstrap_stats=_binned_bootstrap_stats("ece_top_label"))
+          bootstrap_stats=_binned_bootstrap_stats("ece_top_label"), tested_against=('scikit-learn', 1e-15))
 def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Top-label (confidence) ECE of multiclass forecasts.
 
@@ -384,9 +390,9 @@ def ece_top_label(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform")
 
 
 @register("classwise_ece", family="calibration", kind="multiclass", inputs=("y", "P"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": "uniform"},
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 15, "binning": BINNING_OPTION},
           citation="Kull, Perello-Nieto, Kängsepp, Silva Filho, Song & Flach (2019), Beyond temperature scaling, "
-                   "NeurIPS", partial=_classwise_partial, finalize=_classwise_finalize)
+                   "NeurIPS", partial=_classwise_partial, finalize=_classwise_finalize, tested_against=('scikit-learn', 1e-15))
 def classwise_ece(y: Any, P: Any, *, n_bins: int = 15, binning: str = "uniform") -> float:
     """Class-wise ECE: the mean over classes of the one-vs-rest binary ECE.
 

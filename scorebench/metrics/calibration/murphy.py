@@ -11,7 +11,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import check_count, check_positive_int
 from scorebench.metrics.calibration._common import bin_edges, bin_ids, binary_inputs, resolve_binning
-from scorebench.metrics.calibration.binned import binned_partial
+from scorebench.metrics.calibration.binned import BINNING_OPTION, binned_partial
 from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.calibration.docs import SECTIONS
 
@@ -177,8 +177,8 @@ def _resolution_finalize(stats: Any, n_bins: int = 10, binning: str = "uniform")
 
 
 @register("brier_reliability", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 10, "binning": "uniform"},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize)
+          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize, tested_against=('scikit-learn', 1e-15))
 def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Reliability (calibration) term of the Murphy decomposition of the Brier score.
 
@@ -197,8 +197,8 @@ def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str =
 
 
 @register("brier_resolution", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=True,
-          bounds=(0.0, 0.25), per_row=False, params={"n_bins": 10, "binning": "uniform"},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize)
+          bounds=(0.0, 0.25), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize, tested_against=('scikit-learn', 1e-15))
 def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Resolution term of the Murphy decomposition of the Brier score.
 

@@ -89,7 +89,7 @@ def smooth_ece_at(y: Any, p: Any, *, bandwidth: float) -> float:
 @register("smooth_ece", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"bandwidth": None},
           citation="Błasiok & Nakkiran (2024), Smooth ECE: Principled Reliability Diagrams via Kernel "
-                   "Smoothing, ICLR")
+                   "Smoothing, ICLR", tested_against=('scikit-learn', 1e-15))
 def smooth_ece(y: Any, p: Any, *, bandwidth: float | None = None) -> float:
     """Smooth ECE: the L1 norm of the kernel-smoothed residual, at a self-consistent bandwidth.
 

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
+from scorebench.core.table_schema import Option
 from scorebench.metrics.generative._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
 from scorebench.metrics.generative.frechet import fid
 from scorebench.metrics.generative.kind import two_sample
@@ -98,8 +99,8 @@ def fid_infinity_details(real_features: Any, fake_features: Any, *, n_points: in
 
 @register("fid_infinity", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=False, bounds=(-math.inf, math.inf), per_row=False, interval="half_sampling",
-          covers="population", params={"n_points": 8, "min_fraction": 0.5, "n_draws": 2, "seed": 0},
-          citation=_CITATION, table_fn=two_sample(lambda real, fake, **p: fid_infinity(real, fake, **p)))
+          covers="population", params={"n_points": 8, "min_fraction": 0.5, "n_draws": 2, "seed": Option("seed", int, 0, "seed of the random draws")},
+          citation=_CITATION, table_fn=two_sample(lambda real, fake, **p: fid_infinity(real, fake, **p)), tested_against=NO_EXTERNAL_REFERENCE)
 def fid_infinity(real_features: Any, fake_features: Any, *, n_points: int = 8, min_fraction: float = 0.5,
                  n_draws: int = 2, seed: int | np.random.Generator = 0) -> float:
     r"""FID∞: the FID extrapolated to infinite sample size (lower is better; may dip below 0).

@@ -28,7 +28,7 @@ import numpy as np
 
 from scorebench.core.lazy import lazy_attr, lazy_module
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.metrics.generative._common import as_features, check_same_dim, same_extractor
 from scorebench.metrics.generative.kind import two_sample
 from scorebench.metrics.generative.stats import FeatureStats, resolve_precision
@@ -232,7 +232,7 @@ def fid_details(real_features: Any, fake_features: Any, *, precision: str = "aut
 
 @register("fid", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", citation=_CITATION_FID,
-          table_fn=two_sample(lambda real, fake: fid(real, fake), stats=True))
+          table_fn=two_sample(lambda real, fake: fid(real, fake), stats=True), tested_against=('pytorch-fid calculate_frechet_distance (re-derived in tests/test_generative.py)', 1e-09))
 def fid(real_features: Any, fake_features: Any, *, precision: str = "auto") -> float:
     r"""Fréchet Inception Distance between real and generated feature sets (lower is better).
 
@@ -286,7 +286,7 @@ def fid(real_features: Any, fake_features: Any, *, precision: str = "auto") -> f
           higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling",
           citation="Nash, Menick, Dieleman & Battaglia (2021), Generating images with sparse "
                    "representations, ICML",
-          table_fn=two_sample(lambda real, fake: sfid(real, fake), "real_spatial", "fake_spatial", stats=True))
+          table_fn=two_sample(lambda real, fake: sfid(real, fake), "real_spatial", "fake_spatial", stats=True), tested_against=NO_EXTERNAL_REFERENCE)
 def sfid(real_spatial: Any, fake_spatial: Any, *, precision: str = "auto") -> float:
     r"""Spatial FID: the Fréchet distance on spatial (intermediate) features.
 
@@ -342,7 +342,7 @@ def memorization_distance(real_features: Any, fake_features: Any, *, chunk_size:
           higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", params={"eps": 0.1},
           citation="Bai et al. (2021), On training sample memorization: lessons from benchmarking "
                    "generative modeling with a large-scale competition, KDD",
-          table_fn=two_sample(lambda real, fake, **p: mifid(real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: mifid(real, fake, **p)), tested_against=NO_EXTERNAL_REFERENCE)
 def mifid(real_features: Any, fake_features: Any, *, eps: float = 0.1) -> float:
     r"""Memorization-informed FID: FID divided by a thresholded memorization distance.
 

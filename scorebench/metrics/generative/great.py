@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.validation import as_float_array, check_finite, check_simplex
 
 __all__ = ["great_score"]
@@ -29,7 +29,7 @@ _SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
 @register("great_score", family="generative", kind="multiclass", inputs=("y", "P"),
           higher_is_better=True, bounds=(0.0, _SQRT_HALF_PI), per_row=True,
           citation="Li, Chen, Tsai & Ho (2024), GREAT Score: Global Robustness Evaluation of "
-                   "Adversarial Perturbation using Generative Models, NeurIPS")
+                   "Adversarial Perturbation using Generative Models, NeurIPS", tested_against=NO_EXTERNAL_REFERENCE)
 def great_score(y: Any, P: Any) -> np.ndarray:
     r"""Per-sample GREAT robustness certificates; their mean is the GREAT score.
 

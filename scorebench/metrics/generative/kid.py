@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
+from scorebench.core.table_schema import Option
 from scorebench.metrics.generative.kind import two_sample
 from scorebench.metrics.generative._common import as_features, check_positive_int, check_rng_seed, check_same_dim, same_extractor
 
@@ -104,9 +105,9 @@ def kid_details(real_features: Any, fake_features: Any, *, n_subsets: int = 100,
 
 @register("kid", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=False, bounds=(-math.inf, math.inf), per_row=False, interval="half_sampling",
-          params={"n_subsets": 100, "subset_size": 1000, "seed": 0}, covers="population",
+          params={"n_subsets": 100, "subset_size": 1000, "seed": Option("seed", int, 0, "seed of the random draws")}, covers="population",
           citation="Binkowski, Sutherland, Arbel & Gretton (2018), Demystifying MMD GANs, ICLR",
-          table_fn=two_sample(lambda real, fake, **p: kid(real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: kid(real, fake, **p)), tested_against=NO_EXTERNAL_REFERENCE)
 def kid(real_features: Any, fake_features: Any, *, n_subsets: int = 100, subset_size: int = 1000,
         seed: int | np.random.Generator = 0) -> float:
     r"""Kernel Inception Distance (lower is better; unbiased, so it can dip below 0).

@@ -201,7 +201,7 @@ _NAEEM = ("Naeem, Oh, Uh, Choi & Yoo (2020), Reliable fidelity and diversity met
 
 @register("precision", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
-          table_fn=two_sample(lambda real, fake, **p: _one("precision", real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: _one("precision", real, fake, **p)), tested_against=('prdc', 1e-12))
 def precision(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     r"""Fraction of generated samples inside the real k-NN manifold (fidelity).
 
@@ -221,7 +221,7 @@ def precision(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
 
 @register("recall", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
-          table_fn=two_sample(lambda real, fake, **p: _one("recall", real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: _one("recall", real, fake, **p)), tested_against=('prdc', 1e-12))
 def recall(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     r"""Fraction of real samples inside the generated k-NN manifold (diversity).
 
@@ -239,7 +239,7 @@ def recall(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
 
 @register("density", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=True, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", params={"k": 5}, citation=_NAEEM,
-          table_fn=two_sample(lambda real, fake, **p: _one("density", real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: _one("density", real, fake, **p)), tested_against=('prdc', 1e-12))
 def density(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     r"""Mean number of real k-NN balls holding each generated sample, over ``k`` (about 1 when matched).
 
@@ -257,7 +257,7 @@ def density(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
 
 @register("coverage", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 5}, citation=_NAEEM,
-          table_fn=two_sample(lambda real, fake, **p: _one("coverage", real, fake, **p)))
+          table_fn=two_sample(lambda real, fake, **p: _one("coverage", real, fake, **p)), tested_against=('prdc', 1e-12))
 def coverage(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     r"""Fraction of real k-NN balls that contain at least one generated sample.
 

@@ -134,7 +134,7 @@ def _check_kernel_matrix(k: np.ndarray) -> np.ndarray:
           higher_is_better=True, bounds=(1.0, math.inf), per_row=False, interval="half_sampling_normal",
           params={"q": 1.0, "kernel": None},
           citation="Friedman & Dieng (2023), The Vendi Score: A Diversity Evaluation Metric for "
-                   "Machine Learning, TMLR")
+                   "Machine Learning, TMLR", tested_against=('vendi-score', 1e-12))
 def vendi_score(X: Any, *, q: float = 1.0, kernel: str | Callable | None = None, p: Any = None,
                 rank_tol: float | None = None) -> float:
     r"""Vendi score (effective number of distinct samples) of order ``q``.

@@ -76,7 +76,7 @@ _SCALE = {"depth": 1000, "min_rel": 0.0, "max_rel": None}
 @measure("inst", higher_is_better=True, bounds=(0.0, 1.0),
          params={"T": 1.0, **_SCALE},
          citation="Moffat, Bailey, Scholer & Thomas (2015), ADCS, 'INST: an adaptive metric for information "
-                  "retrieval evaluation'; " + _CWL)
+                  "retrieval evaluation'; " + _CWL, tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('ir_measures', 1e-12),))
 def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""INST, the adaptive user model of Moffat et al. (2015), as C/W/L expected utility.
@@ -102,7 +102,7 @@ def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
 @measure("insq", higher_is_better=True, bounds=(0.0, 1.0),
          params={"T": 1.0, **_SCALE},
          citation="Moffat, Scholer & Thomas (2012), ADCS, 'Models and metrics: IR evaluation as a user "
-                  "process'; " + _CWL)
+                  "process'; " + _CWL, tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""INSQ, INST's gain-independent predecessor: :math:`C_i = ((i + 2T - 1)/(i + 2T))^2`.
@@ -121,7 +121,7 @@ def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
 @measure("bpm@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "T": 1.0, **_SCALE},
          citation="Zhang, Liu, Li, Zhang, Xu & Ma (2017), SIGIR, 'Evaluating web search with a bejeweled "
-                  "player model'; " + _CWL)
+                  "player model'; " + _CWL, tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
         max_rel: float | None = None) -> np.ndarray:
     r"""Static Bejewelled Player Model: the user stops once the gain reaches T or after k
@@ -144,7 +144,7 @@ def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int 
 @measure("sdcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, **_SCALE},
          citation="Moffat, Bailey, Scholer & Thomas (2017), ACM TOIS 35(3), 'Incorporating user expectations "
-                  "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k")
+                  "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""Scaled DCG at k: DCG@k over the DCG@k of k documents of full gain,
@@ -172,7 +172,7 @@ _NERR = "Azzopardi, Mackenzie & Moffat (2021), ICTIR, 'ERR is not C/W/L: explori
 
 
 @measure("nerr8@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 8")
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 8", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 8 (truncated cascade): :math:`C_i = 1 - g_i` for i < k, else 0.
@@ -188,7 +188,7 @@ def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
 
 
 @measure("nerr9@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 9")
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 9", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 9 (cascade with a reciprocal-rank patience):
@@ -205,7 +205,7 @@ def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
 
 
 @measure("nerr10", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"p": 0.9, **_SCALE}, citation=_NERR + " NERR eq. 10")
+         params={"p": 0.9, **_SCALE}, citation=_NERR + " NERR eq. 10", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def nerr10(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: float = 0.0,
            max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 10 (cascade with RBP patience): :math:`C_i = p\,(1 - g_i)`.
@@ -223,7 +223,7 @@ def nerr10(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: fl
 
 
 @measure("nerr11", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"T": 1.0, **_SCALE}, citation=_NERR + " NERR eq. 11/12")
+         params={"T": 1.0, **_SCALE}, citation=_NERR + " NERR eq. 11/12", tested_against=('cwl_eval through ir_measures', 1e-12))
 def nerr11(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
            max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR with INSQ patience (cwl_eval ``NERReq11``; ir_measures ``NERR11``):

@@ -199,13 +199,25 @@ _SPECS = {
                  "Zhai, Cohen & Lafferty (2003), SIGIR; " + _NDEVAL + " strec@k", ", k=5", "0.6667"),
 }
 
-for _measure, (_doc, _citation, _k, _value) in _SPECS.items():
-    _params = {"k": 20, "alpha": 0.5, "beta": 0.5} if _measure in AT_K else {"alpha": 0.5, "beta": 0.5}
-    globals()[_measure] = register(f"{_measure}@k" if _measure in AT_K else _measure, family="ranking",
-                                   kind="diversity", higher_is_better=True, bounds=(0.0, 1.0), params=_params,
-                                   table_fn=_table_fn(_measure), citation=_citation)(
-        _public(_measure, _doc + "\n", (_k, _value)))
-del _measure, _doc, _citation, _k, _value, _params
+# The public functions, one per measure (named like the measure).
+alpha_ndcg = _public("alpha_ndcg", _SPECS["alpha_ndcg"][0] + "\n", _SPECS["alpha_ndcg"][2:])
+err_ia = _public("err_ia", _SPECS["err_ia"][0] + "\n", _SPECS["err_ia"][2:])
+nerr_ia = _public("nerr_ia", _SPECS["nerr_ia"][0] + "\n", _SPECS["nerr_ia"][2:])
+nrbp = _public("nrbp", _SPECS["nrbp"][0] + "\n", _SPECS["nrbp"][2:])
+nnrbp = _public("nnrbp", _SPECS["nnrbp"][0] + "\n", _SPECS["nnrbp"][2:])
+p_ia = _public("p_ia", _SPECS["p_ia"][0] + "\n", _SPECS["p_ia"][2:])
+ap_ia = _public("ap_ia", _SPECS["ap_ia"][0] + "\n", _SPECS["ap_ia"][2:])
+s_recall = _public("s_recall", _SPECS["s_recall"][0] + "\n", _SPECS["s_recall"][2:])
+
+_TESTED = ("ndeval through ir_measures (pyndeval provider)", 1e-12)
+for _fn in (alpha_ndcg, err_ia, nerr_ia, nrbp, nnrbp, p_ia, ap_ia, s_recall):
+    _measure = _fn.__name__
+    register(f"{_measure}@k" if _measure in AT_K else _measure, core=_fn, family="ranking", kind="diversity",
+             higher_is_better=True, bounds=(0.0, 1.0),
+             params={"k": 20, "alpha": 0.5, "beta": 0.5} if _measure in AT_K else {"alpha": 0.5, "beta": 0.5},
+             table_fn=_table_fn(_measure), citation=_SPECS[_measure][1],
+             tested_against=_TESTED)
+del _fn, _measure
 
 
 def diversity_scores(run: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 20, alpha: float = 0.5,

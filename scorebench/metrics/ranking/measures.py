@@ -200,7 +200,8 @@ _LEVEL = inspect.Parameter("relevance_level", inspect.Parameter.KEYWORD_ONLY, de
 
 
 def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, float] = (0.0, 1.0),
-            params: Mapping[str, Any] | None = None, citation: str = "") -> Callable[[Callable], Callable]:
+            params: Mapping[str, Any] | None = None, citation: str = "",
+            tested_against: Any = ()) -> Callable[[Callable], Callable]:
     """Register a ranking metric from its one definition, ``core(lists, **params) -> per query``.
 
     From the core it derives and registers the two forms: the public array function
@@ -219,15 +220,15 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
         options = list(inspect.signature(core).parameters.values())[1:]
         fn.__signature__ = inspect.Signature([*_ARRAY_ARGS, *options, _LEVEL], return_annotation="np.ndarray")
         fn.core = core
-        return register(name, family=_FAMILY, kind=_KIND, higher_is_better=higher_is_better, bounds=bounds,
-                        params=params, table_fn=lists_table_fn(core), citation=citation)(fn)
+        return register(name, core=fn, family=_FAMILY, kind=_KIND, higher_is_better=higher_is_better, bounds=bounds,
+                        params=params, table_fn=lists_table_fn(core), citation=citation, tested_against=tested_against)
 
     return decorate
 
 
 @measure("ndcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
 
@@ -273,7 +274,7 @@ def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> n
 
 @measure("dcg@k", higher_is_better=True, bounds=(0.0, math.inf),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
 
@@ -290,7 +291,7 @@ def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np
 
 @measure("map@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut")
+         citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
 
@@ -312,7 +313,7 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
-         citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank")
+         citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
     (0 when none is retrieved); its mean over queries is MRR.
@@ -330,7 +331,7 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
 
 @measure("p@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=TREC_EVAL + " P / set_P")
+         citation=TREC_EVAL + " P / set_P", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('pytrec_eval', 1e-12),))
 def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
@@ -348,7 +349,7 @@ def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("r@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=TREC_EVAL + " recall / set_recall")
+         citation=TREC_EVAL + " recall / set_recall", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('pytrec_eval', 1e-12),))
 def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
@@ -362,7 +363,7 @@ def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     return safe_ratio(lists.count_rel(k), lists.num_rel)
 
 
-@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec")
+@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def r_precision(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
@@ -377,7 +378,7 @@ def r_precision(lists: RankedLists) -> np.ndarray:
 
 @measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
-                  + TREC_EVAL + " bpref")
+                  + TREC_EVAL + " bpref", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-09), ('ranx', 1e-09),))
 def bpref(lists: RankedLists) -> np.ndarray:
     r"""Binary preference, trec_eval's definition.
 
@@ -410,7 +411,7 @@ def bpref(lists: RankedLists) -> np.ndarray:
 
 
 @measure("success@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None}, citation=TREC_EVAL + " success")
+         params={"k": None}, citation=TREC_EVAL + " success", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
 
@@ -425,7 +426,7 @@ def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("err@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "max_grade": None},
-         citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'")
+         citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
     r"""Expected reciprocal rank (cascade model) at cut-off k.
 
@@ -462,7 +463,7 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
 
 @measure("rbp", higher_is_better=True, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp")
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('ranx', 1e-09),))
 def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Rank-biased precision with persistence p.
 
@@ -491,7 +492,7 @@ def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
 
 
 @measure("iprec_at_recall@r", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"r": None}, citation=TREC_EVAL + " iprec_at_recall")
+         params={"r": None}, citation=TREC_EVAL + " iprec_at_recall", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('pytrec_eval', 1e-12),))
 def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
 
@@ -521,7 +522,7 @@ def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray
 
 
 @measure("11pt_avg", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg")
+         params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
     r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
     :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
@@ -537,7 +538,7 @@ def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.nda
     return np.mean([iprec_at_recall.core(lists, r=level) for level in levels], axis=0)
 
 
-@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret")
+@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_ret(lists: RankedLists) -> np.ndarray:
     """Number of retrieved documents per query (trec_eval reports the sum; the table value
     here is the mean per query).
@@ -550,7 +551,7 @@ def num_ret(lists: RankedLists) -> np.ndarray:
     return lists.n_ret.astype(np.float64)
 
 
-@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel")
+@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_rel(lists: RankedLists) -> np.ndarray:
     """Number of relevant judged documents per query, retrieved or not.
 
@@ -562,7 +563,7 @@ def num_rel(lists: RankedLists) -> np.ndarray:
     return lists.num_rel.astype(np.float64)
 
 
-@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret")
+@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_rel_ret(lists: RankedLists) -> np.ndarray:
     """Number of relevant documents retrieved per query.
 

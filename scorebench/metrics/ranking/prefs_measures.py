@@ -186,10 +186,27 @@ def _public(measure: str) -> Callable[..., np.ndarray]:
     return fn
 
 
-for _measure in PREFS_MEASURES:
-    _count = _measure in _COUNT_MEASURES
-    globals()[_measure] = register(
-        _measure, family="ranking", kind="prefs", higher_is_better=None if _count else True,
-        bounds=(0.0, np.inf) if _count else (0.0, 1.0), table_fn=_table_fn(_measure),
-        citation=_TREC + _measure + " (m_" + _measure + ".c)")(_public(_measure))
-del _measure, _count
+# The public functions, one per trec_eval measure (named like the measure).
+prefs_simp = _public("prefs_simp")
+prefs_simp_ret = _public("prefs_simp_ret")
+prefs_simp_imp = _public("prefs_simp_imp")
+prefs_pair = _public("prefs_pair")
+prefs_pair_ret = _public("prefs_pair_ret")
+prefs_pair_imp = _public("prefs_pair_imp")
+prefs_avgjg = _public("prefs_avgjg")
+prefs_avgjg_ret = _public("prefs_avgjg_ret")
+prefs_avgjg_imp = _public("prefs_avgjg_imp")
+prefs_avgjg_Rnonrel = _public("prefs_avgjg_Rnonrel")
+prefs_avgjg_Rnonrel_ret = _public("prefs_avgjg_Rnonrel_ret")
+prefs_num_prefs_poss = _public("prefs_num_prefs_poss")
+prefs_num_prefs_ful = _public("prefs_num_prefs_ful")
+prefs_num_prefs_ful_ret = _public("prefs_num_prefs_ful_ret")
+
+_TESTED = ("trec_eval 10.0 prefs test outputs (out.test.prefs, out.test.qrels_prefs)", 5e-5)
+for _fn in (prefs_simp, prefs_simp_ret, prefs_simp_imp, prefs_pair, prefs_pair_ret, prefs_pair_imp, prefs_avgjg, prefs_avgjg_ret, prefs_avgjg_imp, prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret, prefs_num_prefs_poss, prefs_num_prefs_ful, prefs_num_prefs_ful_ret):
+    _count = _fn.__name__ in _COUNT_MEASURES
+    register(_fn.__name__, core=_fn, family="ranking", kind="prefs",
+             higher_is_better=None if _count else True, bounds=(0.0, np.inf) if _count else (0.0, 1.0),
+             table_fn=_table_fn(_fn.__name__), citation=_TREC + _fn.__name__ + " (m_" + _fn.__name__ + ".c)",
+             tested_against=_TESTED)
+del _fn, _count

@@ -106,7 +106,7 @@ def _check_p(p: Any, name: str) -> float:
     return float(p)
 
 
-def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], Callable[..., float]]:
+def _set_level(name: str, *, citation: str, tested_against: Any) -> Callable[[Callable[..., float]], Callable[..., float]]:
     """:func:`.measures.measure` for a set-level (``per_row=False``) measure, which ``measure``
     does not offer: registers ``core(lists) -> float`` once, deriving the public array function
     ``fn(ranked, judged, *, relevance_level=1)`` and the table function from it."""
@@ -118,8 +118,8 @@ def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(fn, attr, getattr(core, attr))
         fn.core = core
-        return register(name, family="ranking", kind="ranking", higher_is_better=True, bounds=(0.0, 1.0),
-                        per_row=False, table_fn=lists_table_fn(core), citation=citation)(fn)
+        return register(name, core=fn, family="ranking", kind="ranking", higher_is_better=True, bounds=(0.0, 1.0),
+                        per_row=False, table_fn=lists_table_fn(core), citation=citation, tested_against=tested_against)
 
     return decorate
 
@@ -129,7 +129,7 @@ def _set_level(name: str, *, citation: str) -> Callable[[Callable[..., float]], 
 
 @measure("infap", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Yilmaz & Aslam (2006), CIKM, 'Estimating average precision with incomplete and "
-                  "imperfect judgments'; " + TREC_EVAL + " infAP")
+                  "imperfect judgments'; " + TREC_EVAL + " infAP", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
 def infap(lists: RankedLists) -> np.ndarray:
     r"""Inferred average precision for a sampled judgment pool (trec_eval ``infAP``).
 
@@ -168,7 +168,7 @@ def infap(lists: RankedLists) -> np.ndarray:
     return safe_ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
 
 
-@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + TREC_EVAL + " gm_map")
+@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + TREC_EVAL + " gm_map", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def gm_map(lists: RankedLists) -> float:
     r"""Geometric mean of average precision over queries (trec_eval ``gm_map``, GMAP).
 
@@ -187,7 +187,7 @@ def gm_map(lists: RankedLists) -> float:
     return _geometric(average_precision.core(lists))
 
 
-@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + TREC_EVAL + " gm_bpref")
+@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + TREC_EVAL + " gm_bpref", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def gm_bpref(lists: RankedLists) -> float:
     r"""Geometric mean of bpref over queries (trec_eval ``gm_bpref``):
     :math:`\exp(\frac{1}{Q}\sum_q \log \max(\mathrm{bpref}_q, 10^{-5}))`. Set-level.
@@ -202,7 +202,7 @@ def gm_bpref(lists: RankedLists) -> float:
 
 @measure("ndcg_rel", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_rel")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_rel", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
 def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
 
@@ -235,7 +235,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
 
 @measure("rndcg", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " Rndcg")
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " Rndcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
 def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged at the R-level points (trec_eval ``Rndcg``, experimental).
 
@@ -276,7 +276,7 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
 
 @measure("g", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation=TREC_EVAL + " G (normalized gain, experimental measure of 4/10/2008)")
+         citation=TREC_EVAL + " G (normalized gain, experimental measure of 4/10/2008)", tested_against=('trec_eval 10.0 (G measure)', 1e-12))
 def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""Normalised gain G (trec_eval ``G``, experimental).
 
@@ -304,7 +304,7 @@ def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     return safe_ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
 
 
-@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " binG (binary G, experimental)")
+@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " binG (binary G, experimental)", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
 def bin_g(lists: RankedLists) -> np.ndarray:
     r"""Binary G (trec_eval ``binG``):
     :math:`\frac{1}{R}\sum_{\text{relevant retrieved } d} 1 / \log_2(2 + n_d)`, with
@@ -322,7 +322,7 @@ def bin_g(lists: RankedLists) -> np.ndarray:
 
 @measure("rbp_resid", higher_is_better=None, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + TREC_EVAL + " rbp_resid")
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + TREC_EVAL + " rbp_resid", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def rbp_resid(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Residual of rank-biased precision: the most RBP could rise if every unknown
     document had full gain.

@@ -31,7 +31,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.io.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.validation import check_choice
 
 __all__ = ["rm_accuracy", "rewardbench_score", "rewardbench_section", "credit", "subset_accuracy",
@@ -88,7 +88,7 @@ def credit(chosen: Any, rejected: Any, *, ties: str = "half") -> np.ndarray:
 
 
 @register("rm_accuracy", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected"), higher_is_better=True,
-          bounds=(0.0, 1.0), params={"ties": "half"}, citation=_CITE)
+          bounds=(0.0, 1.0), params={"ties": "half"}, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def rm_accuracy(chosen: Any, rejected: Any, /, *, ties: str = "half") -> np.ndarray:
     r"""Reward-model accuracy: share of prompts whose chosen response scores highest.
 
@@ -157,7 +157,7 @@ def _counts(subset: Any, subsets: Sequence[str]) -> dict[str, int]:
 @register("rewardbench_score", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected", "subset", "subsets"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
           params={"ties": "loss", "weights": "official", "missing": "zero"},
-          citation=_CITE + "; section weighting as in allenai/reward-bench rewardbench/utils.py calculate_scores_per_section")
+          citation=_CITE + "; section weighting as in allenai/reward-bench rewardbench/utils.py calculate_scores_per_section", tested_against=NO_EXTERNAL_REFERENCE)
 def rewardbench_score(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *, ties: str = "loss",
                       weights: str = "official", missing: str = "zero") -> float:
     r"""RewardBench score: the mean of the section scores, each an example-count-weighted mean.
@@ -192,7 +192,7 @@ def rewardbench_score(chosen: Any, rejected: Any, subset: Any, subsets: Sequence
 
 @register("rewardbench_section", family=_FAMILY, kind=_KIND, inputs=("chosen", "rejected", "subset", "subsets"),
           higher_is_better=True, bounds=(0.0, 1.0), per_row=False,
-          params={"section": None, "ties": "loss", "weights": "official"}, citation=_CITE)
+          params={"section": None, "ties": "loss", "weights": "official"}, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def rewardbench_section(chosen: Any, rejected: Any, subset: Any, subsets: Sequence[str], /, *,
                         section: str | None = None, ties: str = "loss", weights: str = "official") -> float:
     r"""One RewardBench section score (``chat``, ``chat_hard``, ``safety``, ``reasoning``).

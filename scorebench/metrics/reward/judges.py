@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.stats import interval_bounds, rng_for
 from scorebench.analysis.stats_tests import proportion_interval
 from scorebench.core.validation import check_level, check_positive_int, describe_rows
@@ -111,7 +111,7 @@ def _ratio(plus: np.ndarray, minus: np.ndarray, what: str) -> float:
 
 
 @register("swap_consistency", family=_FAMILY, kind=_KIND, inputs=("g1", "g2"), higher_is_better=True,
-          bounds=(0.0, 1.0), proportion=True, citation=_CITE)
+          bounds=(0.0, 1.0), proportion=True, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def swap_consistency(g1: Any, g2: Any, /) -> np.ndarray:
     r"""Share of pairwise judgments with the same verdict in both presentation orders.
 
@@ -129,7 +129,7 @@ def swap_consistency(g1: Any, g2: Any, /) -> np.ndarray:
 
 
 @register("position_bias", family=_FAMILY, kind=_KIND, inputs=("g1", "g2"), higher_is_better=None,
-          bounds=(-1.0, 1.0), per_row=False, citation=_CITE)
+          bounds=(-1.0, 1.0), per_row=False, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def position_bias(g1: Any, g2: Any, /) -> float:
     r"""Net preference of a judge for the answer shown first, in [-1, 1] (0 = unbiased).
 
@@ -149,7 +149,7 @@ def position_bias(g1: Any, g2: Any, /) -> float:
 
 @register("judge_length_bias", family=_FAMILY, kind=_KIND, inputs=("g1", "g2", "len_1", "len_2"),
           higher_is_better=None, bounds=(-1.0, 1.0), per_row=False,
-          citation=_CITE + "; Dubois et al. (2024), Length-Controlled AlpacaEval, arXiv:2404.04475")
+          citation=_CITE + "; Dubois et al. (2024), Length-Controlled AlpacaEval, arXiv:2404.04475", tested_against=NO_EXTERNAL_REFERENCE)
 def judge_length_bias(g1: Any, g2: Any, len_1: Any = None, len_2: Any = None, /) -> float:
     r"""Net preference of a judge for the longer answer, in [-1, 1].
 

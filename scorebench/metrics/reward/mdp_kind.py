@@ -65,7 +65,7 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.tables import Column, Inputs, Option, numeric_column, register_kind, start_table, unit_frame
 from scorebench.core.validation import describe_rows
 from scorebench.metrics.reward.starc import dard_distance, epic_distance, starc_distance
@@ -185,7 +185,7 @@ def _policy(policy: np.ndarray, flat: np.ndarray, S: int, A: int) -> np.ndarray 
 
 
 @register("reward_starc", family="reward", kind="mdp", inputs=_INPUTS, higher_is_better=False, bounds=(0.0, 1.0),
-          per_row=False, interval="none", citation=_CITE)
+          per_row=False, interval="none", citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def reward_starc(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, transition: Any, policy: Any,
                  states: tuple[str, ...], actions: tuple[str, ...], gamma: float, /) -> float:
     r"""STARC distance (value-adjusted canonicalisation, L2 normalisation) between the reward and the reference.
@@ -200,7 +200,7 @@ def reward_starc(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, trans
 
 
 @register("reward_starc_epic", family="reward", kind="mdp", inputs=_INPUTS, higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, interval="none", citation=_CITE)
+          bounds=(0.0, 1.0), per_row=False, interval="none", citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def reward_starc_epic(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, transition: Any, policy: Any,
                       states: tuple[str, ...], actions: tuple[str, ...], gamma: float, /) -> float:
     r"""STARC distance with the EPIC canonicalisation (uniform state and action distributions).
@@ -212,7 +212,7 @@ def reward_starc_epic(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, 
 
 
 @register("reward_epic", family="reward", kind="mdp", inputs=_INPUTS, higher_is_better=False, bounds=(0.0, 1.0),
-          per_row=False, interval="none", citation=_CITE)
+          per_row=False, interval="none", citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def reward_epic(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, transition: Any, policy: Any,
                 states: tuple[str, ...], actions: tuple[str, ...], gamma: float, /) -> float:
     r"""EPIC distance: the Pearson distance :math:`\sqrt{(1 - \rho)/2}` of the EPIC-canonical rewards.
@@ -224,7 +224,7 @@ def reward_epic(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, transi
 
 
 @register("reward_dard", family="reward", kind="mdp", inputs=_INPUTS, higher_is_better=False, bounds=(0.0, 1.0),
-          per_row=False, interval="none", citation=_CITE)
+          per_row=False, interval="none", citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
 def reward_dard(s: Any, a: Any, s_next: Any, reward: Any, reference: Any, transition: Any, policy: Any,
                 states: tuple[str, ...], actions: tuple[str, ...], gamma: float, /) -> float:
     r"""DARD distance: the Pearson distance of the DARD-canonical rewards under the transition dynamics.

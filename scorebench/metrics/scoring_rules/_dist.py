@@ -87,7 +87,7 @@ def _table_fn(fn: Callable[..., np.ndarray], name: str, spec: Mapping[str, tuple
 
 def register_dist(name: str, spec: Mapping[str, tuple[str, Any]], support: str, citation: str, *,
                   log: bool = False, params: Mapping[str, Any] | None = None,
-                  proper: str = "strict") -> Callable[[Callable], Callable]:
+                  proper: str = "strict", tested_against: Any = ()) -> Callable[[Callable], Callable]:
     """Register a CRPS (``log=False``) or log score (``log=True``) of a parametric distribution.
 
     ``spec`` maps each parameter to ``(support, default)`` (``None`` = required); ``params``
@@ -99,10 +99,11 @@ def register_dist(name: str, spec: Mapping[str, tuple[str, Any]], support: str, 
     def decorate(fn: Callable) -> Callable:
         required = tuple(p for p, (_, d) in spec.items() if d is None)
         distribution = {"parameters": dict(spec), "support": support}
-        return register(name, family=FAMILY, kind="parametric", inputs=("y", *required),
+        return register(name, core=fn, family=FAMILY, kind="parametric", inputs=("y", *required),
                         higher_is_better=False,
                         bounds=(-math.inf, math.inf) if log else (0.0, math.inf),
                         proper=proper, per_row=True, params=params or None, citation=citation,
-                        table_fn=_table_fn(fn, name, spec, params), distribution=distribution)(fn)
+                        table_fn=_table_fn(fn, name, spec, params), distribution=distribution,
+                        tested_against=tested_against)
 
     return decorate

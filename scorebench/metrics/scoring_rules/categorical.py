@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, PROB_CLIP, binary_inputs
 from scorebench.metrics.scoring_rules.inputs import multiclass_inputs
@@ -54,7 +54,7 @@ def _onehot(idx: np.ndarray, k: int) -> np.ndarray:
 
 @register("brier_score", family=FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), proper="strict", per_row=True,
-          citation="Brier (1950), Monthly Weather Review 78(1):1-3")
+          citation="Brier (1950), Monthly Weather Review 78(1):1-3", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def brier_score(y: Any, p: Any) -> np.ndarray:
     r"""Brier score of a probability forecast of a binary event (per row).
 
@@ -128,7 +128,7 @@ def _multiclass_clip_note(arrays: Any, clip: Any = PROB_CLIP) -> dict[str, Any]:
 
 @register("log_score", family=FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True, params={"clip": PROB_CLIP},
-          citation="Good (1952), JRSS B 14(1):107-114", note=_binary_clip_note)
+          citation="Good (1952), JRSS B 14(1):107-114", note=_binary_clip_note, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def log_score(y: Any, p: Any, *, clip: float | None = PROB_CLIP) -> np.ndarray:
     r"""Logarithmic score (negative log-likelihood) of a binary probability forecast.
 
@@ -171,7 +171,7 @@ def log_score(y: Any, p: Any, *, clip: float | None = PROB_CLIP) -> np.ndarray:
 
 @register("brier_score_multiclass", family=FAMILY, kind="multiclass", inputs=("y", "P"),
           higher_is_better=False, bounds=(0.0, 2.0), proper="strict", per_row=True,
-          citation="Brier (1950), Monthly Weather Review 78(1):1-3")
+          citation="Brier (1950), Monthly Weather Review 78(1):1-3", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def brier_score_multiclass(y: Any, P: Any) -> np.ndarray:
     r"""Multiclass Brier (quadratic) score.
 
@@ -196,7 +196,7 @@ def brier_score_multiclass(y: Any, P: Any) -> np.ndarray:
 
 @register("log_score_multiclass", family=FAMILY, kind="multiclass", inputs=("y", "P"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"clip": PROB_CLIP}, citation="Good (1952), JRSS B 14(1):107-114", note=_multiclass_clip_note)
+          params={"clip": PROB_CLIP}, citation="Good (1952), JRSS B 14(1):107-114", note=_multiclass_clip_note, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def log_score_multiclass(y: Any, P: Any, *, clip: float | None = PROB_CLIP) -> np.ndarray:
     r"""Multiclass logarithmic score (cross-entropy of the observed class).
 
@@ -216,7 +216,7 @@ def log_score_multiclass(y: Any, P: Any, *, clip: float | None = PROB_CLIP) -> n
 
 @register("spherical_score", family=FAMILY, kind="multiclass", inputs=("y", "P"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          citation="Good (1971); " + GNEITING_RAFTERY)
+          citation="Good (1971); " + GNEITING_RAFTERY, tested_against=NO_EXTERNAL_REFERENCE)
 def spherical_score(y: Any, P: Any) -> np.ndarray:
     r"""Spherical score, oriented as a loss.
 
@@ -240,7 +240,7 @@ def spherical_score(y: Any, P: Any) -> np.ndarray:
 
 @register("rps", family=FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True, params={"normalize": False},
-          citation="Epstein (1969), J. Applied Meteorology 8:985-987")
+          citation="Epstein (1969), J. Applied Meteorology 8:985-987", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def rps(y: Any, P: Any, *, normalize: bool = False) -> np.ndarray:
     r"""Ranked probability score for ordered classes ``0 < 1 < ... < K-1``.
 
@@ -312,7 +312,7 @@ GENERATORS: dict[str, BregmanGenerator] = {
 @register("bregman_score", family=FAMILY, kind="multiclass", inputs=("y", "P"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
           params={"generator": "quadratic"},
-          citation="Savage (1971), JASA 66(336):783-801; " + GNEITING_RAFTERY)
+          citation="Savage (1971), JASA 66(336):783-801; " + GNEITING_RAFTERY, tested_against=NO_EXTERNAL_REFERENCE)
 def bregman_score(y: Any, P: Any, *, generator: str | BregmanGenerator = "quadratic") -> np.ndarray:
     r"""Scoring rule of the Bregman family for a strictly convex generator :math:`G`.
 
@@ -390,7 +390,7 @@ def capm_matrix(n_classes: int, *, weights: Any = None, similarity: Any = None,
 @register("capm_score", family=FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True,
           params={"weights": None, "similarity": None, "strength": 1.0},
-          citation="Structured Proper Loss Geometries for Multiclass Classification (2026), arXiv:2606.29471")
+          citation="Structured Proper Loss Geometries for Multiclass Classification (2026), arXiv:2606.29471", tested_against=NO_EXTERNAL_REFERENCE)
 def capm_score(y: Any, P: Any, *, weights: Any = None, similarity: Any = None,
                strength: float = 1.0) -> np.ndarray:
     r"""Class-aware quadratic Bregman score (CAPM).

@@ -33,6 +33,7 @@ import numpy as np
 from scorebench.core.lazy import lazy_module
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
+from scorebench.core.table_schema import Option
 from scorebench.core.validation import as_float_array, broadcast_arrays, check_positive
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
@@ -67,13 +68,14 @@ def _prep(obs: Any, *, positive: tuple[str, ...] = (), **params: Any) -> list[np
     return list(arrays.values())
 
 
-def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None):
+def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None, *,
+                tested_against: Any):
     return register(name, family=FAMILY, kind="parametric", inputs=("y", *columns),
                     higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-                    params=params, citation=citation)
+                    params=params, citation=citation, tested_against=tested_against)
 
 
-@_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY)
+@_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-13),))
 def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)`.
 
@@ -106,7 +108,7 @@ def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     return sigma * (z * special.erf(z / math.sqrt(2.0)) + 2.0 * _norm_pdf(z) - 1.0 / _SQRT_PI)
 
 
-@_parametric("crps_logistic", ("mu", "s"), JKL)
+@_parametric("crps_logistic", ("mu", "s"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     r"""CRPS of the logistic distribution with location :math:`\mu` and scale :math:`s`.
 
@@ -125,7 +127,7 @@ def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     return s * (z - 2.0 * special.log_expit(z) - 1.0)
 
 
-@_parametric("crps_laplace", ("mu", "b"), JKL)
+@_parametric("crps_laplace", ("mu", "b"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     r"""CRPS of the Laplace distribution with location :math:`\mu` and scale :math:`b`.
 
@@ -141,7 +143,7 @@ def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     return b * (z + np.exp(-z) - 0.75)
 
 
-@_parametric("crps_exponential", ("rate",), JKL)
+@_parametric("crps_exponential", ("rate",), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
     r"""CRPS of the exponential distribution with rate :math:`\lambda` (support :math:`[0, \infty)`).
 
@@ -158,7 +160,7 @@ def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
     return np.abs(obs) - 2.0 * cdf / rate + 0.5 / rate
 
 
-@_parametric("crps_gamma", ("shape", "rate"), JKL)
+@_parametric("crps_gamma", ("shape", "rate"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
     r"""CRPS of the gamma distribution with shape :math:`\alpha` and rate :math:`\beta`.
 
@@ -195,7 +197,7 @@ def _gamma_ratio_half(a: np.ndarray) -> np.ndarray:
     return np.where(a < 100.0, direct, series)
 
 
-@_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL)
+@_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""CRPS of the log-normal distribution (:math:`\log X \sim N(\mu, \sigma^2)`).
 
@@ -243,7 +245,7 @@ def log_ndtr_diff(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 _UNIFORM = {"low": ("real", None), "high": ("real", None), "lmass": ("[0, 1]", 0.0), "umass": ("[0, 1]", 0.0)}
 
 
-@register_dist("crps_uniform", _UNIFORM, "[low, high]", JKL)
+@register_dist("crps_uniform", _UNIFORM, "[low, high]", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_uniform(obs: Any, low: Any, high: Any, lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the uniform distribution on :math:`[l, u]`, optionally with point masses
     :math:`L` at :math:`l` and :math:`U` at :math:`u` (the rest, :math:`1 - L - U`, uniform).
@@ -326,7 +328,8 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray | N
 
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
                              "lower": ("real", 0.0), "upper": ("real", 1.0)}, "[lower, upper]", JKL,
-               params={"lower": None, "upper": None})
+               params={"lower": Option("lower", float, None, "lower end of the support (None: column, else 0)"),
+                       "upper": Option("upper", float, None, "upper end of the support (None: column, else 1)")}, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> np.ndarray:
     r"""CRPS of the beta distribution :math:`\mathrm{Beta}(a, b)` on :math:`[l, u]`.
 
@@ -363,7 +366,7 @@ def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> n
     return width * core
 
 
-@_parametric("crps_t", ("df", "mu", "sigma"), JKL)
+@_parametric("crps_t", ("df", "mu", "sigma"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""CRPS of the location-scale Student-t distribution with :math:`\nu > 1` degrees of freedom.
 
@@ -439,7 +442,7 @@ def mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, .
 @register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*mixnorm_columns(arrays, "crps_mixnorm")),
           distribution=MIXNORM_DIST,
-          citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL)
+          citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""CRPS of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
 
@@ -472,7 +475,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
 
 @register("log_score_normal", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper="strict", per_row=True,
-          citation="Good (1952); " + GNEITING_RAFTERY)
+          citation="Good (1952); " + GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
 def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""Logarithmic score (negative log density) of :math:`N(\mu, \sigma^2)`.
 
@@ -492,7 +495,7 @@ def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
 
 @register("dawid_sebastiani_score", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper="proper", per_row=True,
-          citation="Dawid & Sebastiani (1999), Annals of Statistics 27(1):65-81")
+          citation="Dawid & Sebastiani (1999), Annals of Statistics 27(1):65-81", tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""Dawid-Sebastiani score of a forecast with mean :math:`\mu` and standard deviation :math:`\sigma`.
 

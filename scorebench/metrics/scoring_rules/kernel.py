@@ -74,7 +74,7 @@ def gks_score(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimato
 
 @register("gksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a univariate ensemble.
@@ -102,7 +102,7 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
 
 @register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)")
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a multivariate ensemble (Euclidean distance, unit scale).

@@ -50,7 +50,7 @@ def _t_logpdf(z, df):
             - (df + 1.0) / 2.0 * np.log1p(z * z / df))
 
 
-@register_dist("log_score_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -math.inf, upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the normal distribution truncated to :math:`[l, u]`:
     :math:`-\log\varphi(z) + \log\sigma + \log(\Phi(u) - \Phi(l))`.
@@ -83,7 +83,7 @@ def _truncated(obs: Any, spec: dict, **values: Any) -> tuple:
     return params, z, l, u, (obs < lower) | (obs > upper)
 
 
-@register_dist("log_score_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -math.inf, upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the logistic distribution truncated to :math:`[l, u]`.
 
@@ -97,7 +97,7 @@ def log_score_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -math.inf, upper
     return _outside(-log_pdf + np.log(s) + np.log(logis_diff(u, l)), outside)
 
 
-@register_dist("log_score_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -math.inf,
                  upper: Any = math.inf) -> np.ndarray:
     r"""Log score of the Student-t distribution truncated to :math:`[l, u]`.
@@ -115,7 +115,7 @@ def log_score_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any 
 _T_LOG = {**T_PARAMS, "df": ("positive", None)}  # a density needs no finite mean
 
 
-@register_dist("log_score_t", _T_LOG, "real", GOOD, log=True)
+@register_dist("log_score_t", _T_LOG, "real", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""Log score of the location-scale Student-t distribution.
 
@@ -128,7 +128,7 @@ def log_score_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarra
     return -_t_logpdf((obs - mu) / sigma, df) + np.log(sigma)
 
 
-@register_dist("log_score_logistic", LOGISTIC_PARAMS, "real", GOOD, log=True)
+@register_dist("log_score_logistic", LOGISTIC_PARAMS, "real", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     r"""Log score of the logistic distribution: :math:`z + 2\log(1 + e^{-z}) + \log s`.
 
@@ -145,7 +145,7 @@ def log_score_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
 _LAPLACE = {"mu": ("real", None), "b": ("positive", None)}
 
 
-@register_dist("log_score_laplace", _LAPLACE, "real", GOOD, log=True)
+@register_dist("log_score_laplace", _LAPLACE, "real", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     r"""Log score of the Laplace distribution: :math:`|y - \mu|/b + \log(2b)`.
 
@@ -158,7 +158,7 @@ def log_score_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     return np.abs(obs - mu) / b + np.log(2.0 * b)
 
 
-@register_dist("log_score_exponential", {"rate": ("positive", None)}, "[0, inf)", GOOD, log=True)
+@register_dist("log_score_exponential", {"rate": ("positive", None)}, "[0, inf)", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_exponential(obs: Any, rate: Any) -> np.ndarray:
     r"""Log score of the exponential distribution: :math:`\lambda y - \log\lambda` (:math:`y \ge 0`).
 
@@ -174,7 +174,7 @@ def log_score_exponential(obs: Any, rate: Any) -> np.ndarray:
 _GAMMA = {"shape": ("positive", None), "rate": ("positive", None)}
 
 
-@register_dist("log_score_gamma", _GAMMA, "(0, inf)", GOOD, log=True)
+@register_dist("log_score_gamma", _GAMMA, "(0, inf)", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
     r"""Log score of the gamma distribution (shape :math:`\alpha`, rate :math:`\beta`).
 
@@ -193,7 +193,7 @@ def log_score_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
 _LOGN = {"mulog": ("real", None), "sigmalog": ("positive", None)}
 
 
-@register_dist("log_score_lognormal", _LOGN, "(0, inf)", GOOD, log=True)
+@register_dist("log_score_lognormal", _LOGN, "(0, inf)", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""Log score of the log-normal distribution.
 
@@ -209,7 +209,7 @@ def log_score_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
 _UNIF = {"low": ("real", None), "high": ("real", None)}
 
 
-@register_dist("log_score_uniform", _UNIF, "[low, high]", GOOD, log=True)
+@register_dist("log_score_uniform", _UNIF, "[low, high]", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_uniform(obs: Any, low: Any, high: Any) -> np.ndarray:
     r"""Log score of the uniform distribution on :math:`[l, u]`: :math:`\log(u - l)` inside.
 
@@ -226,7 +226,7 @@ def log_score_uniform(obs: Any, low: Any, high: Any) -> np.ndarray:
 _BETA = {"a": ("positive", None), "b": ("positive", None), "lower": ("real", 0.0), "upper": ("real", 1.0)}
 
 
-@register_dist("log_score_beta", _BETA, "[lower, upper]", GOOD, log=True)
+@register_dist("log_score_beta", _BETA, "[lower, upper]", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> np.ndarray:
     r"""Log score of the beta distribution on :math:`[l, u]`.
 
@@ -246,7 +246,7 @@ def log_score_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0)
     return _outside(-log_pdf + np.log(width), ~inside & ~np.isnan(z))
 
 
-@register_dist("log_score_2pnormal", TWO_PIECE_PARAMS, "real", GOOD, log=True)
+@register_dist("log_score_2pnormal", TWO_PIECE_PARAMS, "real", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""Log score of the two-piece normal: density :math:`\frac{2}{\sigma_1 + \sigma_2}
     \varphi((y - \mu)/\sigma_i)`, :math:`i` the side of :math:`\mu`.
@@ -261,7 +261,7 @@ def log_score_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarra
     return 0.5 * z * z + _LOG_SQRT_2PI + np.log(0.5 * (scale1 + scale2))
 
 
-@register_dist("log_score_2pexponential", TWO_PIECE_PARAMS, "real", GOOD, log=True)
+@register_dist("log_score_2pexponential", TWO_PIECE_PARAMS, "real", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_2pexponential(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""Log score of the two-piece exponential: density :math:`e^{-|y - \mu|/\sigma_i}/(\sigma_1 + \sigma_2)`.
 
@@ -277,7 +277,7 @@ def log_score_2pexponential(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.n
 _GEV = {"shape": ("real", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
 
 
-@register_dist("log_score_gev", _GEV, "support of the GEV", GOOD, log=True)
+@register_dist("log_score_gev", _GEV, "support of the GEV", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""Log score of the generalised extreme value distribution (any shape :math:`\xi`):
     :math:`\log\sigma + (1 + 1/\xi)\log t + t^{-1/\xi}`, :math:`t = 1 + \xi(y - \mu)/\sigma`
@@ -303,7 +303,7 @@ def log_score_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
 _GPD = {"shape": ("real", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
 
 
-@register_dist("log_score_gpd", _GPD, "[mu, inf) (or [mu, mu - sigma/shape] for shape < 0)", GOOD, log=True)
+@register_dist("log_score_gpd", _GPD, "[mu, inf) (or [mu, mu - sigma/shape] for shape < 0)", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""Log score of the generalised Pareto distribution:
     :math:`\log\sigma + (1 + 1/\xi)\log(1 + \xi\omega)` (:math:`\omega` at :math:`\xi = 0`).
@@ -327,7 +327,7 @@ def log_score_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
 _LOG = {"mulog": ("real", None), "sigmalog": ("positive", None)}
 
 
-@register_dist("log_score_loglaplace", _LOG, "(0, inf)", GOOD, log=True)
+@register_dist("log_score_loglaplace", _LOG, "(0, inf)", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""Log score of the log-Laplace distribution: :math:`|w| + \log(2\sigma y)`,
     :math:`w = (\log y - \mu)/\sigma`.
@@ -341,7 +341,7 @@ def log_score_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     return _outside(np.abs(w) + np.log(2.0 * sigmalog) + ly, ~pos & ~np.isnan(obs))
 
 
-@register_dist("log_score_loglogistic", _LOG, "(0, inf)", GOOD, log=True)
+@register_dist("log_score_loglogistic", _LOG, "(0, inf)", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_loglogistic(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""Log score of the log-logistic distribution: the logistic log score of
     :math:`\log y` plus :math:`\log y`.
@@ -361,7 +361,7 @@ def _not_count(obs: np.ndarray) -> np.ndarray:
     return (obs < 0) | (np.isfinite(obs) & (obs != np.floor(obs)))
 
 
-@register_dist("log_score_poisson", {"mean": ("positive", None)}, "{0, 1, 2, ...}", GOOD, log=True)
+@register_dist("log_score_poisson", {"mean": ("positive", None)}, "{0, 1, 2, ...}", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_poisson(obs: Any, mean: Any) -> np.ndarray:
     r"""Log score of the Poisson distribution: :math:`\lambda - y\log\lambda + \log y!`
     (:math:`+\infty` off the non-negative integers).
@@ -379,7 +379,7 @@ def log_score_poisson(obs: Any, mean: Any) -> np.ndarray:
 _NB = {"n": ("positive", None), "prob": ("(0, 1]", None)}
 
 
-@register_dist("log_score_negbinom", _NB, "{0, 1, 2, ...}", GOOD, log=True)
+@register_dist("log_score_negbinom", _NB, "{0, 1, 2, ...}", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_negbinom(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""Log score of the negative binomial distribution (size :math:`n`, probability :math:`p`).
 
@@ -398,7 +398,7 @@ def log_score_negbinom(obs: Any, n: Any, prob: Any) -> np.ndarray:
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 
 
-@register_dist("log_score_binomial", _BINOM, "{0, ..., n}", GOOD, log=True)
+@register_dist("log_score_binomial", _BINOM, "{0, ..., n}", GOOD, log=True, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""Log score of the binomial distribution.
 
@@ -419,7 +419,7 @@ def log_score_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
 _HYPER = {"m": ("nonnegative integer", None), "n": ("nonnegative integer", None), "k": ("nonnegative integer", None)}
 
 
-@register_dist("log_score_hypergeometric", _HYPER, "{max(0, k - n), ..., min(k, m)}", GOOD, log=True)
+@register_dist("log_score_hypergeometric", _HYPER, "{max(0, k - n), ..., min(k, m)}", GOOD, log=True, tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def log_score_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     r"""Log score of the hypergeometric distribution (parameters as :func:`crps_hypergeometric`).
 
@@ -439,7 +439,7 @@ def log_score_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
 
 @register("log_score_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
           bounds=(-math.inf, math.inf), proper="strict", per_row=True, citation=GOOD, distribution=MIXNORM_DIST,
-          table_fn=lambda arrays: log_score_mixnorm(*mixnorm_columns(arrays, "log_score_mixnorm")))
+          table_fn=lambda arrays: log_score_mixnorm(*mixnorm_columns(arrays, "log_score_mixnorm")), tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def log_score_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""Log score of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
 

@@ -30,7 +30,7 @@ __all__ = ["ranked_log_score"]
 
 @register("ranked_log_score", family=FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True,
-          citation="Todter & Ahrens (2012), Monthly Weather Review 140(6):2005-2017")
+          citation="Todter & Ahrens (2012), Monthly Weather Review 140(6):2005-2017", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
 def ranked_log_score(y: Any, P: Any) -> np.ndarray:
     r"""Ranked logarithmic score for ordered classes ``0 < 1 < ... < K-1`` (scoringrules' ``rls_score``).
 

@@ -57,7 +57,7 @@ def _window_terms(obs: Any, ens: Any, a: float, b: float, ens_w: Any, nan_policy
 
 @register("owcrps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params=_PARAMS, citation=HOLZMANN + "; " + ALLEN)
+          params=_PARAMS, citation=HOLZMANN + "; " + ALLEN, tested_against=('scoringrules 0.7 (numpy backend)', 1e-12))
 def owcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted CRPS of an ensemble for the weight :math:`w(z) = \mathbb 1\{a \le z \le b\}`.
@@ -93,7 +93,7 @@ def owcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math
 
 @register("vrcrps_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params=_PARAMS, citation=ALLEN)
+          params=_PARAMS, citation=ALLEN, tested_against=('scoringrules 0.7 (numpy backend)', 1e-12))
 def vrcrps_ensemble(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled CRPS of an ensemble for the weight :math:`w(z) = \mathbb 1\{a \le z \le b\}`.

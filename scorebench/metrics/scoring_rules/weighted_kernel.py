@@ -79,7 +79,7 @@ _CITE = ALLEN + "; " + GNEITING_RAFTERY
 
 @register("twgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
           bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
-          citation=_CITE)
+          citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Threshold-weighted Gaussian kernel score of a univariate ensemble.
@@ -102,7 +102,7 @@ def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
 
 @register("owgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a univariate ensemble.
@@ -125,7 +125,7 @@ def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
 
 @register("vrgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a univariate ensemble (the module
@@ -145,7 +145,7 @@ def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
 @register("twgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
           bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
-          citation=_CITE)
+          citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Threshold-weighted Gaussian kernel score of a multivariate ensemble: every variable
@@ -164,7 +164,7 @@ def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
 
 @register("owgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a multivariate ensemble (the module
@@ -183,7 +183,7 @@ def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
 
 @register("vrgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE)
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a multivariate ensemble (the module

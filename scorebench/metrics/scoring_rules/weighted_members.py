@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.core.registry import register
+from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
     start_table, unit_frame
 from scorebench.core.validation import describe_rows
@@ -130,7 +130,7 @@ def extract_weighted_multivariate(df: pd.DataFrame, *, nan_policy: str = "raise"
 
 @register("crps_ensemble_w", family=FAMILY, kind="weighted_ensemble", inputs=("y", "ens", "ens_w"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY + "; " + FERRO)
+          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY + "; " + FERRO, tested_against=NO_EXTERNAL_REFERENCE)
 def crps_ensemble_w(obs: Any, ens: Any, ens_w: Any, *, estimator: str = "standard",
                     nan_policy: str = "propagate") -> np.ndarray:
     r"""CRPS of a weighted ensemble :math:`\sum_i w_i \delta_{x_i}` (weights normalised per row).
@@ -164,7 +164,7 @@ def crps_ensemble_w(obs: Any, ens: Any, ens_w: Any, *, estimator: str = "standar
 
 @register("energy_score_w", family=FAMILY, kind="weighted_multivariate", inputs=("y", "ens", "ens_w"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY)
+          params={"estimator": "standard", "nan_policy": "propagate"}, citation=GNEITING_RAFTERY, tested_against=NO_EXTERNAL_REFERENCE)
 def energy_score_w(obs: Any, ens: Any, ens_w: Any, *, estimator: str = "standard",
                    nan_policy: str = "propagate") -> np.ndarray:
     r"""Energy score of a weighted multivariate ensemble (weights normalised per row).
@@ -198,7 +198,7 @@ def energy_score_w(obs: Any, ens: Any, ens_w: Any, *, estimator: str = "standard
 @register("variogram_score_w", family=FAMILY, kind="weighted_multivariate", inputs=("y", "ens", "ens_w"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"p": 0.5, "weights": None, "estimator": "standard", "nan_policy": "propagate"},
-          citation="Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334")
+          citation="Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334", tested_against=NO_EXTERNAL_REFERENCE)
 def variogram_score_w(obs: Any, ens: Any, ens_w: Any, *, p: float = 0.5, weights: Any = None,
                       estimator: str = "standard", nan_policy: str = "propagate") -> np.ndarray:
     r"""Variogram score of order :math:`p` of a weighted multivariate ensemble.

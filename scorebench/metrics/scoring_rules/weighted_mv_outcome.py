@@ -68,7 +68,7 @@ def check_outcome_rows(wy: np.ndarray, wbar: np.ndarray, name: str, a: Any, b: A
 @register("owenergy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None},
-          citation=ALLEN + "; " + GNEITING_RAFTERY)
+          citation=ALLEN + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                    nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted energy score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -105,7 +105,7 @@ def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 @register("vrenergy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None},
-          citation=ALLEN + "; " + GNEITING_RAFTERY)
+          citation=ALLEN + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                    nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled energy score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -140,7 +140,7 @@ def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 @register("owvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate",
-                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER)
+                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf, p: float = 0.5,
                       weights: Any = None, nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted variogram score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -173,7 +173,7 @@ def owvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
 @register("vrvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate",
-                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER)
+                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf, p: float = 0.5,
                       weights: Any = None, nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled variogram score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
