@@ -284,7 +284,8 @@ def extract_alpaca_annotations(df: pd.DataFrame, *, nan_policy: str = "raise") -
 
 @register("alpaca_lc_winrate", family="judge", kind="alpaca_annotations",
           inputs=("preference", "len_2", "len_1", "difficulty"), higher_is_better=True, bounds=(0.0, 100.0),
-          per_row=False, params={"n_splits": 5}, citation=_CITE)
+          per_row=False, params={"n_splits": 5}, citation=_CITE,
+          tested_against=("alpaca-eval 0.6.6 (length_controlled_noreg, solved to convergence)", 1e-6))
 def alpaca_lc_winrate(preference: Any, len_2: Any, len_1: Any, difficulty: Any, /, *, n_splits: int = 5) -> float:
     r"""AlpacaEval length-controlled win rate in percent (``length_controlled_noreg``; see the module).
 
