@@ -100,7 +100,8 @@ def test_evaluate_and_cli(tmp_path):
 def test_errors():
     df = _model("model-plain")
     with pytest.raises(InputError, match=r"preference: expected values in \[1, 2\]"):
-        length_controlled_winrate(df["preference"].where(df.index != 0, 3.0), df["output_2"].str.len(), df["output_1"].str.len(),
+        length_controlled_winrate(df["preference"].where(df.index != 0, 3.0), df["output_2"].str.len(),
+                                  df["output_1"].str.len(),
                                   df["instruction_difficulty"])
     with pytest.raises(InputError, match="length differences are all equal"):
         length_controlled_winrate(df["preference"], np.full(len(df), 5), np.full(len(df), 3),

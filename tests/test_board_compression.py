@@ -50,7 +50,8 @@ def _spec(tmp_path, extra: str = "") -> object:
     frame.to_csv(tmp_path / "a.csv")
     spec = tmp_path / "c.toml"
     spec.write_text(f'name = "c"\nn_boot = 30\n[[sources]]\nname = "{EVIL}"\npath = "a.csv"\n'
-                    f'[compression]\nsources = ["{EVIL}"]\nsizes = [5, 10]\nrandom = 10\nsplits = 2\n{extra}', encoding="utf-8")
+                    f'[compression]\nsources = ["{EVIL}"]\nsizes = [5, 10]\nrandom = 10\nsplits = 2\n{extra}',
+                    encoding="utf-8")
     return spec
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _paths import REFERENCE
 
 from scorebench.aggregate import as_matrix
 from scorebench.core.errors import InputError
@@ -19,8 +20,6 @@ from scorebench.leaderboard.build import build_board
 from scorebench.leaderboard.incomplete import METHODS, model_sizes, pareto_dominated, stratified_rank_intervals
 from scorebench.leaderboard.render import board_files
 from scorebench.leaderboard.spec import load_spec
-
-from _paths import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 MTEB_RESULTS = REFERENCE / "mteb" / "results"

@@ -14,10 +14,21 @@ import pytest
 from scorebench.core.errors import InputError
 from scorebench.irt.scoring import score_abilities
 from scorebench.irt.simulate import simulate_2pl
-from scorebench.irt.tiny import (anchor_estimate, anchor_points, complete_params, irt_estimate, pirt_estimate,
-                                 score_draws)
-from scorebench.leaderboard.compression import (SCORINGS, SELECTIONS, compression_curve, compression_splits,
-                                                summarise_splits)
+from scorebench.irt.tiny import (
+    anchor_estimate,
+    anchor_points,
+    complete_params,
+    irt_estimate,
+    pirt_estimate,
+    score_draws,
+)
+from scorebench.leaderboard.compression import (
+    SCORINGS,
+    SELECTIONS,
+    compression_curve,
+    compression_splits,
+    summarise_splits,
+)
 
 
 def _planted(seed: int = 0, sizes=(7, 12, 5, 9), n: int = 80, flip: float = 0.05):

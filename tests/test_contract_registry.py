@@ -35,8 +35,8 @@ import pytest
 import scorebench
 from scorebench.core.errors import InputError
 from scorebench.core.registry import NO_EXTERNAL_REFERENCE, Metric, Positional, all_metrics
-from scorebench.core.table_schema import OPTION_TYPES
 from scorebench.core.stats import MIN_BOOT
+from scorebench.core.table_schema import OPTION_TYPES
 from scorebench.core.tables import all_kinds, get_kind
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _paths import REFERENCE
 from click.testing import CliRunner
 
 import scorebench
@@ -18,8 +19,6 @@ from scorebench.cli import cli
 from scorebench.core.errors import InputError
 from scorebench.io.eee import instance_records, to_eee, write_eee
 from scorebench.io.readers import detect_results_format, read_results
-
-from _paths import REFERENCE
 
 jsonschema = pytest.importorskip("jsonschema")
 

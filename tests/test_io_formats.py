@@ -37,7 +37,8 @@ EVERY_FORMAT = {
     "trec": ["trec_run", "trec_qrels"],
     "judgments": ["trec_prefs", "trec_qrels_jg"],
     "trec_eval": ["trec_eval"],
-    "harness": ["mteb", "lighteval", "lm_eval", "arena", "rewardbench", "helm", "openood", "eee", "hf", "lm_eval_mc", "inspect",
+    "harness": ["mteb", "lighteval", "lm_eval", "arena", "rewardbench", "helm", "openood", "eee", "hf",
+                "lm_eval_mc", "inspect",
                 "rewardbench2"],
 }
 

@@ -9,14 +9,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _paths import REFERENCE
 from click.testing import CliRunner
 
 import scorebench
 from scorebench.cli import cli
 from scorebench.core.errors import InputError
 from scorebench.io.tables import read_results
-
-from _paths import REFERENCE
 
 MTEB_RESULTS = REFERENCE / "mteb" / "results"
 needs_data = pytest.mark.skipif(not MTEB_RESULTS.is_dir(), reason=f"reference data not found at {MTEB_RESULTS}")

@@ -7,16 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _style_battles import MODELS, TRUE_COEF, TRUE_R, style_battles  # noqa: F401  (tests/ is on sys.path: conftest)
 from scipy.optimize import minimize
 from scipy.special import expit
 
 import scorebench
 from scorebench.aggregate.style_control import STYLE_V1, style_control
 from scorebench.core.errors import InputError
-
-from _style_battles import MODELS, TRUE_COEF, TRUE_R, style_battles  # noqa: F401  (tests/ is on sys.path: conftest)
-
-
 
 # --- FastChat's reference computation, written out independently (rating_systems.py) -------------
 

@@ -42,9 +42,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scorebench.core.errors import InputError
-from scorebench.core.stats import rng_for
-from scorebench.core.validation import check_choice
 from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.pair_counts import PairCounts
 from scorebench.aggregate.pair_counts_dask import bt_from_counts
@@ -52,6 +49,9 @@ from scorebench.aggregate.pairwise import bt_bootstrap_cells, bt_fit, bt_loglik,
 from scorebench.aggregate.ranking import Ranking
 from scorebench.aggregate.registry import MethodResult, get_method
 from scorebench.aggregate.uncertainty import INTERVALS, sandwich_summary, summarize_bootstrap
+from scorebench.core.errors import InputError
+from scorebench.core.stats import rng_for
+from scorebench.core.validation import check_choice
 
 __all__ = ["BattleCells", "CountsMethod", "register_counts", "dask_methods", "battle_cells",
            "partition_battle_cells", "aggregate_dask"]

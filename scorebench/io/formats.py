@@ -58,7 +58,8 @@ from scorebench.core.records import Registry
 from scorebench.core.validation import parse_bool
 
 __all__ = ["Format", "FORMATS", "FAMILIES", "register_format", "get_format", "all_formats", "format_names",
-           "detect_formats", "detect_format", "detect_source", "format_error", "read", "SOURCE_FAMILIES", "check_options", "load_formats",
+           "detect_formats", "detect_format", "detect_source", "format_error", "read", "SOURCE_FAMILIES",
+           "check_options", "load_formats",
            "FORMAT_PACKAGES"]
 
 #: What a format is about: ``table`` (a scorebench table file), ``trec`` (TREC runs and qrels,

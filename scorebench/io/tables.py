@@ -26,8 +26,7 @@ import pandas as pd
 from scorebench.core.errors import InputError
 from scorebench.core.table_schema import check_unique_columns
 from scorebench.io.atomic import atomic_write, check_writable, write_text_file
-from scorebench.io.formats import detect_format as detect_by_registry
-from scorebench.io.formats import format_names
+from scorebench.io.formats import detect_format as detect_by_registry, format_names
 
 __all__ = ["read_table", "read_results", "write_table", "read_meta", "atomic_write", "check_writable",
            "render_markdown", "escape_markdown", "detect_format", "safe_cell", "safe_csv_table", "mark_bidi",

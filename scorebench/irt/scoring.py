@@ -60,7 +60,7 @@ def newton_theta(values: np.ndarray, params: np.ndarray, start: np.ndarray, prio
     ``prior_prec``; 0 gives maximum likelihood), from ``start``.
 
     Steps are clipped to [-1, 1] and abilities to [-20, 20]. Returns ``(theta, se, converged)``
-    per row; ``se`` is :math:`1/\sqrt{I(\theta)}` with the Fisher information plus the prior precision.
+    per row; ``se`` is :math:`1/\\sqrt{I(\theta)}` with the Fisher information plus the prior precision.
     """
     a, d, c, u = (params[:, k][None, :] for k in range(4))
     obs = ~np.isnan(values)

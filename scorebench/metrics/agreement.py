@@ -184,7 +184,8 @@ def _discordant_from_table(table: np.ndarray) -> int:
 
 @register("pearson", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
           bounds=(-1.0, 1.0), per_row=False,
-          citation="Pearson (1896), Phil. Trans. R. Soc. A 187", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Pearson (1896), Phil. Trans. R. Soc. A 187",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def pearson(y_true: Any, y_pred: Any, /) -> float:
     r"""Pearson's linear correlation coefficient (LCC / PLCC).
 
@@ -209,7 +210,8 @@ def pearson(y_true: Any, y_pred: Any, /) -> float:
 
 @register("spearman", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
           bounds=(-1.0, 1.0), per_row=False, interval="half_sampling",
-          citation="Spearman (1904), Am. J. Psychol. 15(1)", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Spearman (1904), Am. J. Psychol. 15(1)",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def spearman(y_true: Any, y_pred: Any, /) -> float:
     r"""Spearman's rank correlation (SRCC): Pearson's r of average ranks.
 
@@ -228,7 +230,8 @@ def spearman(y_true: Any, y_pred: Any, /) -> float:
 
 @register("kendall_tau", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
           bounds=(-1.0, 1.0), per_row=False, interval="half_sampling",
-          citation="Kendall (1945), Biometrika 33(3) (tau-b)", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Kendall (1945), Biometrika 33(3) (tau-b)",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def kendall_tau(y_true: Any, y_pred: Any, /) -> float:
     r"""Kendall's tau-b rank correlation, corrected for ties.
 
@@ -311,7 +314,8 @@ def _resolve_labels(a: np.ndarray, b: np.ndarray, labels: Sequence[float] | None
 
 @register("cohen_kappa", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
           bounds=(-1.0, 1.0), per_row=False, params={"weights": None, "labels": None},
-          citation="Cohen (1960), Educ. Psychol. Meas. 20(1); Cohen (1968), Psychol. Bull. 70(4)", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Cohen (1960), Educ. Psychol. Meas. 20(1); Cohen (1968), Psychol. Bull. 70(4)",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def cohen_kappa(y_true: Any, y_pred: Any, /, *, weights: str | None = None,
                 labels: Sequence[float] | None = None) -> float:
     r"""Cohen's kappa between two raters, optionally weighted.
@@ -367,7 +371,8 @@ def cohen_kappa(y_true: Any, y_pred: Any, /, *, weights: str | None = None,
 
 @register("qwk", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=True,
           bounds=(-1.0, 1.0), per_row=False, params={"labels": None},
-          citation="Cohen (1968), Psychol. Bull. 70(4); quadratic weights as in the ASAP AES task", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Cohen (1968), Psychol. Bull. 70(4); quadratic weights as in the ASAP AES task",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def qwk(y_true: Any, y_pred: Any, /, *, labels: Sequence[float] | None = None) -> float:
     r"""Quadratic weighted kappa (QWK), the standard automated-essay-scoring agreement.
 
@@ -521,7 +526,8 @@ def _rmse_finalize(stats: Any) -> Any:
 
 @register("rmse", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=False,
           bounds=(0.0, np.inf), per_row=False, citation="root mean squared error",
-          partial=_rmse_partial, finalize=_rmse_finalize, tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          partial=_rmse_partial, finalize=_rmse_finalize,
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def rmse(y_true: Any, y_pred: Any, /) -> float:
     r"""Root mean squared error (set-level: the root of a mean is not a mean).
 
@@ -537,7 +543,8 @@ def rmse(y_true: Any, y_pred: Any, /) -> float:
 
 
 @register("mae", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred"), higher_is_better=False,
-          bounds=(0.0, np.inf), per_row=True, citation="mean absolute error", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          bounds=(0.0, np.inf), per_row=True, citation="mean absolute error",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def mae(y_true: Any, y_pred: Any, /) -> np.ndarray:
     r"""Absolute errors per row; their mean is the mean absolute error.
 
@@ -557,7 +564,8 @@ def mae(y_true: Any, y_pred: Any, /) -> np.ndarray:
 
 @register("system_srcc", family=_FAMILY, kind=_KIND, inputs=("y_true", "y_pred", "group"),
           higher_is_better=True, bounds=(-1.0, 1.0), per_row=False,
-          citation="Huang et al. (2022), The VoiceMOS Challenge 2022, Interspeech (system-level SRCC)", tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
+          citation="Huang et al. (2022), The VoiceMOS Challenge 2022, Interspeech (system-level SRCC)",
+          tested_against=(('scipy (distributions / numerical integration)', 1e-12), ('scikit-learn', 1e-12),))
 def system_srcc(y_true: Any, y_pred: Any, group: Any, /) -> float:
     r"""System-level Spearman correlation: SRCC between per-group means.
 

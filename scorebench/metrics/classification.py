@@ -40,7 +40,8 @@ def extract_correct(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
 
 
 @register("accuracy", family=_FAMILY, kind="correct", inputs=("correct",), higher_is_better=True,
-          bounds=(0.0, 1.0), proportion=True, citation="the share of items answered right", tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
+          bounds=(0.0, 1.0), proportion=True, citation="the share of items answered right",
+          tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
 def accuracy(correct: Any, /) -> np.ndarray:
     r"""Accuracy: per-item right (1) / wrong (0); the table value is their mean.
 
@@ -71,7 +72,8 @@ def _labels(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register("argmax_accuracy", family=_FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=True,
-          bounds=(0.0, 1.0), proportion=True, citation=_SKLEARN + ": accuracy_score(y, P.argmax(1))", tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
+          bounds=(0.0, 1.0), proportion=True, citation=_SKLEARN + ": accuracy_score(y, P.argmax(1))",
+          tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
 def argmax_accuracy(y: Any, P: Any, /) -> np.ndarray:
     r"""Accuracy of the most probable class (first on a tie), per row: :math:`[\arg\max_k P_{ik} = y_i]`.
 
@@ -86,7 +88,8 @@ def argmax_accuracy(y: Any, P: Any, /) -> np.ndarray:
 
 @register("top_k_accuracy@k", family=_FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=True,
           bounds=(0.0, 1.0), proportion=True, params={"k": None},
-          citation=_SKLEARN + ": top_k_accuracy_score", tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
+          citation=_SKLEARN + ": top_k_accuracy_score",
+          tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
 def top_k_accuracy(y: Any, P: Any, /, *, k: int | None = None) -> np.ndarray:
     r"""Whether the true class is among the ``k`` most probable, per row.
 
@@ -204,7 +207,8 @@ _SET = dict(family=_FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_bett
 
 
 @register("balanced_accuracy", bounds=(0.0, 1.0), finalize=_balanced_finalize,
-          citation="Brodersen et al. (2010), ICPR; " + _SKLEARN + ": balanced_accuracy_score", **_SET, tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
+          citation="Brodersen et al. (2010), ICPR; " + _SKLEARN + ": balanced_accuracy_score", **_SET,
+          tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
 def balanced_accuracy(y: Any, P: Any, /) -> float:
     r"""Mean recall over the classes present in ``y`` (argmax predictions).
 
@@ -219,7 +223,8 @@ def balanced_accuracy(y: Any, P: Any, /) -> float:
 
 
 @register("f1_macro", bounds=(0.0, 1.0), finalize=_f1_macro_finalize,
-          citation=_SKLEARN + ": f1_score(average='macro')", **_SET, tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
+          citation=_SKLEARN + ": f1_score(average='macro')", **_SET,
+          tested_against=(('scikit-learn', 1e-12), ('statsmodels', 1e-12),))
 def f1_macro(y: Any, P: Any, /) -> float:
     r"""Unweighted mean of per-class F1 over the labels present in ``y`` or the predictions.
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
 from scorebench.core.validation import as_class_index, as_float_array, check_finite, check_positive_int, check_simplex
-from scorebench.core.docstrings import fill_doc
 
 __all__ = ["el2n_scores", "grand_scores"]
 

@@ -59,9 +59,11 @@ def _sample_mean_table(arrays: Mapping[str, Any], *, column: str | None = None) 
     return values
 
 
-@register("sample_mean@column", family="harness", kind=_KIND, higher_is_better=None, params={"column": Option("column", str, None, "the score column to average")},
+@register("sample_mean@column", family="harness", kind=_KIND, higher_is_better=None,
+          params={"column": Option("column", str, None, "the score column to average")},
           table_fn=_sample_mean_table,
-          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo", tested_against=('statsmodels', 1e-10))
+          citation="Gao et al. (2024), The Language Model Evaluation Harness (lm-evaluation-harness), Zenodo",
+          tested_against=('statsmodels', 1e-10))
 def sample_mean(values: np.ndarray) -> np.ndarray:
     """Per-sample scores as contributions: their mean is the harness's value.
 

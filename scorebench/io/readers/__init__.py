@@ -55,11 +55,11 @@ from scorebench.io.formats import (
     detect_formats,
     format_error,
     get_format,
-    register_format,
 )
 from scorebench.io.readers._common import check_confined, confine_reads, regular_files
 
-__all__ = ["read_results", "FORMATS", "FORMAT_RECORDS", "harness_formats", "detect_results_format", "check_options", "confine_reads",
+__all__ = ["read_results", "FORMATS", "FORMAT_RECORDS", "harness_formats", "detect_results_format",
+           "check_options", "confine_reads",
            "check_confined", "regular_files"]
 
 _HOW = "format= (CLI: --from)"

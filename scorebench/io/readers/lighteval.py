@@ -57,7 +57,15 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.io.readers._common import Provenance, check_runs, field_error, head_bytes, is_regular_file, load_json, require
+from scorebench.io.readers._common import (
+    Provenance,
+    check_runs,
+    field_error,
+    head_bytes,
+    is_regular_file,
+    load_json,
+    require,
+)
 from scorebench.io.readers.lm_eval_mc import choice_probabilities
 
 __all__ = ["read", "detect", "LEVELS", "CONVENTIONS"]
@@ -221,7 +229,8 @@ def _results_rows(values: dict, run: Path, system: str, task: str) -> pd.DataFra
 
 
 def _details_file(run: Path, task: str, root: Path) -> Path:
-    """``details/<model>/<date_id>/details_<task>_<date_id>.parquet`` of the run ``results/<model>/results_<date_id>.json``."""
+    """``details/<model>/<date_id>/details_<task>_<date_id>.parquet`` of the run
+    ``results/<model>/results_<date_id>.json``."""
     date_id = _RESULTS.match(run.name).group(1)
     name = f"details_{task}_{date_id}.parquet"
     parts = list(run.parent.parts)
@@ -304,7 +313,8 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
             if row == 0:
                 return None  # not a log-likelihood task
             raise field_error(path, f"model_response.logprobs (row {row})",
-                              f"expected one log-likelihood per choice ({len(choices or [])}), got {len(logprobs or [])}")
+                              f"expected one log-likelihood per choice ({len(choices or [])}), "
+                              f"got {len(logprobs or [])}")
         ll = np.array([_finite_or_inf(v, path, f"model_response.logprobs (row {row})")
                        for v in logprobs[:len(choices)]])
         gold = _gold(doc.get("gold_index"), len(choices), path, row)

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.metrics.calibration._common import binary_inputs, multiclass_inputs, top_label
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["balance_score", "balance_score_top_label"]
@@ -73,7 +73,8 @@ def balance_score(y: Any, p: Any) -> np.ndarray:
 
 
 @register("balance_score_top_label", family="calibration", kind="multiclass", inputs=("y", "P"),
-          higher_is_better=None, bounds=(-1.0, 1.0), per_row=True, citation=_CITATION, tested_against=('scikit-learn', 1e-15))
+          higher_is_better=None, bounds=(-1.0, 1.0), per_row=True, citation=_CITATION,
+          tested_against=('scikit-learn', 1e-15))
 def balance_score_top_label(y: Any, P: Any) -> np.ndarray:
     """Top-label Balance score contributions: :math:`1\\{\\arg\\max_j P_{ij} = y_i\\} - \\max_j P_{ij}`.
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import check_count, check_positive_int
 from scorebench.metrics.calibration._common import bin_edges, bin_ids, binary_inputs, resolve_binning
 from scorebench.metrics.calibration.binned import BINNING_OPTION, binned_partial
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "brier_resolution"]
@@ -178,7 +178,8 @@ def _resolution_finalize(stats: Any, n_bins: int = 10, binning: str = "uniform")
 
 @register("brier_reliability", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 1.0), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize, tested_against=('scikit-learn', 1e-15))
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize,
+          tested_against=('scikit-learn', 1e-15))
 def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Reliability (calibration) term of the Murphy decomposition of the Brier score.
 
@@ -198,7 +199,8 @@ def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str =
 
 @register("brier_resolution", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=True,
           bounds=(0.0, 0.25), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize, tested_against=('scikit-learn', 1e-15))
+          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize,
+          tested_against=('scikit-learn', 1e-15))
 def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Resolution term of the Murphy decomposition of the Brier score.
 

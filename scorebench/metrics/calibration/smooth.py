@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.metrics.calibration._common import binary_inputs
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.calibration.docs import SECTIONS
 
 __all__ = ["smooth_ece", "smooth_ece_at"]

@@ -81,7 +81,8 @@ def inception_score_details(probs: Any, *, n_splits: int = 10,
 @register("inception_score", family="generative", kind="features", inputs=("probs",),
           higher_is_better=True, bounds=(1.0, math.inf), per_row=False, interval="half_sampling",
           params={"n_splits": 10, "seed": Option("seed", int, 0, "seed of the random draws")},
-          citation="Salimans et al. (2016), Improved techniques for training GANs, NeurIPS", tested_against=('closed form (uniform and one-hot class probabilities)', 1e-12))
+          citation="Salimans et al. (2016), Improved techniques for training GANs, NeurIPS",
+          tested_against=('closed form (uniform and one-hot class probabilities)', 1e-12))
 def inception_score(probs: Any, *, n_splits: int = 10, seed: int | np.random.Generator | None = 0) -> float:
     r"""Inception Score (higher is better; between 1 and the number of classes).
 

@@ -29,8 +29,13 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import (RankedLists, gather_segments, segment_offsets, segment_positions,
-                                               segment_sum)
+from scorebench.metrics.ranking._lists import (
+    RankedLists,
+    gather_segments,
+    segment_offsets,
+    segment_positions,
+    segment_sum,
+)
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
@@ -83,7 +88,7 @@ def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def log2_discount(pos: np.ndarray) -> np.ndarray:
-    """DCG discount :math:`1 / \log_2(r + 1)` of the 0-based ranks ``pos`` (``r = pos + 1``)."""
+    r"""DCG discount :math:`1 / \log_2(r + 1)` of the 0-based ranks ``pos`` (``r = pos + 1``)."""
     return 1.0 / np.log2(pos + 2.0)
 
 
@@ -228,7 +233,8 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
 
 @measure("ndcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
 
@@ -274,7 +280,8 @@ def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> n
 
 @measure("dcg@k", higher_is_better=True, bounds=(0.0, math.inf),
          params={"k": None, "gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
 
@@ -291,7 +298,8 @@ def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np
 
 @measure("map@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
 
@@ -313,7 +321,8 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
 
 
 @measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
-         citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
     (0 when none is retrieved); its mean over queries is MRR.
@@ -331,7 +340,9 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
 
 @measure("p@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=TREC_EVAL + " P / set_P", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('pytrec_eval', 1e-12),))
+         citation=TREC_EVAL + " P / set_P",
+         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
+                           ('pytrec_eval', 1e-12),))
 def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
@@ -349,7 +360,9 @@ def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("r@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
-         citation=TREC_EVAL + " recall / set_recall", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('pytrec_eval', 1e-12),))
+         citation=TREC_EVAL + " recall / set_recall",
+         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
+                           ('pytrec_eval', 1e-12),))
 def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
@@ -363,7 +376,8 @@ def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     return safe_ratio(lists.count_rel(k), lists.num_rel)
 
 
-@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def r_precision(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
@@ -378,7 +392,9 @@ def r_precision(lists: RankedLists) -> np.ndarray:
 
 @measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
-                  + TREC_EVAL + " bpref", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-09), ('ranx', 1e-09),))
+                  + TREC_EVAL + " bpref",
+                  tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-09),
+                                    ('ranx', 1e-09),))
 def bpref(lists: RankedLists) -> np.ndarray:
     r"""Binary preference, trec_eval's definition.
 
@@ -411,7 +427,8 @@ def bpref(lists: RankedLists) -> np.ndarray:
 
 
 @measure("success@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None}, citation=TREC_EVAL + " success", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         params={"k": None}, citation=TREC_EVAL + " success",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
 
@@ -426,7 +443,8 @@ def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("err@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "max_grade": None},
-         citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
     r"""Expected reciprocal rank (cascade model) at cut-off k.
 
@@ -463,7 +481,8 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
 
 @measure("rbp", higher_is_better=True, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('ranx', 1e-09),))
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp",
+         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('ranx', 1e-09),))
 def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Rank-biased precision with persistence p.
 
@@ -492,7 +511,9 @@ def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
 
 
 @measure("iprec_at_recall@r", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"r": None}, citation=TREC_EVAL + " iprec_at_recall", tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('pytrec_eval', 1e-12),))
+         params={"r": None}, citation=TREC_EVAL + " iprec_at_recall",
+         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12),
+                           ('pytrec_eval', 1e-12),))
 def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
 
@@ -522,7 +543,8 @@ def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray
 
 
 @measure("11pt_avg", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
     r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
     :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
@@ -538,7 +560,8 @@ def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.nda
     return np.mean([iprec_at_recall.core(lists, r=level) for level in levels], axis=0)
 
 
-@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_ret(lists: RankedLists) -> np.ndarray:
     """Number of retrieved documents per query (trec_eval reports the sum; the table value
     here is the mean per query).
@@ -551,7 +574,8 @@ def num_ret(lists: RankedLists) -> np.ndarray:
     return lists.n_ret.astype(np.float64)
 
 
-@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_rel(lists: RankedLists) -> np.ndarray:
     """Number of relevant judged documents per query, retrieved or not.
 
@@ -563,7 +587,8 @@ def num_rel(lists: RankedLists) -> np.ndarray:
     return lists.num_rel.astype(np.float64)
 
 
-@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret",
+         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def num_rel_ret(lists: RankedLists) -> np.ndarray:
     """Number of relevant documents retrieved per query.
 

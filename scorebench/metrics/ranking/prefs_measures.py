@@ -203,7 +203,9 @@ prefs_num_prefs_ful = _public("prefs_num_prefs_ful")
 prefs_num_prefs_ful_ret = _public("prefs_num_prefs_ful_ret")
 
 _TESTED = ("trec_eval 10.0 prefs test outputs (out.test.prefs, out.test.qrels_prefs)", 5e-5)
-for _fn in (prefs_simp, prefs_simp_ret, prefs_simp_imp, prefs_pair, prefs_pair_ret, prefs_pair_imp, prefs_avgjg, prefs_avgjg_ret, prefs_avgjg_imp, prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret, prefs_num_prefs_poss, prefs_num_prefs_ful, prefs_num_prefs_ful_ret):
+for _fn in (prefs_simp, prefs_simp_ret, prefs_simp_imp, prefs_pair, prefs_pair_ret, prefs_pair_imp, prefs_avgjg,
+            prefs_avgjg_ret, prefs_avgjg_imp, prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret, prefs_num_prefs_poss,
+            prefs_num_prefs_ful, prefs_num_prefs_ful_ret):
     _count = _fn.__name__ in _COUNT_MEASURES
     register(_fn.__name__, core=_fn, family="ranking", kind="prefs",
              higher_is_better=None if _count else True, bounds=(0.0, np.inf) if _count else (0.0, 1.0),

@@ -58,7 +58,8 @@ def _lengths(len_chosen: Any, len_rejected: Any) -> tuple[np.ndarray, np.ndarray
 
 
 @register("length_baseline_accuracy", family=_FAMILY, kind=_KIND, inputs=("len_chosen", "len_rejected"),
-          higher_is_better=None, bounds=(0.0, 1.0), params={"pick": "longer"}, citation=_CITE, tested_against=NO_EXTERNAL_REFERENCE)
+          higher_is_better=None, bounds=(0.0, 1.0), params={"pick": "longer"}, citation=_CITE,
+          tested_against=NO_EXTERNAL_REFERENCE)
 def length_baseline_accuracy(len_chosen: Any, len_rejected: Any, /, *, pick: str = "longer") -> np.ndarray:
     r"""Accuracy of the baseline that prefers the longer (or shorter) response; ties count half.
 
@@ -106,7 +107,8 @@ def rm_longer_preference(chosen: Any, rejected: Any, len_chosen: Any, len_reject
 
 @register("margin_length_correlation", family=_FAMILY, kind=_KIND,
           inputs=("chosen", "rejected", "len_chosen", "len_rejected"), higher_is_better=None, bounds=(-1.0, 1.0),
-          per_row=False, params={"method": "pearson"}, citation=_CITE, tested_against=('scipy.stats pearsonr / spearmanr', 1e-10))
+          per_row=False, params={"method": "pearson"}, citation=_CITE,
+          tested_against=('scipy.stats pearsonr / spearmanr', 1e-10))
 def margin_length_correlation(chosen: Any, rejected: Any, len_chosen: Any, len_rejected: Any, /, *,
                               method: str = "pearson") -> float:
     r"""Correlation of the reward margin with the length difference of the pair.

@@ -49,7 +49,8 @@ def _window(x: Any, name: str, batch: tuple[int, ...]) -> np.ndarray:
           higher_is_better=False, bounds=(-math.inf, math.inf), proper=None, per_row=True,
           params={"a": Option("a", float, -math.inf, "lower end of the window"),
                   "b": Option("b", float, math.inf, "upper end of the window"),
-                  "bandwidth": Option("bandwidth", float, None, "kernel bandwidth (None: Silverman's rule)"), "cens": True},
+                  "bandwidth": Option("bandwidth", float, None, "kernel bandwidth (None: Silverman's rule)"),
+                  "cens": True},
           citation=DIKS + "; Silverman (1986)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def clogs_ensemble(obs: Any, ens: Any, *, a: Any = -math.inf, b: Any = math.inf, bandwidth: Any = None,
                    cens: bool = True) -> np.ndarray:

@@ -38,7 +38,9 @@ GR = "Gneiting & Ranjan (2011), JBES 29(3):411-422"
 
 
 @register("crps_quantile", family=FAMILY, kind="quantile", inputs=("y", "q", "levels"),
-          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True, citation=BZ, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True, citation=BZ,
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                            ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_quantile(y: Any, q: Any, levels: Any) -> np.ndarray:
     r"""CRPS approximated from quantile forecasts (scoringrules' ``crps_quantile``).
 
@@ -168,7 +170,9 @@ def _quadrature_table(arrays: Mapping[str, np.ndarray], *, cdf: Any = None, xmin
 register("crps_quadrature", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
          bounds=(0.0, math.inf), proper="strict", per_row=True,
          params={"cdf": None, "xmin": None, "xmax": None, "tol": 1e-6}, table_fn=_quadrature_table,
-         citation=GNEITING_RAFTERY + "; properscoring", tested_against=(('properscoring 0.1', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))(crps_quadrature)
+         citation=GNEITING_RAFTERY + "; properscoring",
+         tested_against=(('properscoring 0.1', 1e-13),
+                           ('scipy (distributions / numerical integration)', 1e-13),))(crps_quadrature)
 
 
 def threshold_brier_score(obs: Any, ens: Any, threshold: Any) -> np.ndarray:
@@ -233,4 +237,6 @@ def _tbs_table(arrays: Mapping[str, np.ndarray], *, threshold: Any = None) -> np
 
 register("threshold_brier_score", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
          higher_is_better=False, bounds=(0.0, 1.0), proper="proper", per_row=True,
-         params={"threshold": Option("threshold", float, None, "the threshold z of 1{y <= z}")}, table_fn=_tbs_table, citation=GR, tested_against=('properscoring 0.1', 1e-13))(threshold_brier_score)
+         params={"threshold": Option("threshold", float, None, "the threshold z of 1{y <= z}")},
+         table_fn=_tbs_table, citation=GR,
+         tested_against=('properscoring 0.1', 1e-13))(threshold_brier_score)

@@ -35,7 +35,9 @@ WH = "Wei & Held (2014), TEST 23:787-805; " + JKL
 _POIS = {"mean": ("positive", None)}
 
 
-@register_dist("crps_poisson", _POIS, "{0, 1, 2, ...}", WH, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_poisson", _POIS, "{0, 1, 2, ...}", WH,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_poisson(obs: Any, mean: Any) -> np.ndarray:
     r"""CRPS of the Poisson distribution with mean :math:`\lambda`.
 
@@ -63,7 +65,9 @@ def crps_poisson(obs: Any, mean: Any) -> np.ndarray:
 _NB = {"n": ("positive", None), "prob": ("(0, 1]", None)}
 
 
-@register_dist("crps_negbinom", _NB, "{0, 1, 2, ...}", WH, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_negbinom", _NB, "{0, 1, 2, ...}", WH,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_negbinom(obs: Any, n: Any, prob: Any = None, *, mu: Any = None) -> np.ndarray:
     r"""CRPS of the negative binomial distribution (size :math:`n > 0`, success probability
     :math:`p`, mean :math:`n(1-p)/p`); give ``prob`` or the mean ``mu``.
@@ -143,7 +147,9 @@ def _negbinom_sums(k: np.ndarray, n: np.ndarray, q: np.ndarray, f0: np.ndarray) 
 _BINOM = {"n": ("nonnegative integer", None), "prob": ("[0, 1]", None)}
 
 
-@register_dist("crps_binomial", _BINOM, "{0, ..., n}", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_binomial", _BINOM, "{0, ..., n}", JKL,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_binomial(obs: Any, n: Any, prob: Any) -> np.ndarray:
     r"""CRPS of the binomial distribution with :math:`n` trials and success probability :math:`p`.
 
@@ -178,7 +184,9 @@ _HYPER = {"m": ("nonnegative integer", None), "n": ("nonnegative integer", None)
           "k": ("nonnegative integer", None)}
 
 
-@register_dist("crps_hypergeometric", _HYPER, "{max(0, k - n), ..., min(k, m)}", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_hypergeometric", _HYPER, "{max(0, k - n), ..., min(k, m)}", JKL,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_hypergeometric(obs: Any, m: Any, n: Any, k: Any) -> np.ndarray:
     r"""CRPS of the hypergeometric distribution: successes in :math:`k` draws without
     replacement from :math:`m` successes and :math:`n` failures (R's ``dhyper(x, m, n, k)``).

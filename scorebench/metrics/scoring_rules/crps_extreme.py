@@ -62,7 +62,9 @@ def _gumbel_std(s: np.ndarray) -> np.ndarray:
     return -s - 2.0 * special.expi(log_f) + _EULER - _LN2
 
 
-@register_dist("crps_gev", _GEV, "support of the GEV", FT, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_gev", _GEV, "support of the GEV", FT,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""CRPS of the generalised extreme value distribution (shape :math:`\xi < 1`).
 
@@ -110,7 +112,9 @@ _GPD = {"shape": ("(-inf, 1)", None), "mu": ("real", 0.0), "sigma": ("positive",
         "mass": ("[0, 1]", 0.0)}
 
 
-@register_dist("crps_gpd", _GPD, "[mu, inf) (or [mu, mu - sigma/shape] for shape < 0)", FT, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_gpd", _GPD, "[mu, inf) (or [mu, mu - sigma/shape] for shape < 0)", FT,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0, mass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised Pareto distribution (shape :math:`\xi < 1`) with a point mass
     :math:`M` at its lower bound :math:`\mu`.
@@ -148,7 +152,9 @@ def crps_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0, mass: Any = 
 _EXPM = {"mass": ("[0, 1]", 0.0), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
 
 
-@register_dist("crps_expm", _EXPM, "[mu, inf)", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_expm", _EXPM, "[mu, inf)", JKL,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_expm(obs: Any, mass: Any = 0.0, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""CRPS of the exponential distribution (location :math:`\mu`, scale :math:`\sigma`) with
     a point mass :math:`M` at :math:`\mu` (scoringrules' ``crps_exponentialM``).
@@ -171,7 +177,9 @@ def crps_expm(obs: Any, mass: Any = 0.0, mu: Any = 0.0, sigma: Any = 1.0) -> np.
 _TWO_PIECE = {"scale1": ("positive", None), "scale2": ("positive", None), "mu": ("real", None)}
 
 
-@register_dist("crps_2pexponential", _TWO_PIECE, "real", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_2pexponential", _TWO_PIECE, "real", JKL,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_2pexponential(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""CRPS of the two-piece exponential distribution (scale ``scale1`` below ``mu``,
     ``scale2`` above; density :math:`e^{-|x - \mu|/\sigma_i}/(\sigma_1 + \sigma_2)`).

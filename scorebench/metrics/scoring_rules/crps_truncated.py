@@ -150,7 +150,9 @@ def gtcnormal_core(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
         return sigma * _assemble(omega, l, u, lmass, umass, t_z, rp(z), rp(u), rp(l), r2k)
 
 
-@register_dist("crps_gtcnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_gtcnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF,
                    lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored normal distribution.
@@ -193,7 +195,9 @@ def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any
     return gtcnormal_core(*args)
 
 
-@register_dist("crps_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` truncated to :math:`(l, u)`.
 
@@ -212,7 +216,9 @@ def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     return gtcnormal_core(obs, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_cnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_cnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` censored to :math:`[l, u]`.
 
@@ -313,7 +319,9 @@ def gtclogistic_core(obs, mu, s, lower, upper, lmass, umass, censored=False):
     return s * out
 
 
-@register_dist("crps_gtclogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_gtclogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF,
                      lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored logistic distribution.
@@ -336,7 +344,9 @@ def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any =
     return gtclogistic_core(*args)
 
 
-@register_dist("crps_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution truncated to :math:`(l, u)` (:func:`crps_gtclogistic`
     without point masses).
@@ -352,7 +362,9 @@ def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
     return gtclogistic_core(obs, mu, s, lower, upper, zero, zero)
 
 
-@register_dist("crps_clogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_clogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution censored to :math:`[l, u]` (tail probabilities on
     the bounds).
@@ -445,7 +457,9 @@ def gtct_core(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
 _GTCT_SPEC = {**T_PARAMS, **BOUNDS_PARAMS, **_MASSES}
 
 
-@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF, upper: Any = _INF,
               lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored Student-t distribution (``df > 1``).
@@ -467,7 +481,9 @@ def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -
     return gtct_core(*args)
 
 
-@register_dist("crps_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution truncated to :math:`(l, u)` (``df > 1``).
@@ -483,7 +499,9 @@ def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     return gtct_core(obs, df, mu, sigma, lower, upper, zero, zero)
 
 
-@register_dist("crps_ct", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_ct", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 0.02),))
 def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution censored to :math:`[l, u]` (``df > 1``).
@@ -504,7 +522,9 @@ def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
 TWO_PIECE_PARAMS = {"scale1": ("positive", None), "scale2": ("positive", None), "mu": ("real", None)}
 
 
-@register_dist("crps_2pnormal", TWO_PIECE_PARAMS, "real", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_2pnormal", TWO_PIECE_PARAMS, "real", JKL,
+               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
+                                 ('scipy (distributions / numerical integration)', 1e-13),))
 def crps_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""CRPS of the two-piece normal distribution (scale ``scale1`` below ``mu``, ``scale2`` above).
 

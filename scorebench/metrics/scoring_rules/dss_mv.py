@@ -100,7 +100,8 @@ def dawid_sebastiani_mv(obs: Any, mean: Any, cov: Any) -> np.ndarray:
 
 @register("dssmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper="proper", per_row=True,
-          params={"ddof": 1}, citation=DAWID_SEBASTIANI + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          params={"ddof": 1}, citation=DAWID_SEBASTIANI + "; " + GNEITING_RAFTERY,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def dssmv_ensemble(obs: Any, ens: Any, *, ddof: int = 1) -> np.ndarray:
     r"""Multivariate Dawid–Sebastiani score from the ensemble mean and covariance.
 

@@ -18,7 +18,8 @@ __all__ = ["error_spread_score"]
 
 @register("error_spread_score", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          citation="Christensen, Moroz & Palmer (2015), QJRMS 141:538-549", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          citation="Christensen, Moroz & Palmer (2015), QJRMS 141:538-549",
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def error_spread_score(obs: Any, ens: Any) -> np.ndarray:
     r"""Error-spread score: how well the ensemble spread (and skewness) matches the error.
 

@@ -47,7 +47,8 @@ PLAUD = ("Plaud, Perez-Lebel et al. (2026), Tailoring Strictly Proper Scoring Ru
 
 
 @register("ipw_score", family=FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(-math.inf, math.inf), proper="strict", per_row=True, citation=PLAUD, tested_against=('scipy (distributions / numerical integration)', 1e-12))
+          bounds=(-math.inf, math.inf), proper="strict", per_row=True, citation=PLAUD,
+          tested_against=('scipy (distributions / numerical integration)', 1e-12))
 def ipw_score(y: Any, p: Any) -> np.ndarray:
     r"""IPW-tailored strictly proper score of a propensity forecast (a loss).
 

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.core.validation import check_choice
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.inputs import ensemble_inputs, mv_inputs
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.scoring_rules.docs import SECTIONS
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs, mv_inputs
 
 __all__ = ["gksuv_ensemble", "gksmv_ensemble", "gks_terms"]
 
@@ -74,7 +74,8 @@ def gks_score(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimato
 
 @register("gksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a univariate ensemble.
@@ -102,7 +103,8 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
 
 @register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a multivariate ensemble (Euclidean distance, unit scale).

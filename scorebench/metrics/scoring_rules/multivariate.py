@@ -95,7 +95,9 @@ def _energy_engine(obs: np.ndarray, ens: np.ndarray, fair: bool, w: np.ndarray |
 
 @register("energy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="strict", per_row=True,
-          params={"estimator": "standard", "nan_policy": "propagate", "ens_w": None}, citation=GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
+          params={"estimator": "standard", "nan_policy": "propagate", "ens_w": None}, citation=GNEITING_RAFTERY,
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12),
+                            ('scipy (distributions / numerical integration)', 1e-12),))
 def energy_score(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                  ens_w: Any = None) -> np.ndarray:
     r"""Energy score of a multivariate ensemble forecast.
@@ -218,7 +220,9 @@ def variogram_terms(obs: np.ndarray, ens: np.ndarray, u: np.ndarray | None, p: f
 @register("variogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"p": 0.5, "weights": None, "estimator": "standard", "nan_policy": "propagate", "ens_w": None},
-          citation="Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
+          citation="Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334",
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12),
+                            ('scipy (distributions / numerical integration)', 1e-12),))
 def variogram_score(obs: Any, ens: Any, *, p: float = 0.5, weights: Any = None, estimator: str = "standard",
                     nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Variogram score of order :math:`p` of a multivariate ensemble forecast.

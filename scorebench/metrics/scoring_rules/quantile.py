@@ -39,7 +39,9 @@ def pinball_loss(y: np.ndarray, q: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 @register("quantile_score", family=FAMILY, kind="quantile", inputs=("y", "q", "levels"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          citation="Koenker & Bassett (1978), Econometrica 46(1):33-50; " + GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+          citation="Koenker & Bassett (1978), Econometrica 46(1):33-50; " + GNEITING_RAFTERY,
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10),
+                            ('scipy (distributions / numerical integration)', 1e-12),))
 def quantile_score(y: Any, q: Any, levels: Any) -> np.ndarray:
     r"""Quantile (pinball) loss averaged over the forecast's quantile levels.
 
@@ -80,8 +82,11 @@ def _interval_table(arrays: Mapping[str, np.ndarray], *, alpha: Any = 0.1) -> np
 
 @register("interval_score", family=FAMILY, kind="interval", inputs=("y", "lower", "upper"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"alpha": Option("alpha", float, 0.1, "the interval's miss rate (central 1 - alpha interval)")}, table_fn=_interval_table,
-          citation="Winkler (1972), JASA 67(337):187-191; " + GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+          params={"alpha": Option("alpha", float, 0.1, "the interval's miss rate (central 1 - alpha interval)")},
+          table_fn=_interval_table,
+          citation="Winkler (1972), JASA 67(337):187-191; " + GNEITING_RAFTERY,
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10),
+                            ('scipy (distributions / numerical integration)', 1e-12),))
 def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.ndarray:
     r"""Interval (Winkler) score of a central :math:`(1 - \alpha)` prediction interval :math:`[l, u]`.
 
@@ -116,7 +121,9 @@ def interval_score(y: Any, lower: Any, upper: Any, *, alpha: Any = 0.1) -> np.nd
 
 @register("weighted_interval_score", family=FAMILY, kind="quantile", inputs=("y", "q", "levels"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"weights": None, "weight_median": None}, citation=BRACHER, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-10),))
+          params={"weights": None, "weight_median": None}, citation=BRACHER,
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10),
+                            ('scipy (distributions / numerical integration)', 1e-10),))
 def weighted_interval_score(y: Any, q: Any, levels: Any, *, weights: Any = None,
                             weight_median: float | None = None) -> np.ndarray:
     r"""Weighted interval score (WIS) of central intervals and (optionally) the median.

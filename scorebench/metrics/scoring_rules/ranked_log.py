@@ -19,18 +19,20 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.metrics.scoring_rules._common import FAMILY, PROB_CLIP
-from scorebench.metrics.scoring_rules.inputs import multiclass_inputs
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.scoring_rules.docs import SECTIONS
+from scorebench.metrics.scoring_rules.inputs import multiclass_inputs
 
 __all__ = ["ranked_log_score"]
 
 
 @register("ranked_log_score", family=FAMILY, kind="multiclass", inputs=("y", "P"), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True,
-          citation="Todter & Ahrens (2012), Monthly Weather Review 140(6):2005-2017", tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
+          citation="Todter & Ahrens (2012), Monthly Weather Review 140(6):2005-2017",
+          tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12),
+                            ('scipy (distributions / numerical integration)', 1e-12),))
 def ranked_log_score(y: Any, P: Any) -> np.ndarray:
     r"""Ranked logarithmic score for ordered classes ``0 < 1 < ... < K-1`` (scoringrules' ``rls_score``).
 

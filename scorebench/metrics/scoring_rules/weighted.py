@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, check_thresholds
 from scorebench.metrics.scoring_rules._members import member_weights, omit_nan_members
-from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
-from scorebench.core.docstrings import fill_doc
 from scorebench.metrics.scoring_rules.docs import SECTIONS
+from scorebench.metrics.scoring_rules.inputs import ensemble_inputs
 
 __all__ = ["owcrps_ensemble", "vrcrps_ensemble"]
 

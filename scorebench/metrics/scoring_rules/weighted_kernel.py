@@ -28,16 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules.docs import SECTIONS
+from scorebench.metrics.scoring_rules.inputs import mv_inputs
 from scorebench.metrics.scoring_rules.kernel import gks_score, gks_terms
 from scorebench.metrics.scoring_rules.weighted import ALLEN
 from scorebench.metrics.scoring_rules.weighted_mv import threshold_chain
 from scorebench.metrics.scoring_rules.weighted_mv_outcome import box_inputs, check_outcome_rows
-from scorebench.metrics.scoring_rules.inputs import mv_inputs
-from scorebench.core.docstrings import fill_doc
-from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["twgksuv_ensemble", "owgksuv_ensemble", "vrgksuv_ensemble",
            "twgksmv_ensemble", "owgksmv_ensemble", "vrgksmv_ensemble"]
@@ -102,7 +102,8 @@ def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
 
 @register("owgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a univariate ensemble.
@@ -125,7 +126,8 @@ def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
 
 @register("vrgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a univariate ensemble (the module
@@ -164,7 +166,8 @@ def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
 
 
 @register("owgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a multivariate ensemble (the module
@@ -183,7 +186,8 @@ def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
 
 
 @register("vrgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a multivariate ensemble (the module

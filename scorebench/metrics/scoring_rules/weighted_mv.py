@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.core.validation import as_float_array
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules.docs import SECTIONS
 from scorebench.metrics.scoring_rules.multivariate import energy_score, variogram_score
 from scorebench.metrics.scoring_rules.weighted import ALLEN
-from scorebench.core.docstrings import fill_doc
-from scorebench.metrics.scoring_rules.docs import SECTIONS
 
 __all__ = ["twenergy_score", "twvariogram_score"]
 
@@ -45,7 +45,8 @@ def threshold_chain(x: Any, name: str, a: float, b: float) -> np.ndarray:
 
 @register("twenergy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "estimator": "standard"}, citation=ALLEN + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          params={"a": -math.inf, "b": math.inf, "estimator": "standard"}, citation=ALLEN + "; " + GNEITING_RAFTERY,
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def twenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                    estimator: str = "standard") -> np.ndarray:
     r"""Threshold-weighted energy score: the energy score after clipping every variable to ``[a, b]``.
@@ -74,7 +75,8 @@ def twenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
 @register("twvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
           higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
           params={"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None},
-          citation=ALLEN + "; Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334", tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+          citation=ALLEN + "; Scheuerer & Hamill (2015), Monthly Weather Review 143(4):1321-1334",
+          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
 def twvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf, p: float = 0.5,
                       weights: Any = None) -> np.ndarray:
     r"""Threshold-weighted variogram score: the variogram score after clipping to ``[a, b]``.
