@@ -46,7 +46,7 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     import sys
     import warnings
 
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # scorebench/, not core/
     frame = sys._getframe(1)
     level = 2  # stacklevel=1 is this function, 2 its caller
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
