@@ -32,7 +32,7 @@ __all__ = ["weighted_sums",
     "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t",
     "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
-    "two_level_draws", "multinomial_blocks", "resampled_rows",
+    "two_level_draws", "multinomial_blocks", "resampled_rows", "cluster_counts",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -270,6 +270,18 @@ def multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator, cells: int
         for r in range(block.shape[0]):
             block[r] = np.bincount(rng.integers(0, n, n), minlength=n)
         yield start, block
+
+
+def cluster_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """How often each of ``n_clusters`` clusters is drawn in each of ``n_boot`` rounds of the
+    cluster bootstrap (``n_clusters`` draws with replacement), shape ``(n_boot, n_clusters)``.
+
+    Examples
+    --------
+    >>> cluster_counts(3, 2, np.random.default_rng(0)).sum(axis=1).tolist()
+    [3.0, 3.0]
+    """
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(np.float64)
 
 
 def resampled_rows(idx: np.ndarray, n_boot: int, rng: np.random.Generator):

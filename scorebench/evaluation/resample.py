@@ -1,9 +1,9 @@
 """The bootstrap rounds of one group's units: one :class:`Resampler` for every scheme.
 
-Every random draw comes from :mod:`scorebench.core.stats` (the cluster bootstrap's from
-:func:`scorebench.analysis.stats_tests.cluster_bootstrap_means`, shared with
-:func:`scorebench.compare`); this module only chooses the scheme the plan asks for and hands
-the reduce step what it needs:
+Every random draw comes from :mod:`scorebench.core.stats` (the cluster bootstrap's counts
+through :func:`scorebench.analysis.stats_tests.cluster_bootstrap_means`, which
+:func:`scorebench.compare` shares); this module only chooses the scheme the plan asks for and
+hands the reduce step what it needs:
 
 * **multinomial** (``bootstrap="auto"``): each round draws ``n`` of the ``n`` units with
   replacement, from the (metric, group) stream :func:`scorebench.core.stats.rng_for`; means
