@@ -18,6 +18,7 @@ from scorebench.core.registry import all_metrics
 from scorebench.core.tables import get_kind
 
 ROOT = pathlib.Path(scorebench.__file__).parent
+WING = ROOT / "evaluation"
 
 
 def _binary_table(n: int = 300, seed: int = 3) -> pd.DataFrame:
@@ -126,7 +127,7 @@ def _names_in(path: pathlib.Path) -> set[str]:
 
 
 def test_dask_engine_holds_no_metric_or_kind_specific_code():
-    code = _names_in(ROOT / "evaluation" / "dask_engine.py")
+    code = _names_in(WING / "dask_engine.py")
     kinds = {"ranking", "binary", "ensemble", "embeddings", "qrels", "qid", "complete"}
     assert not code & kinds
     metric_names = {m.name.split("@")[0] for m in all_metrics()} - {"p", "r", "n"}
@@ -142,3 +143,87 @@ def test_nothing_below_the_engines_imports_them():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.endswith("dask_engine"), f"{path} imports the Dask engine"
+
+
+def _imports(path: pathlib.Path) -> list[tuple[str, list[str]]]:
+    """Every ``from X import a, b`` of a module, in-function imports included."""
+    tree = ast.parse(path.read_text())
+    return [(node.module, [a.name for a in node.names]) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module]
+
+
+def test_pipeline_never_imports_an_engine_or_the_api():
+    """plan -> reduce -> score -> pipeline: none of them reaches up into evaluate.py or an engine
+    (the runtime cycle evaluate -> engines -> dask_engine -> evaluate is gone)."""
+    steps = ("plan", "resample", "score", "reduce", "pipeline", "partial")
+    upward = ("scorebench.evaluation.evaluate", "scorebench.evaluation.engines", "scorebench.evaluation.dask_engine",
+              "scorebench.evaluation.comparison", "scorebench.evaluation.dask_compare")
+    for step in steps:
+        for module, _ in _imports(WING / f"{step}.py"):
+            assert module not in upward, f"{step}.py imports {module}"
+    for module, _ in _imports(WING / "dask_engine.py"):
+        assert module != "scorebench.evaluation.evaluate", "the Dask engine imports the API (a cycle)"
+
+
+def test_no_private_name_crosses_modules_of_the_wing():
+    for path in WING.glob("*.py"):
+        for module, names in _imports(path):
+            if module.startswith("scorebench"):
+                private = [n for n in names if n.startswith("_") and n != "__version__"]
+                assert not private, f"{path.name} imports {private} from {module}"
+
+
+def test_metrics_never_import_the_evaluation_wing():
+    for path in (ROOT / "metrics").rglob("*.py"):
+        for module, _ in _imports(path):
+            assert not module.startswith("scorebench.evaluation"), f"{path} imports {module}"
+
+
+def test_no_engine_names_a_kinds_internals():
+    """Generative reference sets reach the engine through the kind's side_data hook."""
+    for path in WING.glob("*.py"):
+        code = _names_in(path)
+        assert not code & {"_sample_sets", "_task", "real_features"}, path.name
+    assert get_kind("features").side_data is not None
+
+
+def test_resampler_draws_reproduce_and_follow_the_scheme():
+    from scorebench.evaluation.resample import Resampler
+
+    idx = np.arange(10, 20)
+    a = [r.tolist() for r in Resampler(5, np.random.default_rng(1)).resamples(idx)]
+    b = [r.tolist() for r in Resampler(5, np.random.default_rng(1)).resamples(idx)]
+    assert a == b and all(len(r) == 10 and set(r) <= set(idx.tolist()) for r in a)
+    hashes = np.arange(10, dtype=np.uint64)
+    poisson = Resampler(5, np.random.default_rng(1), seed=3, hashes=hashes)
+    assert poisson.scheme == "poisson"
+    blocks = np.vstack([w for _, w in poisson.weight_blocks(10)])
+    again = np.vstack([w for _, w in Resampler(5, np.random.default_rng(9), seed=3, hashes=hashes).weight_blocks(10)])
+    np.testing.assert_array_equal(blocks, again)  # hash-based: the stream plays no part
+    counts = np.vstack([w for _, w in Resampler(4, np.random.default_rng(2)).weight_blocks(6)])
+    assert counts.shape == (4, 6) and (counts.sum(axis=1) == 6).all()
+    halves = list(Resampler(3, np.random.default_rng(0)).half_samples(idx))
+    assert all(h.size == 5 and len(set(h.tolist())) == 5 for h in halves)
+    clustered = Resampler(50, np.random.default_rng(0), clusters=np.repeat([0, 1], 5))
+    means, method = clustered.means(np.r_[np.zeros(5), np.ones(5)])
+    assert method == "cluster bootstrap (2 clusters)" and set(np.round(means, 12)) <= {0.0, 0.5, 1.0}
+
+
+def test_score_entry_applies_every_interval_rule():
+    from scorebench.evaluation.partial import Replicates
+    from scorebench.evaluation.plan import make_plan
+    from scorebench.evaluation.score import score_entry
+
+    brier, acc = resolve_metrics(["brier_score", "accuracy"])
+    reps = np.linspace(0.1, 0.3, 101)
+    plan = make_plan(["brier_score"], n_boot=101)
+    s = score_entry(brier, Replicates(0.2, 50, reps, "multinomial"), plan)
+    assert (s.low, s.high, s.method) == (pytest.approx(np.quantile(reps, 0.025)), pytest.approx(np.quantile(reps, 0.975)),
+                                         "multinomial")
+    assert score_entry(brier, Replicates(np.inf, 5, None, "none"), plan).method == "none (infinite mean)"
+    assert np.isnan(score_entry(brier, Replicates(0.2, 5, reps, "x"), make_plan(["brier_score"], n_boot=0)).low)
+    wilson = score_entry(acc, RowSums(30.0, 50, np.ones(3), np.ones(3)), make_plan(["accuracy"], kind="correct"))
+    assert wilson.method == "wilson score interval" and wilson.low < 0.6 < wilson.high
+    boot = score_entry(acc, RowSums(30.0, 50, np.array([25.0, 30.0, 35.0]), np.full(3, 50.0)),
+                       make_plan(["accuracy"], kind="correct", proportion_interval="bootstrap"))
+    assert boot.method == "poisson" and boot.low < 0.6 < boot.high

@@ -80,7 +80,7 @@ ITEM_RESAMPLE = ("items", "tasks+items")
 
 
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
-              n_boot: int = 1000, seed: int = 0, ci: float = 0.95, resample: str | None = None,
+              n_boot: int = 0, seed: int = 0, ci: float = 0.95, resample: str | None = None,
               duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
               intervals: str | None = None, convention: str | None = None, **params: Any) -> Ranking:
     """Rank systems with a registered aggregation method, with bootstrap rank intervals.
@@ -101,7 +101,9 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         Per-column weights and directions (see :func:`~scorebench.aggregate.input.as_matrix`);
         by default directions come from the metric registry for long tables.
     n_boot : int
-        Bootstrap rounds for score and rank intervals (0 to skip). Tasks are resampled
+        Bootstrap rounds for score and rank intervals (default 0: none, as ``scorebench
+        aggregate --bootstrap``; each round reruns the method, e.g. an exact Kemeny search or
+        a Bradley-Terry fit, so intervals are asked for). Tasks are resampled
         for score tables, battles for battles tables, items within tasks for per-item
         scores (see ``resample``). A score table with fewer than :data:`MIN_TASKS` columns
         gets no intervals (a column bootstrap of so few tasks cannot estimate rank

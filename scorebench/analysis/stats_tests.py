@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.core.stats import check_sign_flips
+from scorebench.core.stats import check_sign_flips, cluster_counts
 
 __all__ = ["PROPORTION_INTERVALS", "INTERVAL_NAMES", "MCNEMAR_EXACT_BELOW", "wilson_interval", "jeffreys_interval",
            "proportion_interval", "McNemar", "mcnemar", "cluster_robust_se", "cluster_t",
@@ -250,7 +250,7 @@ def cluster_bootstrap_means(d: Sequence[float], clusters: Sequence, n_boot: int,
     codes, g = _cluster_codes(d, clusters)
     sums = np.bincount(codes, weights=d, minlength=g)
     sizes = np.bincount(codes, minlength=g).astype(np.float64)
-    counts = rng.multinomial(g, np.full(g, 1.0 / g), size=n_boot).astype(np.float64)
+    counts = cluster_counts(g, n_boot, rng)
     return (counts @ sums) / (counts @ sizes)
 
 

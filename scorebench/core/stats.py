@@ -32,7 +32,7 @@ __all__ = ["weighted_sums",
     "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t",
     "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
-    "two_level_draws",
+    "two_level_draws", "multinomial_blocks", "resampled_rows", "cluster_counts",
 ]
 
 EXACT_BOOTSTRAP_LIMIT = 50_000_000
@@ -249,6 +249,51 @@ def two_level_draws(sizes: np.ndarray, n_boot: int, rng: np.random.Generator, wi
         n_i = sizes[units][..., None]
         drawn = np.floor(rng.random((r, m, width)) * n_i).astype(np.int64)
         yield units, np.where(position < n_i, drawn, position)
+
+
+def multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator, cells: int = 4_000_000):
+    """Multinomial bootstrap weights, a block of rounds at a time: ``(first_round, counts)``.
+
+    ``counts[r, i]`` is how often row ``i`` of ``n`` is drawn (with replacement, ``n`` draws)
+    in round ``first_round + r``; a block holds at most about ``cells`` counts. A metric
+    with sufficient statistics bootstraps through these weights in one pass per block.
+
+    Examples
+    --------
+    >>> first, counts = next(multinomial_blocks(5, 3, np.random.default_rng(0)))
+    >>> first, counts.shape, counts.sum(axis=1).tolist()
+    (0, (3, 5), [5.0, 5.0, 5.0])
+    """
+    rounds = max(1, min(n_boot, cells // max(n, 1)))
+    for start in range(0, n_boot, rounds):
+        block = np.empty((min(n_boot, start + rounds) - start, n))
+        for r in range(block.shape[0]):
+            block[r] = np.bincount(rng.integers(0, n, n), minlength=n)
+        yield start, block
+
+
+def cluster_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """How often each of ``n_clusters`` clusters is drawn in each of ``n_boot`` rounds of the
+    cluster bootstrap (``n_clusters`` draws with replacement), shape ``(n_boot, n_clusters)``.
+
+    Examples
+    --------
+    >>> cluster_counts(3, 2, np.random.default_rng(0)).sum(axis=1).tolist()
+    [3.0, 3.0]
+    """
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(np.float64)
+
+
+def resampled_rows(idx: np.ndarray, n_boot: int, rng: np.random.Generator):
+    """The rows of ``n_boot`` multinomial resamples of ``idx`` (drawn with replacement), one at a time.
+
+    Examples
+    --------
+    >>> [r.size for r in resampled_rows(np.arange(4), 2, np.random.default_rng(0))]
+    [4, 4]
+    """
+    for _ in range(n_boot):
+        yield idx[rng.integers(0, idx.size, idx.size)]
 
 
 def half_sample(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -172,6 +172,11 @@ class Kind:
     # detect(table) -> bool: whether a table has this kind's shape, when the declared required
     # columns alone cannot tell (per-item scores carry "all" rows); used by :func:`detect_kind`
     detect: Callable[[Any], bool] | None = field(default=None, repr=False)
+    # side_data(arrays, half) -> arrays: constant side data that a fresh draw would change too
+    # (generative metrics' reference samples), resampled with the rows by half-sampling rules;
+    # ``half(n)`` gives the positions of a half-sample of n (the engine's draw). See register_kind.
+    side_data: Callable[[dict[str, Any], Callable[[int], np.ndarray]], dict[str, Any]] | None = \
+        field(default=None, repr=False)
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -221,7 +226,9 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
                   whole_groups: bool = False,
                   global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
                   complete_units: Callable[..., Any] | None = None, stage: str = "evaluate",
-                  detect: Callable[[Any], bool] | None = None) -> Callable:
+                  detect: Callable[[Any], bool] | None = None,
+                  side_data: Callable[[dict[str, Any], Callable[[int], np.ndarray]], dict[str, Any]] | None = None
+                  ) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``columns`` declares the table's columns (:class:`~scorebench.core.table_schema.Column`) and
@@ -236,7 +243,11 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
     input (the top grade of the qrels): a partitioned engine computes them once, before it
     splits the tables, and passes them to every partition, so no default depends on the
     partitioning. ``stage="aggregate"`` registers an input of :func:`scorebench.aggregate`
-    (its extractor returns a score matrix or battles).
+    (its extractor returns a score matrix or battles). ``side_data(arrays, half) -> arrays``
+    resamples constants of the extracted units that are samples themselves (a generative
+    kind's reference features): the half-sampling interval rules call it on each replicate's
+    arrays with ``half(n)``, the positions of a half-sample of ``n`` drawn by the engine, so
+    no engine names a kind's constants.
     """
     check_choice(stage, "stage", STAGES)
     columns, options = tuple(columns), tuple(options)
@@ -248,7 +259,7 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
         _KINDS.add(name, Kind(name=name, extract=_declared_first(fn, name, columns), columns=columns, description=doc[0] if doc else "",
                             options=options, unit_column=unit_column, whole_groups=whole_groups,
                             global_options=global_options, complete_units=complete_units, stage=stage,
-                            detect=detect))
+                            detect=detect, side_data=side_data))
         return fn
 
     return decorate

@@ -34,7 +34,8 @@ import pandas as pd
 from scorebench._version import __version__
 from scorebench.evaluation.engines import engine_for
 from scorebench.core.errors import InputError
-from scorebench.evaluation.evaluate import _contributions, _load, _prepare, cluster_labels, resolve_metrics
+from scorebench.evaluation.plan import Units, cluster_labels, load_table, make_plan, prepare, resolve_metrics
+from scorebench.evaluation.reduce import contributions
 from scorebench.evaluation.pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
 from scorebench.core.registry import Metric
 from scorebench.core.stats import (PairedTest, benjamini_hochberg, check_resampling, check_sign_flips, diebold_mariano, holm,
@@ -157,11 +158,11 @@ def finish_pairs(frames: list[pd.DataFrame], tests: list[str], single_task: bool
 
 
 def _prepare_units(table: Any, record: Metric, kind: str | None, nan_policy: str, cluster: str | None,
-                   repeats: str | None, kind_options: dict[str, Any]) -> tuple[Any, np.ndarray]:
+                   repeats: str | None, kind_options: dict[str, Any]) -> tuple[Units, np.ndarray]:
     """The table's units grouped by system (and task), and the metric's contribution per unit."""
     if cluster is not None and repeats is not None:
         raise InputError("cluster= and repeats= cannot be combined; pass one of them")
-    frame = _load(table)
+    frame = load_table(table)
     design_cols = [c for c in (cluster, repeats) if c is not None]
     missing = [c for c in design_cols if c not in frame.columns]
     if missing:
@@ -169,11 +170,12 @@ def _prepare_units(table: Any, record: Metric, kind: str | None, nan_policy: str
     if design_cols:
         frame = _with_design_columns(frame, cluster, repeats)
     by = ["system"] + (["task"] if "task" in frame.columns else [])
-    prep = _prepare(frame, [record], kind, by, nan_policy, kind_options)
+    prep = prepare(frame, make_plan([record], kind=kind, by=by, nan_policy=nan_policy, n_boot=0,
+                                    kind_options=kind_options))
     if design_cols and prep.inputs.key != "id":
         raise InputError(f"cluster=/repeats= need a table keyed by 'id' (kind {prep.kind!r} has key "
                          f"{prep.inputs.key!r})")
-    return prep, _contributions(record, prep.inputs, nan_policy)
+    return prep, contributions(record, prep.inputs, nan_policy)
 
 
 def _pairs(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -359,7 +361,7 @@ class _Design:
         return self.matrix[:, self.systems.index(system)]
 
 
-def _design(prep: Any, contrib: np.ndarray, task: Any, cluster: str | None, repeats: str | None) -> _Design:
+def _design(prep: Units, contrib: np.ndarray, task: Any, cluster: str | None, repeats: str | None) -> _Design:
     frame = prep.inputs.frame
     mask = np.ones(len(frame), dtype=bool) if task is None else (frame["task"] == task).to_numpy()
     key = prep.inputs.key

@@ -45,17 +45,16 @@ import numpy as np
 import pandas as pd
 
 from scorebench._version import __version__
-from scorebench.evaluation.partial import Partial, merge
-from scorebench.evaluation.pipeline import (SCORE_COLUMNS, by_columns, finish, parse_by, resolve_kind, resolve_metrics,
-                            score_attrs, unit_partials)
+from scorebench.analysis.stats_tests import INTERVAL_NAMES
 from scorebench.core.errors import InputError
-from scorebench.io.tables import read_table
 from scorebench.core.registry import Metric
-from scorebench.core.stats import interval_bounds
-from scorebench.analysis.stats_tests import INTERVAL_NAMES, PROPORTION_INTERVALS
-from scorebench.analysis.stats_tests import proportion_interval as proportion_interval_of
-from scorebench.core.tables import NAN_POLICIES, Kind, get_kind, hash_labels, label_text
-from scorebench.core.validation import check_choice
+from scorebench.core.tables import get_kind, hash_labels, label_text
+from scorebench.evaluation.partial import Partial, merge
+from scorebench.evaluation.pipeline import SCORE_COLUMNS, evaluate_frame, score_attrs
+from scorebench.evaluation.plan import Plan, by_columns, make_plan, resolve_metrics
+from scorebench.evaluation.reduce import unit_partials
+from scorebench.evaluation.score import score_entry
+from scorebench.io.tables import read_table
 
 __all__ = ["evaluate_dask", "read_dask", "connect", "partition_partials", "merge_partials", "co_partition"]
 
@@ -160,43 +159,26 @@ def merge_partials(parts: Iterable[Partial]) -> Partial:
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What one Dask evaluation does, resolved once on the client."""
+class _Layout:
+    """How one Dask evaluation's plan meets the partitions, resolved once on the client."""
 
-    spec: Kind
-    records: list[Metric]
-    by: list[str] | None  # as given (None: system and task where present)
+    plan: Plan
     groups: list[str]  # the grouping columns
     options: dict[str, Any]  # kind options, table files read once, global options added
     part_options: dict[str, Any]  # the options each partition is extracted with
     missing_units: Any  # the kind's function giving the units groups lack (its complete_units hook), or None
-    nan_policy: str
-    n_boot: int
-    seed: int
-
-    @property
-    def mergeable(self) -> list[Metric]:
-        return [m for m in self.records if m.mergeable]
-
-    @property
-    def collected(self) -> list[Metric]:
-        return [m for m in self.records if not m.mergeable]
 
 
-def _plan(ddf: Any, metrics: Any, kind: str | None, by: str | Sequence[str] | None, nan_policy: str,
-          n_boot: int, seed: int, kind_options: dict[str, Any]) -> _Plan:
-    records = resolve_metrics(metrics)
-    spec, kind_options = resolve_kind(records, kind, kind_options)
-    by_list = parse_by(by)
-    groups = by_list if by_list is not None else [c for c in ("system", "task") if c in ddf.columns]
+def _layout(ddf: Any, plan: Plan) -> _Layout:
+    spec, kind_options = plan.kind, plan.options
+    groups = plan.by if plan.by is not None else [c for c in ("system", "task") if c in ddf.columns]
     if spec.partition_columns(list(ddf.columns), groups) is not None:
         kind_options = _read_table_options(kind_options)
     if spec.global_options is not None:  # e.g. the qrels' top grade: once, not per partition
         kind_options = {**kind_options, **spec.global_options(kind_options)}
     hook = spec.complete_units(kind_options) if spec.complete_units is not None else None
     part_options, missing_units = hook if hook is not None else (kind_options, None)
-    return _Plan(spec, records, by_list, groups, kind_options, part_options, missing_units, nan_policy, n_boot,
-                 seed)
+    return _Layout(plan, groups, kind_options, part_options, missing_units)
 
 
 def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | Sequence[str] | None = None,
@@ -207,78 +189,69 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
     Returns the same pandas ``scores`` table. Mergeable metrics reduce by partials on the
     workers; other set-level metrics are collected to the client (reported in ``attrs``).
     """
-    from scorebench.evaluation.evaluate import _check_options
-
-    _check_options(ci, n_boot)
-    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
-    check_choice(proportion_interval, "proportion_interval", PROPORTION_INTERVALS)
-    plan = _plan(ddf, metrics, kind, by, nan_policy, n_boot, seed, kind_options)
+    plan = make_plan(metrics, kind=kind, by=by, ci=ci, n_boot=n_boot, seed=seed, nan_policy=nan_policy,
+                     bootstrap="poisson", proportion_interval=proportion_interval, kind_options=kind_options)
+    layout = _layout(ddf, plan)
     attrs: dict[str, Any] = {}
-    scores = _merged_scores(ddf, plan, ci, proportion_interval, progress, attrs) if plan.mergeable else None
+    scores = _merged_scores(ddf, layout, progress, attrs) if plan.mergeable else None
     if plan.collected:
-        extra = _collected_scores(ddf, plan, ci, attrs)
+        extra = _collected_scores(ddf, layout, attrs)
         scores = extra if scores is None else pd.concat([scores, extra], ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
     rules = _interval_rules(plan.records, n_boot, proportion_interval)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask",
-                         **score_attrs(plan.spec.name, seed, ci, n_boot, nan_policy, rules,
+                         **score_attrs(plan.kind.name, seed, ci, n_boot, nan_policy, rules,
                                        "poisson (counter-based, partition-independent)"), **attrs})
     return scores
 
 
-def _merged_scores(ddf: Any, plan: _Plan, ci: float, proportion_interval: str, progress: Any,
-                   attrs: dict[str, Any]) -> pd.DataFrame:
-    """Scores of the mergeable metrics: partials per partition, merged in a tree, finished."""
+def _merged_scores(ddf: Any, layout: _Layout, progress: Any, attrs: dict[str, Any]) -> pd.DataFrame:
+    """Scores of the mergeable metrics: partials per partition, merged in a tree, scored."""
     from dask import delayed
 
-    together = plan.spec.partition_columns(list(ddf.columns), plan.groups)
+    plan = layout.plan
+    together = plan.kind.partition_columns(list(ddf.columns), layout.groups)
     tables: dict[str, list] = {}
     if together is not None:
-        ddf, tables = _co_partition(ddf, together, plan.part_options)
+        ddf, tables = _co_partition(ddf, together, layout.part_options)
         attrs["partitioned_by"] = ",".join(together) or "(one group)"
     names = [m.name for m in plan.mergeable]
     # the resolved records travel, not their names: a parameter such as a callable cdf= survives
-    tasks = [delayed(partition_partials)(p, plan.mergeable, plan.spec.name, plan.by, plan.nan_policy, plan.n_boot,
-                                         plan.seed, {**plan.part_options, **{k: v[i] for k, v in tables.items()}},
-                                         plan.missing_units is not None, i)
+    tasks = [delayed(partition_partials)(p, plan.mergeable, plan.kind.name, plan.by, plan.nan_policy, plan.n_boot,
+                                         plan.seed, {**layout.part_options, **{k: v[i] for k, v in tables.items()}},
+                                         layout.missing_units is not None, i)
              for i, p in enumerate(ddf.to_delayed())]
     total = _compute_partials(tasks, progress)
     if not total:
         raise InputError("the table has no rows to evaluate")
-    if plan.missing_units is not None:
-        missing = plan.missing_units(total.units, plan.groups, plan.nan_policy)
+    if layout.missing_units is not None:
+        missing = layout.missing_units(total.units, layout.groups, plan.nan_policy)
         if missing is not None:
-            total = total + unit_partials(missing, [m for m in plan.mergeable if m.per_row], plan.groups,
+            total = total + unit_partials(missing, [m for m in plan.mergeable if m.per_row], layout.groups,
                                           plan.nan_policy, plan.n_boot, plan.seed)
     by_name = {m.name: m for m in plan.mergeable}
-    rows = [_score_row(by_name[name], entry, dict(zip(plan.groups, key)), ci, plan.n_boot, proportion_interval)
-            for (key, name), entry in sorted(total.entries.items(), key=lambda kv: (kv[0][0], names.index(kv[0][1])))]
-    return pd.DataFrame(rows, columns=[*plan.groups, *SCORE_COLUMNS])
+    rows = []
+    for (key, name), entry in sorted(total.entries.items(), key=lambda kv: (kv[0][0], names.index(kv[0][1]))):
+        score = score_entry(by_name[name], entry, plan)
+        rows.append({**dict(zip(layout.groups, key)), "metric": name, "value": score.value, "ci_low": score.low,
+                     "ci_high": score.high, "n": score.n})
+    return pd.DataFrame(rows, columns=[*layout.groups, *SCORE_COLUMNS])
 
 
-def _score_row(record: Metric, entry: Any, labels: dict[str, Any], ci: float, n_boot: int,
-               proportion_interval: str) -> dict[str, Any]:
-    """One row of scores from a merged entry, by the metric's interval rule."""
-    value, replicates = finish(record, entry, n_boot)
-    low, high = (interval_bounds(value, replicates, ci, record.interval_method, record.bounds)
-                 if replicates.size else (np.nan, np.nan))
-    if record.proportion and proportion_interval != "bootstrap" and n_boot and np.isfinite(value):
-        low, high = proportion_interval_of(round(value * entry.n), entry.n, ci, proportion_interval)
-    return {**labels, "metric": record.name, "value": value, "ci_low": low, "ci_high": high, "n": entry.n}
-
-
-def _collected_scores(ddf: Any, plan: _Plan, ci: float, attrs: dict[str, Any]) -> pd.DataFrame:
-    """Scores of set-level metrics without partials: the table collected, evaluated in memory."""
+def _collected_scores(ddf: Any, layout: _Layout, attrs: dict[str, Any]) -> pd.DataFrame:
+    """Scores of set-level metrics without partials: the table collected, evaluated in memory
+    (the pipeline's in-memory run, with the hash-based schemes)."""
     import dask
 
-    from scorebench.evaluation.evaluate import evaluate
-
-    collected, collected_options = dask.compute(ddf, _computed_tables(plan.options))
+    plan = layout.plan
+    collected, collected_options = dask.compute(ddf, _computed_tables(layout.options))
     attrs["collected_metrics"] = ",".join(m.name for m in plan.collected)
     attrs["collected_rows"] = len(collected)
     attrs["collected_bytes"] = int(collected.memory_usage(deep=True).sum())
-    return evaluate(collected, plan.collected, kind=plan.spec.name, by=plan.by, ci=ci, n_boot=plan.n_boot,
-                    seed=plan.seed, nan_policy=plan.nan_policy, bootstrap="poisson", **collected_options)
+    in_memory = make_plan(plan.collected, kind=plan.kind.name, by=plan.by, ci=plan.ci, n_boot=plan.n_boot,
+                          seed=plan.seed, nan_policy=plan.nan_policy, bootstrap="poisson",
+                          proportion_interval=plan.proportion_interval, kind_options=collected_options)
+    return evaluate_frame(collected, in_memory)
 
 
 def _interval_rules(records: Sequence[Metric], n_boot: int, proportion_interval: str) -> dict[str, str]:

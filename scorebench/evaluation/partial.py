@@ -3,7 +3,8 @@
 A partition of a table reduces, per (group, metric), to statistics that add: the sum and
 count of a per-row metric's contributions with their Poisson-weighted sums per bootstrap
 round (:class:`RowSums`), or a set-level metric's sufficient statistics and their
-weighted versions (:class:`SetStats`). A :class:`Partial` holds them for every (group,
+weighted versions (:class:`SetStats`). The in-memory engine, one partition holding every
+unit, also keeps replicates that need a group's units together (:class:`Replicates`). A :class:`Partial` holds them for every (group,
 metric) of a partition, plus optionally the unit keys each group has seen (a kind's
 ``complete_units`` hook needs them to score the units a group lacks). Partials add with
 ``+`` (associative and commutative), so any tree of merges gives the same sums, up to the
@@ -18,7 +19,7 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["RowSums", "SetStats", "Partial", "merge"]
+__all__ = ["RowSums", "SetStats", "Replicates", "Partial", "merge"]
 
 Group = tuple  # the values of the ``by`` columns
 
@@ -72,7 +73,35 @@ class SetStats:
         return SetStats(self.stats + other.stats, self.n + other.n, self.boot + other.boot)
 
 
-Entry = Union[RowSums, SetStats]
+@dataclass
+class Replicates:
+    """A group's value with bootstrap replicates drawn in memory over all its units at once.
+
+    The entry of the resampling schemes that need every unit of a group together (the
+    multinomial, cluster, two-level and half-sample bootstraps, and set-level metrics
+    recomputed on each resample), so it does not merge. ``replicates`` is ``None`` when no
+    resampling was drawn (no rounds, or an interval that needs none); ``method`` names how
+    they were drawn; ``rule`` overrides the metric's interval rule (the cluster bootstrap is
+    read by percentiles); ``successes`` is the sum of 0/1 outcomes of a proportion.
+
+    Examples
+    --------
+    >>> Replicates(0.5, 4, np.array([0.25, 0.75]), "multinomial").n
+    4
+    """
+
+    value: float
+    n: int
+    replicates: np.ndarray | None
+    method: str
+    rule: str | None = None
+    successes: float = float("nan")
+
+    def __add__(self, other: Replicates) -> Replicates:
+        raise TypeError("in-memory bootstrap replicates do not merge; reduce the group's units together")
+
+
+Entry = Union[RowSums, SetStats, Replicates]
 
 
 @dataclass

@@ -1,220 +1,52 @@
-"""The evaluation pipeline shared by every engine.
+"""The evaluation pipeline every engine runs: plan -> reduce -> score -> api.
 
-``kind.extract(table) -> units`` (an :class:`~scorebench.core.tables.Inputs`), then
-``metric.compute(units)`` (per-unit contributions, or one value of a set), then, for a
-partitioned engine, :func:`unit_partials` reduces the units of a partition to a mergeable
-:class:`~scorebench.evaluation.partial.Partial` and :func:`finish` turns merged entries into a
-value and its bootstrap replicates. The pandas engine (:func:`scorebench.evaluate`) runs
-the same resolution (:func:`resolve_metrics`, :func:`resolve_kind`, :func:`by_columns`,
-:func:`group_codes`), contributions (:func:`contributions`) and output attrs
-(:func:`score_attrs`) on the whole table as one partition.
+1. **plan** (:mod:`scorebench.evaluation.plan`): the metrics, the kind and its options, the
+   groups and the resampling settings, checked and resolved once into a frozen ``Plan``;
+   ``prepare`` extracts the kind's units with each unit's group.
+2. **reduce** (:mod:`scorebench.evaluation.reduce`): the units of each (group, metric) to an
+   entry of a :class:`~scorebench.evaluation.partial.Partial` — partial sums that merge across
+   partitions (:func:`unit_partials`), or, with the whole table in memory, replicates drawn
+   by the group's :class:`~scorebench.evaluation.resample.Resampler`.
+3. **score** (:mod:`scorebench.evaluation.score`): ``score_entry`` makes each entry's value and
+   interval by every interval rule.
+4. **api**: :func:`evaluate_frame` runs the steps on one in-memory table (the pandas engine:
+   one partition); :func:`scorebench.evaluate` hands other tables to their engine
+   (:mod:`scorebench.evaluation.engines`; the Dask engine partitions, reduces each partition
+   with :func:`unit_partials`, merges and scores the same way). No step imports an engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from scorebench._version import __version__
-from scorebench.core.errors import InputError
-from scorebench.core.registry import Metric, metric as lookup_metric
-from scorebench.core.stats import HALF_SAMPLING_RULES, poisson_weights
-from scorebench.core.tables import Inputs, Kind, get_kind, infer_kind
-from scorebench.core.validation import describe_rows
-from scorebench.evaluation.partial import Partial, RowSums, SetStats
+from scorebench.analysis.small_sample import clt_flags
+from scorebench.core.errors import InputError, warn_user
+from scorebench.core.groups import group_codes, group_labels
+from scorebench.core.registry import Metric
+from scorebench.core.stats import HALF_SAMPLING_RULES
+from scorebench.evaluation.partial import Entry, Partial
+from scorebench.evaluation.plan import Plan, Units, by_columns, parse_by, prepare, resolve_kind, resolve_metrics
+from scorebench.evaluation.reduce import Overflow, contributions, group_entry, unit_partials
+from scorebench.evaluation.score import interval_rule, score_entry, settle
 
-__all__ = ["SCORE_COLUMNS", "resolve_metrics", "resolve_kind", "parse_by", "by_columns", "group_codes",
-           "group_labels", "Overflow", "contributions", "unit_partials", "finish", "interval_attr", "score_attrs"]
+__all__ = ["SCORE_COLUMNS", "evaluate_frame", "resolve_metrics", "resolve_kind", "parse_by", "by_columns",
+           "group_codes", "group_labels", "Overflow", "contributions", "unit_partials", "finish", "interval_attr",
+           "score_attrs"]
 
 SCORE_COLUMNS = ("metric", "value", "ci_low", "ci_high", "n")
-_WEIGHT_BUDGET = 8_388_608  # float64 cells per weight block (64 MB)
+Progress = Callable[[int, int], None]
 
 
-def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
-    """Metric records for names (``"ndcg@10"``) or records, refusing duplicates."""
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
-    records = [m if isinstance(m, Metric) else lookup_metric(m) for m in metrics]
-    if not records:
-        raise InputError("no metrics given; name at least one (see `scorebench metrics`)")
-    names = [m.name for m in records]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise InputError(f"metric(s) {dups} requested more than once")
-    return records
-
-
-def resolve_kind(records: Sequence[Metric], kind: str | None,
-                 kind_options: dict[str, Any]) -> tuple[Kind, dict[str, Any]]:
-    """The table kind the metrics read (or ``kind``) and the options checked against its
-    declaration (an option it does not declare is refused; text is converted to its type)."""
-    spec = get_kind(infer_kind({m.kind for m in records}, kind))
-    return spec, spec.check_options(kind_options)
-
-
-def parse_by(by: str | Sequence[str] | None) -> list[str] | None:
-    """``by`` as a list of column names (text is separated by commas); ``None`` stays ``None``."""
-    if by is None:
-        return None
-    return [c.strip() for c in by.split(",")] if isinstance(by, str) else list(by)
-
-
-def by_columns(by: str | Sequence[str] | None, columns: Sequence[Any]) -> list[str]:
-    """The grouping columns: ``by`` (a list, or text separated by commas), else ``system``
-    and ``task`` where the table has them; a named column must exist."""
-    by_cols = parse_by(by)
-    if by_cols is None:
-        return [c for c in ("system", "task") if c in columns]
-    missing = [c for c in by_cols if c not in columns]
-    if missing:
-        raise InputError(f"by: column(s) {missing} not found; label columns available for grouping: "
-                         f"{[str(c) for c in columns] or 'none'}")
-    return by_cols
-
-
-def group_codes(frame: pd.DataFrame, by_cols: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """The group index of each unit and one row of ``by`` values per group (sorted)."""
-    if not by_cols:
-        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=[0])
-    grouped = frame.groupby(list(by_cols), sort=True, dropna=False, observed=True)
-    keys = grouped.size().index.to_frame(index=False)[list(by_cols)]
-    return grouped.ngroup().to_numpy(), keys.reset_index(drop=True)
-
-
-class Overflow:
-    """Records floating-point overflow (instead of a RuntimeWarning on stderr) inside ``with``."""
-
-    def __init__(self) -> None:
-        self.seen = False
-
-    def __call__(self, kind: str, flag: int) -> None:
-        if "overflow" in kind:
-            self.seen = True
-
-    def __enter__(self) -> Overflow:
-        self._state = np.errstate(over="call", invalid="call", divide="ignore", under="ignore", call=self)
-        self._state.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._state.__exit__(*exc)
-
-    def check(self, name: str, values: np.ndarray) -> None:
-        """An overflow that left a non-finite value is an error (a finite input, no finite score)."""
-        bad = ~np.isfinite(np.atleast_1d(values))
-        if self.seen and bad.any():
-            raise InputError(f"metric {name!r}: the computation overflows float64 for {describe_rows(bad)} (a value "
-                             "beyond ~1.8e308); the inputs are too large in magnitude — rescale them")
-
-
-def contributions(record: Metric, inputs: Inputs, nan_policy: str) -> np.ndarray:
-    """A per-row metric's contribution of each unit (checked for shape, overflow and NaN)."""
-    with Overflow() as overflow:
-        values = np.asarray(record.compute(inputs.merged()), dtype=np.float64)
-    overflow.check(record.name, values)
-    if values.shape != (inputs.n,):
-        raise InputError(f"metric {record.name!r} returned shape {values.shape}; expected one value per "
-                         f"unit ({inputs.n},) — is it a set-level metric?")
-    if nan_policy == "raise":
-        bad = np.isnan(values)
-        if bad.any():
-            raise InputError(f"metric {record.name!r} is undefined (NaN) for {describe_rows(bad)} of the "
-                             "extracted units; use nan_policy='omit' to drop them")
-    return values
-
-
-def _block_rows(n_boot: int) -> int:
-    """Rows per weight block: the (n_boot, rows) float64 block stays near 64 MB."""
-    return max(1024, min(65_536, _WEIGHT_BUDGET // max(n_boot, 1)))
-
-
-def _kept_values(v: np.ndarray, nan_policy: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Values with omitted NaNs as 0, and the 0/1 weights of kept rows (None: all kept)."""
-    if nan_policy != "omit":
-        return v, None
-    keep = ~np.isnan(v)
-    return np.where(keep, v, 0.0), keep.astype(np.float64)
-
-
-def group_labels(frame: pd.DataFrame, by_cols: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
-    """The group index of each unit and each group's ``by`` values as the partials key them
-    (labels as text, numbers as numbers, so partitions read from different files agree)."""
-    codes, keys = group_codes(frame, by_cols)
-    if not by_cols:
-        return codes, [()]
-    return codes, [tuple(x if isinstance(x, (int, float)) else str(x) for x in row)
-                   for row in keys.itertuples(index=False, name=None)]
-
-
-class _Group:
-    """One group's entries while its units are added in weight blocks."""
-
-    def __init__(self, records: Sequence[Metric], inputs: Inputs, idx: np.ndarray,
-                 kept: dict[str, tuple[np.ndarray, np.ndarray | None]], n_boot: int) -> None:
-        self.records, self.inputs, self.kept = records, inputs, kept
-        self.entries: dict[str, RowSums | SetStats] = {}
-        for r in records:
-            if r.per_row:
-                values, keep = kept[r.name]
-                self.entries[r.name] = RowSums(float(values.sum()), int(values.size if keep is None else keep.sum()),
-                                               np.zeros(n_boot), np.zeros(n_boot))
-            else:
-                self.entries[r.name] = SetStats(np.asarray(r.partial_stats(inputs.take(idx)), dtype=np.float64),
-                                                idx.size, np.zeros(0) if not n_boot else 0.0)
-
-    def add_block(self, w: np.ndarray, rows: np.ndarray, at: slice) -> None:
-        """Add one block of Poisson weights ``w`` (rounds x units) for units ``rows``."""
-        for r in self.records:
-            entry = self.entries[r.name]
-            if r.per_row:
-                values, keep = self.kept[r.name]
-                entry.sums += w @ values[at]
-                entry.totals += w.sum(axis=1) if keep is None else w @ keep[at]
-            else:
-                entry.boot = entry.boot + np.asarray(r.partial_stats(self.inputs.take(rows), w), dtype=np.float64)
-
-
-def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[str], nan_policy: str,
-                  n_boot: int, seed: int, collect_units: bool = False) -> Partial:
-    """The mergeable partial of some units for mergeable ``records`` (the core of a partition).
-
-    Per-row metrics add their contributions and count, and per bootstrap round the
-    Poisson-weighted sums and total weights (each unit's weights derive from its content
-    hash and the seed, :func:`scorebench.core.stats.poisson_weights`, so they do not depend on
-    the partitioning); set-level metrics add their sufficient statistics. With
-    ``collect_units``, the unit keys of each group are kept too.
-    """
-    codes, labels = group_labels(inputs.frame, by_cols)
-    hashes = inputs.unit_hashes() if n_boot else None
-    contribs = {r.name: contributions(r, inputs, nan_policy) for r in records if r.per_row}
-    out = Partial()
-    weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
-    for g, label in enumerate(labels):
-        idx = np.flatnonzero(codes == g)
-        group = _Group(records, inputs, idx, {n: _kept_values(v[idx], nan_policy) for n, v in contribs.items()},
-                       n_boot)
-        # One weight block serves every metric: the Poisson draws are the costly part.
-        for start in range(0, idx.size if n_boot else 0, _block_rows(n_boot)):
-            rows = idx[start:start + weights.shape[1]]
-            w = poisson_weights(hashes[rows], seed, n_boot, out=weights[:, :rows.size])
-            group.add_block(w, rows, slice(start, start + rows.size))
-        out.entries.update({(label, name): entry for name, entry in group.entries.items()})
-    if collect_units and inputs.key is not None:
-        units = inputs.frame[inputs.key].astype(str).to_numpy()
-        out.units = {label: set(units[codes == g]) for g, label in enumerate(labels)}
-    return out
-
-
-def finish(record: Metric, entry: RowSums | SetStats, n_boot: int) -> tuple[float, np.ndarray]:
-    """The value and the finite bootstrap replicates from a merged entry."""
-    if isinstance(entry, RowSums):
-        return entry.value(), entry.replicates() if n_boot else np.empty(0)
-    value = float(record.finalize_stats(entry.stats))
-    replicates = np.asarray(record.finalize_stats(entry.boot), dtype=np.float64) if n_boot else np.empty(0)
-    return value, replicates[np.isfinite(replicates)]
+def finish(record: Metric, entry: Entry, n_boot: int) -> tuple[float, np.ndarray]:
+    """The value and the finite bootstrap replicates from a merged entry (empty: none drawn);
+    see :func:`scorebench.evaluation.score.settle`."""
+    value, replicates = settle(record, entry, n_boot)
+    return value, np.empty(0) if replicates is None else replicates
 
 
 def interval_attr(intervals: dict[str, str], n_boot: int) -> str:
@@ -236,3 +68,100 @@ def score_attrs(kind: str, seed: int, ci: float, n_boot: int, nan_policy: str, i
             "interval": interval_attr(intervals, n_boot), "nan_policy": nan_policy,
             "interval_methods": {m: rule if n_boot else "none" for m, rule in intervals.items()},
             "bootstrap": bootstrap}
+
+
+def evaluate_frame(table: Any, plan: Plan, progress: Progress | None = None) -> pd.DataFrame:
+    """The scores of an in-memory table (DataFrame or path) under ``plan``: the pipeline on one
+    partition holding every unit (the pandas engine behind :func:`scorebench.evaluate`).
+
+    ``progress(done, total)`` is called after each (metric, group) is reduced.
+
+    Examples
+    --------
+    >>> from scorebench.evaluation.plan import make_plan
+    >>> t = pd.DataFrame({"y": [1, 0, 1, 0], "p": [0.9, 0.1, 0.8, 0.3]})
+    >>> evaluate_frame(t, make_plan("brier_score", n_boot=0))[["metric", "value", "n"]].to_string(index=False)
+    '     metric  value  n\\n brier_score 0.0375  4'
+    """
+    units = prepare(table, plan)
+    labels = [units.label(g) for g in range(len(units.keys))]
+    hashes = units.inputs.unit_hashes() if plan.bootstrap == "poisson" and plan.n_boot else None
+    clusters = None if plan.cluster is None else units.inputs.frame[plan.cluster].to_numpy()
+    reduced, unit_rows, counts = Partial(), [], {}
+    total = len(plan.records) * len(labels)
+    for record in plan.records:  # reduce: every (metric, group) to an entry of one partial
+        contrib = contributions(record, units.inputs, plan.nan_policy) if record.per_row else None
+        for g, label in enumerate(labels):
+            reduced.entries[(label, record.name)] = group_entry(record, units, g, label, contrib, plan, hashes,
+                                                                clusters)
+            if contrib is not None and plan.per_unit:
+                unit_rows.append(_unit_frame(units, record, np.flatnonzero(units.codes == g), contrib))
+            if record.note is not None:
+                _record_note(record, units.inputs.take(np.flatnonzero(units.codes == g)), label, counts)
+            if progress is not None:
+                progress(len(reduced.entries), total)
+    rows, methods, intervals = [], {}, {}
+    for label in labels:  # score: group-major, metrics in the order asked
+        for record in plan.records:
+            score = score_entry(record, reduced.entries[(label, record.name)], plan)
+            methods[record.name] = score.method
+            intervals[record.name] = interval_rule(score.method, record.interval_method)
+            rows.append({**dict(zip(units.by, label)), "metric": record.name, "value": score.value,
+                         "ci_low": score.low, "ci_high": score.high, "n": score.n})
+    scores = _scores_frame(units, rows, unit_rows, plan.per_unit)
+    scores.attrs.update({
+        **score_attrs(units.kind, plan.seed, plan.ci, plan.n_boot, plan.nan_policy,
+                      {m.name: intervals[m.name] for m in plan.records},
+                      "; ".join(f"{k}: {v}" for k, v in methods.items())),
+        **counts,
+        **{f"kind_{k}": v for k, v in units.inputs.consts.items()
+           if isinstance(v, (str, bool, int)) and not k.startswith("_")},
+    })
+    summary = scores[scores[units.unit_key] == "all"] if plan.per_unit and units.unit_key in scores else scores
+    flags = clt_flags(summary, {m.name: m.proportion for m in plan.records}, methods, units.by)
+    if flags:  # CLT-like intervals where n is small or the value near 0/1 (Bowyer et al. 2025)
+        scores.attrs["small_sample"] = flags
+    if plan.per_unit:  # the key that pairs units across systems; None when units are named by position
+        scores.attrs["unit_key"] = units.inputs.key
+    return scores
+
+
+def _scores_frame(units: Units, rows: list[dict[str, Any]], unit_rows: list[pd.DataFrame],
+                  per_unit: bool) -> pd.DataFrame:
+    scores = pd.DataFrame(rows, columns=[*units.by, *SCORE_COLUMNS])
+    if per_unit and unit_rows:
+        frame = pd.concat(unit_rows, ignore_index=True)
+        key = units.unit_key
+        if (frame[key] == "all").any():  # the summary rows' name: two "map all" lines would be ambiguous
+            raise InputError(f"per-unit output: column {key!r} has a unit named 'all', the name that the "
+                             "summary rows carry; rename that unit (e.g. 'all_') to get per-unit rows")
+        scores.insert(len(units.by), key, "all")
+        scores = pd.concat([frame, scores], ignore_index=True)
+    scores["n"] = scores["n"].astype(np.int64)
+    return scores
+
+
+def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: dict[str, dict[str, float]]) -> None:
+    """Add a metric's counts (e.g. clipped rows) to the attrs and warn with its message."""
+    note = dict(record.note(arrays, **record._call_params()) or {})
+    message = note.pop("message", None)
+    for key, count in note.items():
+        per_metric = counts.setdefault(key, {})
+        per_metric[record.name] = per_metric.get(record.name, 0) + count
+    if message:
+        where = f" ({', '.join(map(str, label))})" if label else ""
+        warn_user(f"{record.name}{where}: {message}", UserWarning)
+
+
+def _unit_frame(units: Units, record: Metric, idx: np.ndarray, contrib: np.ndarray) -> pd.DataFrame:
+    """One row per unit of a group: the metric's contribution of each unit."""
+    key = units.inputs.key
+    cols = [*units.by, key] if key is not None else list(units.by)
+    out = units.inputs.frame.iloc[idx][cols].reset_index(drop=True) if cols else pd.DataFrame(index=range(idx.size))
+    out[units.unit_key] = out[key].astype(str) if key is not None else idx.astype(str)
+    out["metric"] = record.name
+    out["value"] = contrib[idx]
+    out["ci_low"] = np.nan
+    out["ci_high"] = np.nan
+    out["n"] = 1
+    return out

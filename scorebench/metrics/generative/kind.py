@@ -27,6 +27,7 @@ KID and shrink k-NN balls).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -73,9 +74,34 @@ _COLUMNS = (Column("system", "label", "the generator; the reference system's row
             Column("extractor", "label", "the feature extractor (one per task)", required=False))
 
 
+_REFERENCE_SETS = ("real_features", "real_spatial")  # per-task reference samples held as constants
+
+
+def halve_reference(arrays: dict[str, Any], half: Callable[[int], np.ndarray]) -> dict[str, Any]:
+    """The kind's ``side_data`` hook: the reference samples half-sampled with the evaluated rows.
+
+    Under the half-sampling interval rules both samples vary in a fresh draw, so each
+    replicate halves the reference set of the evaluated rows' task as well (``half(n)``:
+    the positions of a half-sample of ``n``, drawn by the engine); other tasks' sets stay
+    whole, and the per-replicate cache of reference statistics starts empty.
+
+    Examples
+    --------
+    >>> arrays = {"_task": np.array([0]), "real_features": [np.arange(4.0)[:, None]]}
+    >>> halve_reference(arrays, lambda n: np.arange(n // 2))["real_features"][0].ravel().tolist()
+    [0.0, 1.0]
+    """
+    out = {**arrays, "_stats_cache": {}}
+    tasks = set(np.unique(arrays["_task"]).tolist()) if "_task" in arrays else None
+    for name in _REFERENCE_SETS:
+        if arrays.get(name) is not None:
+            out[name] = [x[half(len(x))] if tasks is None or i in tasks else x for i, x in enumerate(arrays[name])]
+    return out
+
+
 @register_kind("features", columns=_COLUMNS,
                options=(Option("reference", str, "real", "the system whose rows are the real samples "
-                               "(None: no reference rows)"),))
+                               "(None: no reference rows)"),), side_data=halve_reference)
 def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: str | None = "real") -> Inputs:
     """Feature vectors per sample; the reference system's rows are the real samples."""
     groups = _feature_groups(df, nan_policy)
@@ -83,10 +109,9 @@ def extract_features(df: pd.DataFrame, *, nan_policy: str = "raise", reference: 
     df = drop_nan_rows(df, used, nan_policy)
     if len(df) == 0:
         raise InputError("kind 'features': the table has no rows to evaluate")
-    # _sample_sets: the reference samples, half-sampled together with the evaluated rows by
-    # the half_sampling interval rule (both samples vary in a fresh draw).
-    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {},
-                              "_sample_sets": ("real_features", "real_spatial")}
+    # the reference samples are half-sampled with the evaluated rows by the half-sampling
+    # interval rules through the kind's side_data hook (halve_reference)
+    consts: dict[str, Any] = {"extractor": _extractor(df), "_stats_cache": {}}
     nan_ok = nan_policy == "propagate"
     is_ref = _reference_rows(df, reference)
     if not is_ref.any():

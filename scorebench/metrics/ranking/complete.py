@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from scorebench.core.groups import group_labels
 from scorebench.core.tables import Inputs, get_kind, label_text
 
 __all__ = ["complete_units", "missing_units"]
@@ -49,8 +50,6 @@ def missing_units(options: Mapping[str, Any], seen: Mapping[tuple, set] | None, 
     placeholder query per group against the qrels of the missing queries; the placeholder
     and the queries a group did retrieve are dropped. ``None`` when nothing is missing.
     """
-    from scorebench.evaluation.pipeline import group_labels
-
     qrels = options.get("qrels")
     if qrels is None or seen is None:
         return None
