@@ -218,8 +218,8 @@ def test_score_entry_applies_every_interval_rule():
     reps = np.linspace(0.1, 0.3, 101)
     plan = make_plan(["brier_score"], n_boot=101)
     s = score_entry(brier, Replicates(0.2, 50, reps, "multinomial"), plan)
-    assert (s.low, s.high, s.method) == (pytest.approx(np.quantile(reps, 0.025)), pytest.approx(np.quantile(reps, 0.975)),
-                                         "multinomial")
+    expected = (pytest.approx(np.quantile(reps, 0.025)), pytest.approx(np.quantile(reps, 0.975)), "multinomial")
+    assert (s.low, s.high, s.method) == expected
     assert score_entry(brier, Replicates(np.inf, 5, None, "none"), plan).method == "none (infinite mean)"
     assert np.isnan(score_entry(brier, Replicates(0.2, 5, reps, "x"), make_plan(["brier_score"], n_boot=0)).low)
     wilson = score_entry(acc, RowSums(30.0, 50, np.ones(3), np.ones(3)), make_plan(["accuracy"], kind="correct"))
