@@ -6,7 +6,8 @@ round (:class:`RowSums`), or a set-level metric's sufficient statistics and thei
 weighted versions (:class:`SetStats`). The in-memory engine, one partition holding every
 unit, also keeps replicates that need a group's units together (:class:`Replicates`). A
 :class:`Partial` holds them for every (group, metric) of a partition, plus optionally the unit
-keys each group has seen (a kind's ``complete_units`` hook needs them to score the units a group lacks). Partials add with
+keys each group has seen (a kind's ``complete_units`` hook needs them to score the units a group lacks).
+Partials add with
 ``+`` (associative and commutative), so any tree of merges gives the same sums, up to the
 order of floating-point additions.
 """
