@@ -74,18 +74,13 @@ METRICS_LOSSES_OFFENDERS: set[tuple[str, str]] = {
     ("scorebench/metrics/ranking/prefs_measures.py", "scorebench.io.trec_prefs"),
     # reward accuracy reads RewardBench's subset weights from its reader
     ("scorebench/metrics/reward/accuracy.py", "scorebench.io.readers.rewardbench"),
-    # the ranking completion feeds the evaluation pipeline directly
-    ("scorebench/metrics/ranking/complete.py", "scorebench.evaluation.pipeline"),
 }
 # rule "evaluation/ never imports leaderboard/, cli/, report/"
 EVALUATION_OFFENDERS: set[tuple[str, str]] = set()
 # rule "io/ never imports evaluation/, leaderboard/, cli/"
 IO_OFFENDERS: set[tuple[str, str]] = set()
 # rule "aggregate/ never imports io/, leaderboard/, cli/"
-AGGREGATE_OFFENDERS: set[tuple[str, str]] = {
-    # the aggregate face re-exports the harness readers' score conventions
-    ("scorebench/aggregate/__init__.py", "scorebench.io.readers.conventions"),
-}
+AGGREGATE_OFFENDERS: set[tuple[str, str]] = set()
 # rule "nothing but cli/ imports cli/"
 CLI_OFFENDERS: set[tuple[str, str]] = set()
 # rule "no import cycle between wings": edges left out of the wing graph
@@ -97,92 +92,7 @@ CYCLE_OFFENDERS: set[tuple[str, str]] = {
     ("scorebench/aggregate/registry.py", "scorebench.irt.aggregate_method"),
 }
 # rule "no _private name imported from another module": (file, "module._name")
-PRIVATE_OFFENDERS: set[tuple[str, str]] = {
-    ("scorebench/aggregate/items.py", "scorebench.aggregate.input._DIRECTION"),
-    ("scorebench/aggregate/items.py", "scorebench.aggregate.input._WEIGHTS"),
-    ("scorebench/cli/evaluate_cmd.py", "scorebench.io.tables._write_text"),
-    ("scorebench/cli/run_cmd.py", "scorebench.models.extractor._ANNOUNCE_TO_STDERR"),
-    ("scorebench/evaluation/comparison.py", "scorebench.evaluation.evaluate._contributions"),
-    ("scorebench/evaluation/comparison.py", "scorebench.evaluation.evaluate._load"),
-    ("scorebench/evaluation/comparison.py", "scorebench.evaluation.evaluate._prepare"),
-    ("scorebench/evaluation/dask_engine.py", "scorebench.evaluation.evaluate._check_options"),
-    ("scorebench/io/trec_prefs.py", "scorebench.io.trec._read_fields"),
-    ("scorebench/irt/jml.py", "scorebench.irt.scoring._newton"),
-    ("scorebench/irt/limited.py", "scorebench.irt.sumscore._complete"),
-    ("scorebench/irt/mirt.py", "scorebench.irt.api._blas_limit"),
-    ("scorebench/leaderboard/compression.py", "scorebench.irt.compress._accuracy"),
-    ("scorebench/leaderboard/compression.py", "scorebench.irt.compress._calibrate"),
-    ("scorebench/leaderboard/compression.py", "scorebench.irt.compress._fit"),
-    ("scorebench/leaderboard/compression.py", "scorebench.irt.compress._reconstruct"),
-    ("scorebench/leaderboard/irt_board.py", "scorebench.leaderboard.plots._probabilities"),
-    ("scorebench/leaderboard/output.py", "scorebench.io.tables._pid_alive"),
-    ("scorebench/leaderboard/output.py", "scorebench.io.tables._umask"),
-    ("scorebench/metrics/ranking/cwl_measures.py", "scorebench.metrics.ranking.measures._check_k"),
-    ("scorebench/metrics/ranking/kind.py", "scorebench.metrics.ranking._lists._check_level"),
-    ("scorebench/metrics/ranking/measures.py", "scorebench.metrics.ranking._lists._gather"),
-    ("scorebench/metrics/ranking/set_measures.py", "scorebench.metrics.ranking.measures._TREC"),
-    ("scorebench/metrics/ranking/set_measures.py", "scorebench.metrics.ranking.measures._check_k"),
-    ("scorebench/metrics/ranking/set_measures.py", "scorebench.metrics.ranking.measures._ratio"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking._lists._segment_cumsum"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._TREC"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._discount"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._exclusive_cumsum"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._gain_fn"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._ideal"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._lists"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._ratio"),
-    ("scorebench/metrics/ranking/trec_extra.py", "scorebench.metrics.ranking.measures._table_fn"),
-    ("scorebench/metrics/reward/length_bias.py", "scorebench.metrics.agreement._average_ranks"),
-    ("scorebench/metrics/reward/length_bias.py", "scorebench.metrics.agreement._correlation"),
-    ("scorebench/metrics/scoring_rules/clogs.py", "scorebench.metrics.scoring_rules.crps_ensemble._ensemble_inputs"),
-    ("scorebench/metrics/scoring_rules/crps_approx.py",
-     "scorebench.metrics.scoring_rules.crps_ensemble._ensemble_inputs"),
-    ("scorebench/metrics/scoring_rules/crps_approx.py", "scorebench.metrics.scoring_rules.quantile._quantile_inputs"),
-    ("scorebench/metrics/scoring_rules/dss_mv.py", "scorebench.metrics.scoring_rules.multivariate._mv_inputs"),
-    ("scorebench/metrics/scoring_rules/error_spread.py",
-     "scorebench.metrics.scoring_rules.crps_ensemble._ensemble_inputs"),
-    ("scorebench/metrics/scoring_rules/kernel.py", "scorebench.metrics.scoring_rules.crps_ensemble._ensemble_inputs"),
-    ("scorebench/metrics/scoring_rules/kernel.py", "scorebench.metrics.scoring_rules.multivariate._mv_inputs"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_closed._log_ndtr_diff"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_closed._mixnorm_columns"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_closed._mixnorm_inputs"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._BOUNDS"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._LOGISTIC"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._NORMAL"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._T"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._TWO_PIECE"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._logis_diff"),
-    ("scorebench/metrics/scoring_rules/log_scores.py", "scorebench.metrics.scoring_rules.crps_truncated._t_diff"),
-    ("scorebench/metrics/scoring_rules/ranked_log.py",
-     "scorebench.metrics.scoring_rules.categorical._multiclass_inputs"),
-    ("scorebench/metrics/scoring_rules/weighted.py", "scorebench.metrics.scoring_rules.crps_ensemble._ensemble_inputs"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py",
-     "scorebench.metrics.scoring_rules.crps_truncated._LOGISTIC"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py", "scorebench.metrics.scoring_rules.crps_truncated._NORMAL"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py", "scorebench.metrics.scoring_rules.crps_truncated._T"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py",
-     "scorebench.metrics.scoring_rules.crps_truncated._gtclogistic"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py",
-     "scorebench.metrics.scoring_rules.crps_truncated._gtcnormal"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py", "scorebench.metrics.scoring_rules.crps_truncated._gtct"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py", "scorebench.metrics.scoring_rules.crps_truncated._logis_p"),
-    ("scorebench/metrics/scoring_rules/weighted_closed.py", "scorebench.metrics.scoring_rules.crps_truncated._t_p"),
-    ("scorebench/metrics/scoring_rules/weighted_kernel.py", "scorebench.metrics.scoring_rules.kernel._gks_engine"),
-    ("scorebench/metrics/scoring_rules/weighted_kernel.py", "scorebench.metrics.scoring_rules.multivariate._mv_inputs"),
-    ("scorebench/metrics/scoring_rules/weighted_kernel.py", "scorebench.metrics.scoring_rules.weighted_mv._chain"),
-    ("scorebench/metrics/scoring_rules/weighted_kernel.py",
-     "scorebench.metrics.scoring_rules.weighted_mv_outcome._box_inputs"),
-    ("scorebench/metrics/scoring_rules/weighted_kernel.py",
-     "scorebench.metrics.scoring_rules.weighted_mv_outcome._check_outcome_rows"),
-    ("scorebench/metrics/scoring_rules/weighted_mv_outcome.py",
-     "scorebench.metrics.scoring_rules.multivariate._energy_terms"),
-    ("scorebench/metrics/scoring_rules/weighted_mv_outcome.py",
-     "scorebench.metrics.scoring_rules.multivariate._mv_inputs"),
-    ("scorebench/metrics/scoring_rules/weighted_mv_outcome.py",
-     "scorebench.metrics.scoring_rules.multivariate._pair_weights"),
-    ("scorebench/metrics/scoring_rules/weighted_mv_outcome.py",
-     "scorebench.metrics.scoring_rules.multivariate._variogram_order"),
-}
+PRIVATE_OFFENDERS: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)

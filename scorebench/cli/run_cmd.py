@@ -11,9 +11,9 @@ from scorebench.cli._output import FORMAT_OPTION, emit, output_option
 
 def announce_models() -> None:
     """Name every model file or callable on standard error before it runs."""
-    from scorebench.models import extractor
+    from scorebench.models.extractor import announce_to_stderr
 
-    extractor._ANNOUNCE_TO_STDERR = True
+    announce_to_stderr()
 
 
 SHA256_OPTION = click.option("--sha256", "sha256", default=None,

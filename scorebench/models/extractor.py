@@ -310,8 +310,19 @@ def _announce(message: str) -> None:
         print(f"note: {message}", file=sys.stderr, flush=True)
 
 
-#: The CLI sets this so that every model it runs is named on standard error first.
+#: Set by :func:`announce_to_stderr` (the CLI) so that every model it runs is named on standard error first.
 _ANNOUNCE_TO_STDERR = False
+
+
+def announce_to_stderr(on: bool = True) -> None:
+    """Name every model file or callable on standard error before it runs (the CLI turns this on).
+
+    Examples
+    --------
+    >>> announce_to_stderr(False)
+    """
+    global _ANNOUNCE_TO_STDERR
+    _ANNOUNCE_TO_STDERR = bool(on)
 
 
 def _load_torchscript(path: Path, label: str, expected_sha256: str | None, trust: bool) -> tuple[Any, str]:
