@@ -6,7 +6,7 @@ page is made from the registry that the code itself reads (``scorebench.core.reg
 ``scorebench.leaderboard.spec``/``sections`` and the click group of ``scorebench.cli``), so a
 metric registered on another branch appears once the branches merge. ``pages()`` returns
 ``{relative path: reStructuredText}``; the Sphinx hook writes them under ``docs/generated/``
-and ``tests/test_docs.py`` checks that every registered name has its entry.
+and ``tests/project/test_docs.py`` checks that every registered name has its entry.
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def bradley_terry(data: Battles, *, prior: float = 0.0, scale: float = 400.0, ba
     :math:`1/\max(n_{\{a,b\}}, \text{min\_pair\_count})` (uneven model sampling undone). The
     default intervals of ``aggregate`` are the sandwich intervals of
     :func:`bradley_terry_sandwich` (``intervals="bootstrap"`` resamples battles instead);
-    ratings and intervals equal arena-rank 0.1.1's to 1e-6 Elo (tests/test_arena_rank_parity.py).
+    ratings and intervals equal arena-rank 0.1.1's to 1e-6 Elo (tests/aggregate/test_arena_rank_parity.py).
 
     Examples
     --------

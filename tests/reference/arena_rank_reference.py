@@ -2,7 +2,7 @@
 
 arena-rank pins ``numpy==2.3.3`` and ``jax==0.8.1``, so it cannot share scorebench's test
 environment. This script runs in its own virtual environment and writes small JSON files under
-``tests/fixtures/arena_rank/`` that ``tests/test_arena_rank_parity.py`` compares against.
+``tests/fixtures/arena_rank/`` that ``tests/aggregate/test_arena_rank_parity.py`` compares against.
 
 Regenerate (offline once the wheel is installed)::
 

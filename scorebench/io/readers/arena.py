@@ -31,7 +31,7 @@ way) over every ordered pair of models, i.e. four times the per-battle log-likel
 with sklearn's default ``C=1`` ridge :math:`\tfrac12\lVert w\rVert^2` on
 :math:`w = \theta/\ln 10`, that is :func:`scorebench.aggregate` ``"bradley_terry"`` with
 ``prior`` :math:`= 1/(4\ln^2 10) \approx 0.0471` (``penalty=None`` is ``prior=0``); checked
-against sklearn to 1e-6 Elo in ``tests/test_readers_arena.py``.
+against sklearn to 1e-6 Elo in ``tests/io/test_readers_arena.py``.
 
 Reference: Chiang et al. (2024), Chatbot Arena: An Open Platform for Evaluating LLMs by
 Human Preference, ICML.

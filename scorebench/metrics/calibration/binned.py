@@ -286,7 +286,7 @@ def l2_calibration_error(y: Any, p: Any, *, n_bins: int = 15, binning: str = "un
     at a floor set by the sample size (the plug-in ECE's bias, which also shifts its
     bootstrap interval upward). This is the recommended calibration number: its interval
     covers the population (binned) calibration error (``covers="population"``; 90% of
-    nominal-95% intervals at n = 300 in ``tests/test_interval_targets.py``, and the interval
+    nominal-95% intervals at n = 300 in ``tests/evaluation/test_interval_targets.py``, and the interval
     reaches 0 for a calibrated forecaster), while the plug-in ECE's covers its own mean at
     this n (49% coverage of the population ECE in the same simulation). ``debias=False`` gives the plug-in l2 error
     :math:`\sqrt{\sum_k (n_k/n)(\bar y_k - \bar p_k)^2}`. Bins as in :func:`ece`.

@@ -17,7 +17,7 @@ value at :math:`1/f = 0`. Subsetting both sets by the same fraction scales both 
 FID∞ is unbiased only to first order and has a larger variance than the plug-in FID; it
 can be negative when the two populations are close. Its (half-sampling) interval is an
 interval for the population Fréchet distance (``covers="population"`` in the registry),
-which the plug-in FID's is not (``tests/test_interval_targets.py`` checks both by
+which the plug-in FID's is not (``tests/evaluation/test_interval_targets.py`` checks both by
 simulation).
 """
 

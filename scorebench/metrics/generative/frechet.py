@@ -89,7 +89,7 @@ def _trace_sqrt_product(s1: np.ndarray, s2: np.ndarray) -> float:
     rounding error by :math:`1/(2\sqrt\lambda)`: summing square roots of eigenvalues made FID
     interval bounds move by ~4e-7 relative between numpy/BLAS builds on half-samples with
     near-singular covariances; this route keeps the change at rounding level (< 1e-11 on the
-    generative board, ``tests/test_generative_determinism.py``). Coordinates whose variance is
+    generative board, ``tests/metrics/generative/test_generative_determinism.py``). Coordinates whose variance is
     exactly 0 in either set (a dead ReLU feature) are dropped first: they add nothing to the
     trace, and the eigendecomposition of a singular covariance would put rounding noise there.
     """
@@ -232,7 +232,7 @@ def fid_details(real_features: Any, fake_features: Any, *, precision: str = "aut
 
 @register("fid", family="generative", kind="features", inputs=("real_features", "fake_features"),
           higher_is_better=False, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", citation=_CITATION_FID,
-          table_fn=two_sample(lambda real, fake: fid(real, fake), stats=True), tested_against=('pytorch-fid calculate_frechet_distance (re-derived in tests/test_generative.py)', 1e-09))
+          table_fn=two_sample(lambda real, fake: fid(real, fake), stats=True), tested_against=('pytorch-fid calculate_frechet_distance (re-derived in tests/metrics/generative/test_generative.py)', 1e-09))
 def fid(real_features: Any, fake_features: Any, *, precision: str = "auto") -> float:
     r"""Fréchet Inception Distance between real and generated feature sets (lower is better).
 
@@ -256,7 +256,7 @@ def fid(real_features: Any, fake_features: Any, *, precision: str = "auto") -> f
         products, symmetric eigenvalues) is always float64. Accuracy cost: covariance
         entries carry ~2e-7 relative error instead of ~1e-15; on 2 x 50,000 x 2,048 random
         features the FID changed by ~5e-9 relative, on ill-conditioned features (offsets,
-        scales over 4 decades) by < 1e-6 (``tests/test_generative_precision.py``), but a
+        scales over 4 decades) by < 1e-6 (``tests/metrics/generative/test_generative_precision.py``), but a
         distance that is tiny next to :math:`\operatorname{tr}\Sigma` or hinges on
         near-zero covariance eigenvalues loses more. ``"auto"`` (default): ``"mixed"`` for
         float32 features with ``n * d >= 2**24``, else ``"float64"``.

@@ -55,14 +55,14 @@ def _rg_final(stats: Any) -> Any:
 
 register("ppi_mean", family=_FAMILY, kind="judged", inputs=("judge", "human"), higher_is_better=True,
          per_row=False, params={"lam": None}, interval="percentile", partial=_ppi_partial, finalize=_ppi_final,
-         citation=_PPI, tested_against=('ppi-python estimates (tests/test_judged.py)', 1e-09))(ppi_mean)
+         citation=_PPI, tested_against=('ppi-python estimates (tests/metrics/test_judged.py)', 1e-09))(ppi_mean)
 register("ppi_win_rate", family=_FAMILY, kind="judged", inputs=("judge", "human"), higher_is_better=True,
          bounds=(-1.0, 2.0), per_row=False, params={"lam": None}, interval="percentile", partial=_ppi_partial,
-         finalize=_ppi_final, citation=_PPI + " (win rate = mean preference 1/0.5/0)", tested_against=('ppi-python estimates (tests/test_judged.py)', 1e-09))(ppi_win_rate)
+         finalize=_ppi_final, citation=_PPI + " (win rate = mean preference 1/0.5/0)", tested_against=('ppi-python estimates (tests/metrics/test_judged.py)', 1e-09))(ppi_win_rate)
 register("stratified_ppi_mean", family=_FAMILY, kind="judged", inputs=("judge", "human", "stratum"),
          higher_is_better=True, per_row=False, params={"lam": None}, interval="percentile",
          citation="Fisch et al. (2024), Stratified Prediction-Powered Inference for Hybrid Language Model "
-                  "Evaluation, NeurIPS 2024, arXiv:2406.04291", tested_against=('ppi-python estimates (tests/test_judged.py)', 1e-09))(stratified_ppi_mean)
+                  "Evaluation, NeurIPS 2024, arXiv:2406.04291", tested_against=('ppi-python estimates (tests/metrics/test_judged.py)', 1e-09))(stratified_ppi_mean)
 register("rogan_gladen", family=_FAMILY, kind="judged", inputs=("judge", "human"), higher_is_better=True,
          bounds=(0.0, 1.0), per_row=False, interval="percentile", partial=_rg_partial, finalize=_rg_final,
          citation="Rogan & Gladen (1978), American Journal of Epidemiology 107(1)", tested_against=('closed form (Rogan & Gladen 1978)', 1e-12))(rogan_gladen)

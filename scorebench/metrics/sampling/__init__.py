@@ -38,18 +38,18 @@ _LIU = "Liu et al. (2024), Are Your LLMs Capable of Stable Reasoning? (G-Pass@k)
 _SHARED = dict(family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1.0), per_row=True)
 
 register("pass@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
-         citation=_CHEN + " (unbiased estimator, product form)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(pass_at_k)
+         citation=_CHEN + " (unbiased estimator, product form)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(pass_at_k)
 register("pass_hat@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
-         citation="Yao et al. (2024), tau-bench, arXiv:2406.12045 (pass^k)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(pass_hat_k)
+         citation="Yao et al. (2024), tau-bench, arXiv:2406.12045 (pass^k)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(pass_hat_k)
 register("g_pass@k", inputs=("outcomes",), params={"k": None, "tau": 1.0}, interval="centered_percentile",
-         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(g_pass_at_k_tau)
+         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(g_pass_at_k_tau)
 register("mg_pass@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
-         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(mg_pass_at_k)
+         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(mg_pass_at_k)
 register("avg_at_n", inputs=("outcomes",), interval="percentile",
-         citation="mean accuracy over n attempts (avg@n = unbiased pass@1); " + _CHEN, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(avg_at_n)
+         citation="mean accuracy over n attempts (avg@n = unbiased pass@1); " + _CHEN, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(avg_at_n)
 register("bayes_at_n", inputs=("outcomes",), interval="percentile",
          citation="Hariri et al. (2026), Don't Pass@k: A Bayesian Framework for LLM Evaluation, ICLR 2026, "
-                  "arXiv:2510.04265", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(bayes_at_n)
+                  "arXiv:2510.04265", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(bayes_at_n)
 register("maj@k", inputs=("answers", "outcomes"), params={"k": None}, interval="centered_percentile",
          citation="Wang et al. (2023), Self-Consistency, ICLR 2023 (majority vote; ties split evenly)",
-         **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/test_sampling.py)', 1e-12))(majority_at_k)
+         **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(majority_at_k)
