@@ -164,7 +164,7 @@ def test_grid_orders_the_estimators_as_expected_on_2pl_data():
 
 
 def test_compression_input_errors():
-    y = simulate_2pl(40, 20)  # sizes, test_size and too few training systems: tests/leaderboard/test_board_compression.py
+    y = simulate_2pl(40, 20)  # sizes, test_size, few systems: test_board_compression.py
     with pytest.raises(InputError, match="n_splits"):
         compression_splits(y, [5], n_splits=0)
     bad = y.copy()

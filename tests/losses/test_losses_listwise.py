@@ -21,7 +21,8 @@ from scorebench.losses import (AnyLoss, ApproxNDCG, LambdaLoss, ListMLE, ListNet
                                anyloss, approx_ndcg, lambda_loss, listmle_loss, listnet_loss, neural_ndcg,
                                ranknet_loss, rcr_loss, soft_confusion)
 
-_spec = importlib.util.spec_from_file_location("_allrank_reference", (Path(__file__).parents[1] / "_allrank_reference.py"))
+_spec = importlib.util.spec_from_file_location("_allrank_reference",
+                                               Path(__file__).parents[1] / "_allrank_reference.py")
 _ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_ref)
 

@@ -15,7 +15,8 @@ from scorebench.core.errors import InputError  # noqa: E402
 from scorebench.losses import (NeuralNDCG, neural_ndcg, neural_sort, relaxed_sort,  # noqa: E402
                                sinkhorn_scaling, stochastic_neural_sort)
 
-_spec = importlib.util.spec_from_file_location("_allrank_reference", (Path(__file__).parents[1] / "_allrank_reference.py"))
+_spec = importlib.util.spec_from_file_location("_allrank_reference",
+                                               Path(__file__).parents[1] / "_allrank_reference.py")
 _ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_ref)
 allrank_neural_ndcg = _ref.allrank_neural_ndcg
