@@ -45,6 +45,15 @@ def _outside(score: np.ndarray, outside: np.ndarray) -> np.ndarray:
     return np.where(outside, np.inf, score)
 
 
+def _log1p_over_shape(shape: np.ndarray, s: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    r""":math:`\log(1 + \xi s)/\xi` with its limit :math:`s` at :math:`\xi = 0` (GEV and GPD); 0 outside ``inside``.
+
+    Call under ``np.errstate(divide="ignore", invalid="ignore")``.
+    """
+    xi = np.where(shape == 0, 1.0, shape)
+    return np.where(shape == 0, s, np.log1p(np.where(inside, shape * s, 0.0)) / xi)
+
+
 def _t_logpdf(z, df):
     return (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
             - (df + 1.0) / 2.0 * np.log1p(z * z / df))
@@ -292,10 +301,8 @@ def log_score_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
     obs, shape, mu, sigma = prep(obs, _GEV, dict(shape=shape, mu=mu, sigma=sigma))
     s = (obs - mu) / sigma
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        arg = shape * s
-        inside = arg > -1.0
-        xi = np.where(shape == 0, 1.0, shape)
-        log_t_over_xi = np.where(shape == 0, s, np.log1p(np.where(inside, arg, 0.0)) / xi)  # log(t)/xi
+        inside = shape * s > -1.0
+        log_t_over_xi = _log1p_over_shape(shape, s, inside)  # log(t)/xi
         val = np.log(sigma) + (1.0 + shape) * log_t_over_xi + np.exp(-log_t_over_xi)
     return _outside(val, ~inside & ~np.isnan(s))
 
@@ -316,10 +323,8 @@ def log_score_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
     obs, shape, mu, sigma = prep(obs, _GPD, dict(shape=shape, mu=mu, sigma=sigma))
     w = (obs - mu) / sigma
     with np.errstate(divide="ignore", invalid="ignore"):
-        arg = shape * w
-        inside = (w >= 0) & (arg > -1.0)
-        xi = np.where(shape == 0, 1.0, shape)
-        log_t_over_xi = np.where(shape == 0, w, np.log1p(np.where(inside, arg, 0.0)) / xi)
+        inside = (w >= 0) & (shape * w > -1.0)
+        log_t_over_xi = _log1p_over_shape(shape, w, inside)
         val = np.log(sigma) + (1.0 + shape) * log_t_over_xi
     return _outside(val, ~inside & ~np.isnan(w))
 
