@@ -44,7 +44,7 @@ import pandas as pd
 
 from scorebench.aggregate.input import as_battles
 from scorebench.aggregate.pair_counts import PairCounts
-from scorebench.aggregate.pair_counts_dask import bt_from_counts
+from scorebench.aggregate.pair_counts_dask import bt_from_counts, index_cell_systems
 from scorebench.aggregate.pairwise import bt_bootstrap_cells, bt_fit, bt_loglik, to_elo_scale
 from scorebench.aggregate.ranking import Ranking
 from scorebench.aggregate.registry import MethodResult, get_method
@@ -149,12 +149,7 @@ def battle_cells(cells: pd.DataFrame) -> BattleCells:
     if len(cells) == 0:
         raise InputError("battles table: no rows")
     merged = cells.groupby(["lo", "hi", "out", "weight"], sort=False)["count"].sum().reset_index()
-    systems = tuple(sorted(set(merged["lo"]) | set(merged["hi"])))
-    if len(systems) < 2:
-        raise InputError("battles table: fewer than 2 distinct systems")
-    index = {s: i for i, s in enumerate(systems)}
-    lo = merged["lo"].map(index).to_numpy(dtype=np.int64)
-    hi = merged["hi"].map(index).to_numpy(dtype=np.int64)
+    systems, lo, hi = index_cell_systems(merged, "lo", "hi")
     out = merged["out"].to_numpy(dtype=np.float64)
     weight = merged["weight"].to_numpy(dtype=np.float64)
     order = np.lexsort((weight, out, hi, lo))  # the in-memory bootstrap's cell order

@@ -45,18 +45,49 @@ def partition_cells(part: pd.DataFrame) -> pd.DataFrame:
                          "n_battles": float(pc.n_battles), "unweighted": float(pc.unweighted)})
 
 
+def index_cell_systems(merged: pd.DataFrame, first: str, second: str) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """The sorted model names of a summed cell table and each cell's two models as indices into them.
+
+    Parameters
+    ----------
+    merged : DataFrame
+        Summed cells, with model names in the columns ``first`` and ``second``.
+    first, second : str
+        The two columns of model names.
+
+    Returns
+    -------
+    systems : tuple
+        The distinct model names, sorted.
+    first_index, second_index : (n_cells,) int64 arrays
+        Positions in ``systems`` of each cell's two models.
+
+    Raises
+    ------
+    InputError
+        If fewer than 2 distinct models appear.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> index_cell_systems(pd.DataFrame({"a": ["y", "x"], "b": ["z", "y"]}), "a", "b")
+    (('x', 'y', 'z'), array([1, 0]), array([2, 1]))
+    """
+    systems = tuple(sorted(set(merged[first]) | set(merged[second])))
+    if len(systems) < 2:
+        raise InputError("battles table: fewer than 2 distinct systems")
+    index = {s: i for i, s in enumerate(systems)}
+    return (systems, merged[first].map(index).to_numpy(dtype=np.int64),
+            merged[second].map(index).to_numpy(dtype=np.int64))
+
+
 def cells_to_counts(cells: pd.DataFrame) -> PairCounts:
     """Sum partial cell tables (from :func:`partition_cells`) into one :class:`PairCounts`."""
     if len(cells) == 0:
         raise InputError("battles table: no rows")
     merged = cells.groupby(["a", "b", "outcome"], sort=False, observed=True)[["count", "weight", "weight_sq"]].sum()
     merged = merged.reset_index()
-    systems = tuple(sorted(set(merged["a"]) | set(merged["b"])))
-    if len(systems) < 2:
-        raise InputError("battles table: fewer than 2 distinct systems")
-    index = {s: i for i, s in enumerate(systems)}
-    a = merged["a"].map(index).to_numpy(dtype=np.int64)
-    b = merged["b"].map(index).to_numpy(dtype=np.int64)
+    systems, a, b = index_cell_systems(merged, "a", "b")
     outcome = merged["outcome"].to_numpy(dtype=np.float64)
     order = np.lexsort((outcome, b, a))  # the in-memory cell order: (a, b, outcome)
     count = merged["count"].to_numpy(dtype=np.float64)[order]

@@ -258,6 +258,12 @@ def _battles(data: Battles, reweight: bool, min_pair_count: float) -> Battles:
     return ipw_weights(b, min_pair_count=min_pair_count) if reweight else b
 
 
+def _fit(data: Battles, model: str, reweight: bool, min_pair_count: float) -> tuple[TieFit, Battles]:
+    """The tie model fitted to the checked (optionally IPW-reweighted) battles, and those battles."""
+    b = _battles(data, reweight, min_pair_count)
+    return fit_tie_model(b, model), b
+
+
 def _result(fit: TieFit, b: Battles, scale: float, base: float, init: float) -> MethodResult:
     return MethodResult(to_elo_scale(fit.theta, scale=scale, base=base, init=init),
                         {"theta": fit.theta, "tie_model": fit.model.name, fit.model.parameter: fit.tie_parameter,
@@ -292,8 +298,7 @@ def bradley_terry_davidson(data: Battles, *, scale: float = 400.0, base: float =
     >>> round(float(r.scores[0] - r.scores[1]), 2), round(r.details["nu"], 4)   # 400 log10(3/1); nu = 2/sqrt(3)
     (190.85, 1.1547)
     """
-    b = _battles(data, reweight, min_pair_count)
-    return _result(fit_tie_model(b, "davidson"), b, scale, base, init)
+    return _result(*_fit(data, "davidson", reweight, min_pair_count), scale, base, init)
 
 
 @register_intervals("bradley_terry_davidson")
@@ -301,8 +306,7 @@ def bradley_terry_davidson_sandwich(data: Battles, *, scale: float = 400.0, base
                                     init: float = 1000.0, reweight: bool = False,
                                     min_pair_count: float = 50.0) -> tuple[np.ndarray, np.ndarray]:
     """Davidson ratings and their sandwich covariance on the Elo scale."""
-    b = _battles(data, reweight, min_pair_count)
-    return _cov(fit_tie_model(b, "davidson"), b, scale, base, init)
+    return _cov(*_fit(data, "davidson", reweight, min_pair_count), scale, base, init)
 
 
 @register_method("bradley_terry_rao_kupper", family="pairwise", accepts=("battles",), missing=_MISSING,
@@ -322,8 +326,7 @@ def bradley_terry_rao_kupper(data: Battles, *, scale: float = 400.0, base: float
     >>> bool(r.scores[0] > r.scores[1]), round(r.details["tie_theta"], 3)   # saturated: sqrt(5)
     (True, 2.236)
     """
-    b = _battles(data, reweight, min_pair_count)
-    return _result(fit_tie_model(b, "rao_kupper"), b, scale, base, init)
+    return _result(*_fit(data, "rao_kupper", reweight, min_pair_count), scale, base, init)
 
 
 @register_intervals("bradley_terry_rao_kupper")
@@ -331,5 +334,4 @@ def bradley_terry_rao_kupper_sandwich(data: Battles, *, scale: float = 400.0, ba
                                       init: float = 1000.0, reweight: bool = False,
                                       min_pair_count: float = 50.0) -> tuple[np.ndarray, np.ndarray]:
     """Rao–Kupper ratings and their sandwich covariance on the Elo scale."""
-    b = _battles(data, reweight, min_pair_count)
-    return _cov(fit_tie_model(b, "rao_kupper"), b, scale, base, init)
+    return _cov(*_fit(data, "rao_kupper", reweight, min_pair_count), scale, base, init)

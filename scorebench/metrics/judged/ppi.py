@@ -118,6 +118,12 @@ def _labelled_enough(human: np.ndarray, name: str) -> None:
         raise InputError(f"{name}: {n} human-labelled row(s) in the group; PPI needs at least 2 (column 'human')")
 
 
+def _estimate(f: np.ndarray, y: np.ndarray, lam: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(estimate, variance)`` of one checked group, after refusing fewer than 2 labelled rows and a bad ``lam``."""
+    _labelled_enough(y, name)
+    return ppi_finalize(ppi_stats(f, y), _check_lam(lam, name))
+
+
 def ppi_mean(judge: Any, human: Any, *, lam: float | None = None) -> float:
     r"""PPI++ estimate of the mean human score from judge scores on every row and human scores on some.
 
@@ -139,8 +145,7 @@ def ppi_mean(judge: Any, human: Any, *, lam: float | None = None) -> float:
     0.5
     """
     f, y = _check(judge, human, "ppi_mean")
-    _labelled_enough(y, "ppi_mean")
-    return float(ppi_finalize(ppi_stats(f, y), _check_lam(lam, "ppi_mean"))[0])
+    return float(_estimate(f, y, lam, "ppi_mean")[0])
 
 
 def _check_preferences(judge: np.ndarray, human: np.ndarray) -> None:
@@ -165,8 +170,7 @@ def ppi_win_rate(judge: Any, human: Any, *, lam: float | None = None) -> float:
     """
     f, y = _check(judge, human, "ppi_win_rate")
     _check_preferences(f, y)
-    _labelled_enough(y, "ppi_win_rate")
-    return float(ppi_finalize(ppi_stats(f, y), _check_lam(lam, "ppi_win_rate"))[0])
+    return float(_estimate(f, y, lam, "ppi_win_rate")[0])
 
 
 def ppi_mean_interval(judge: Any, human: Any, *, ci: float = 0.95, lam: float | None = None) -> tuple[float, float, float]:
@@ -188,8 +192,7 @@ def ppi_mean_interval(judge: Any, human: Any, *, ci: float = 0.95, lam: float | 
     from scipy.stats import norm
 
     f, y = _check(judge, human, "ppi_mean_interval")
-    _labelled_enough(y, "ppi_mean_interval")
-    est, var = ppi_finalize(ppi_stats(f, y), _check_lam(lam, "ppi_mean_interval"))
+    est, var = _estimate(f, y, lam, "ppi_mean_interval")
     half = norm.ppf(0.5 + ci / 2.0) * np.sqrt(var)
     return float(est), float(est - half), float(est + half)
 

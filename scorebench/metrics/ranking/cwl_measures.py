@@ -62,6 +62,19 @@ def _gain_matrix(lists: RankedLists, name: str, depth: Any, min_rel: Any,
     return out, np.arange(1, depth + 1, dtype=np.float64)
 
 
+def _target_gains(lists: RankedLists, name: str, T: Any, depth: Any, min_rel: Any,
+                  max_rel: Any) -> tuple[float, np.ndarray, np.ndarray]:
+    """The checked desired gain T, then :func:`_gain_matrix`'s gains and ranks (the T-based measures)."""
+    t = _number(T, name, "T (the desired gain)")
+    gains, i = _gain_matrix(lists, name, depth, min_rel, max_rel)
+    return t, gains, i
+
+
+def _insq_patience(i: np.ndarray, t: float) -> np.ndarray:
+    """INSQ's continuation probability :math:`((i + 2T - 1)/(i + 2T))^2` at ranks ``i`` (INSQ, NERR eq. 11)."""
+    return ((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2
+
+
 def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
     """Expected utility per document from continuation probabilities C (rows = queries)."""
     reach = np.ones_like(cont)
@@ -93,8 +106,7 @@ def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
     >>> inst([[1, 0]], [[1]], depth=2).round(4)
     array([0.8])
     """
-    t = _number(T, "inst", "T (the desired gain)")
-    gains, i = _gain_matrix(lists, "inst", depth, min_rel, max_rel)
+    t, gains, i = _target_gains(lists, "inst", T, depth, min_rel, max_rel)
     left = t - np.cumsum(gains, axis=1)  # T_i, gain still wanted after rank i
     return _expected_utility(gains, ((i + t + left - 1.0) / (i + t + left)) ** 2)
 
@@ -112,9 +124,8 @@ def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
     >>> insq([[1, 0]], [[1]], depth=2).round(4)
     array([0.6923])
     """
-    t = _number(T, "insq", "T (the desired gain)")
-    gains, i = _gain_matrix(lists, "insq", depth, min_rel, max_rel)
-    cont = np.broadcast_to(((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2, gains.shape)
+    t, gains, i = _target_gains(lists, "insq", T, depth, min_rel, max_rel)
+    cont = np.broadcast_to(_insq_patience(i, t), gains.shape)
     return _expected_utility(gains, cont)
 
 
@@ -134,8 +145,7 @@ def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int 
     array([0.3333])
     """
     k = check_k(k, "bpm@k", required=True)
-    t = _number(T, "bpm@k", "T (the desired gain)")
-    gains, i = _gain_matrix(lists, "bpm@k", depth, min_rel, max_rel)
+    t, gains, i = _target_gains(lists, "bpm@k", T, depth, min_rel, max_rel)
     # static BPM: read on while both the gain (< T) and the document (< k) budgets last
     cont = ((np.cumsum(gains, axis=1) < t) & (i < k)).astype(np.float64)
     return _expected_utility(gains, cont)
@@ -234,6 +244,5 @@ def nerr11(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: fl
     >>> nerr11([[1]], [[1]], depth=1).round(4)
     array([1.])
     """
-    t = _number(T, "nerr11", "T (the desired gain)")
-    gains, i = _gain_matrix(lists, "nerr11", depth, min_rel, max_rel)
-    return _expected_utility(gains, ((i + 2.0 * t - 1.0) / (i + 2.0 * t)) ** 2 * (1.0 - gains))
+    t, gains, i = _target_gains(lists, "nerr11", T, depth, min_rel, max_rel)
+    return _expected_utility(gains, _insq_patience(i, t) * (1.0 - gains))

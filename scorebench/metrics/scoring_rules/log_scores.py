@@ -45,6 +45,31 @@ def _outside(score: np.ndarray, outside: np.ndarray) -> np.ndarray:
     return np.where(outside, np.inf, score)
 
 
+def _shape_terms(obs: Any, spec: dict, shape: Any, mu: Any, sigma: Any,
+                 from_mu: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Checked GEV / GPD parameters, :math:`\log t/\xi` with :math:`t = 1 + \xi (y - \mu)/\sigma`, and the
+    rows outside the support.
+
+    :math:`\log(1 + \xi s)/\xi` takes its limit :math:`s` at :math:`\xi = 0` (``log1p`` keeps small
+    :math:`\xi` exact) and is 0 outside the support, which is :math:`t > 0`, and also :math:`y \ge \mu`
+    when ``from_mu`` (the GPD).
+
+    Returns
+    -------
+    shape, sigma, log_t_over_xi, outside : ndarray
+        ``outside`` is False for NaN outcomes (they stay NaN).
+    """
+    obs, shape, mu, sigma = prep(obs, spec, dict(shape=shape, mu=mu, sigma=sigma))
+    s = (obs - mu) / sigma
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = shape * s > -1.0
+        if from_mu:
+            inside &= s >= 0
+        xi = np.where(shape == 0, 1.0, shape)
+        log_t_over_xi = np.where(shape == 0, s, np.log1p(np.where(inside, shape * s, 0.0)) / xi)
+    return shape, sigma, log_t_over_xi, ~inside & ~np.isnan(s)
+
+
 def _t_logpdf(z, df):
     return (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
             - (df + 1.0) / 2.0 * np.log1p(z * z / df))
@@ -289,15 +314,10 @@ def log_score_gev(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
     >>> round(float(log_score_gev(0.3, 0.1)), 6)
     1.069241
     """
-    obs, shape, mu, sigma = prep(obs, _GEV, dict(shape=shape, mu=mu, sigma=sigma))
-    s = (obs - mu) / sigma
+    shape, sigma, log_t_over_xi, outside = _shape_terms(obs, _GEV, shape, mu, sigma, from_mu=False)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        arg = shape * s
-        inside = arg > -1.0
-        xi = np.where(shape == 0, 1.0, shape)
-        log_t_over_xi = np.where(shape == 0, s, np.log1p(np.where(inside, arg, 0.0)) / xi)  # log(t)/xi
         val = np.log(sigma) + (1.0 + shape) * log_t_over_xi + np.exp(-log_t_over_xi)
-    return _outside(val, ~inside & ~np.isnan(s))
+    return _outside(val, outside)
 
 
 _GPD = {"shape": ("real", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
@@ -313,15 +333,10 @@ def log_score_gpd(obs: Any, shape: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.n
     >>> round(float(log_score_gpd(0.3, 0.5)), 6)
     0.419286
     """
-    obs, shape, mu, sigma = prep(obs, _GPD, dict(shape=shape, mu=mu, sigma=sigma))
-    w = (obs - mu) / sigma
+    shape, sigma, log_t_over_xi, outside = _shape_terms(obs, _GPD, shape, mu, sigma, from_mu=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        arg = shape * w
-        inside = (w >= 0) & (arg > -1.0)
-        xi = np.where(shape == 0, 1.0, shape)
-        log_t_over_xi = np.where(shape == 0, w, np.log1p(np.where(inside, arg, 0.0)) / xi)
         val = np.log(sigma) + (1.0 + shape) * log_t_over_xi
-    return _outside(val, ~inside & ~np.isnan(w))
+    return _outside(val, outside)
 
 
 _LOG = {"mulog": ("real", None), "sigmalog": ("positive", None)}
