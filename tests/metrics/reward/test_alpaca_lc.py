@@ -19,7 +19,7 @@ from scorebench.cli import cli
 from scorebench.core.errors import InputError
 from scorebench.metrics.reward.length_controlled import glm_folds, l1_logistic, length_controlled_winrate
 
-HERE = Path(__file__).parents[1] / "fixtures" / "alpaca_eval"
+HERE = Path(__file__).parents[2] / "fixtures" / "alpaca_eval"
 EXPECTED = json.loads((HERE / "expected.json").read_text())
 ANNOTATIONS = pd.read_csv(HERE / "annotations.csv")
 GAMED = pd.read_csv(HERE / "df_gamed.csv")
