@@ -309,7 +309,7 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
     for row, (doc, metric, response) in enumerate(zip(docs, metrics, responses)):
         logprobs = response.get("logprobs") if isinstance(response, dict) else None
         choices = doc.get("choices") if isinstance(doc, dict) else None
-        if not logprobs or not choices or len(logprobs) not in (len(choices), 2 * len(choices)) or len(choices) < 2:
+        if not _has_choice_logprobs(logprobs, choices):
             if row == 0:
                 return None  # not a log-likelihood task
             raise field_error(path, f"model_response.logprobs (row {row})",
@@ -318,30 +318,48 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
         ll = np.array([_finite_or_inf(v, path, f"model_response.logprobs (row {row})")
                        for v in logprobs[:len(choices)]])
         gold = _gold(doc.get("gold_index"), len(choices), path, row)
-        lengths = None
-        if convention != "acc":
-            lengths = np.array([len(str(c)) - (convention == "acc_norm_nospace" and str(c).startswith(" "))
-                                for c in choices], dtype=np.float64)
-            if (lengths == 0).any():
-                raise field_error(path, f"doc.choices (row {row})", "an empty choice; its length normalisation "
-                                                                     "is undefined")
+        lengths = _choice_lengths(choices, convention, path, row)
         try:
             p = choice_probabilities(ll, lengths)
         except InputError as exc:
             raise field_error(path, f"model_response.logprobs (row {row})", str(exc)) from None
-        name = next((m for m in _CHECKED[convention] if isinstance(metric, dict) and metric.get(m) is not None), None)
-        check = metric[name] if name is not None else None
-        if isinstance(check, (int, float)) and not isinstance(check, bool):
-            z = ll if lengths is None else ll / lengths
-            if float(int(np.argmax(z)) == gold) != float(check):
-                raise field_error(path, f"metric.{name} (row {row})",
-                                  f"lighteval scored {check} but the argmax of the log-likelihoods disagrees; "
-                                  "not this convention's metric")
+        _check_argmax(metric, convention, ll, lengths, gold, path, row)
         entry: dict[str, Any] = {"system": system, "task": task, "id": ids[row], "y": str(gold),
                                  "n_choices": len(choices)}
         entry.update({f"p_{k}": float(v) for k, v in enumerate(p)})
         rows.append(entry)
     return pd.DataFrame(rows)
+
+
+def _has_choice_logprobs(logprobs: Any, choices: Any) -> bool:
+    """One log-likelihood per choice (or twice as many: PMI's unconditioned ones follow), two choices or more."""
+    return bool(logprobs) and bool(choices) and len(logprobs) in (len(choices), 2 * len(choices)) \
+        and len(choices) >= 2
+
+
+def _choice_lengths(choices: list, convention: str, path: Path, row: int) -> np.ndarray | None:
+    """The choices' lengths in characters for the ``acc_norm`` conventions (``None`` for ``acc``)."""
+    if convention == "acc":
+        return None
+    lengths = np.array([len(str(c)) - (convention == "acc_norm_nospace" and str(c).startswith(" "))
+                        for c in choices], dtype=np.float64)
+    if (lengths == 0).any():
+        raise field_error(path, f"doc.choices (row {row})", "an empty choice; its length normalisation "
+                                                             "is undefined")
+    return lengths
+
+
+def _check_argmax(metric: Any, convention: str, ll: np.ndarray, lengths: np.ndarray | None, gold: int, path: Path,
+                  row: int) -> None:
+    """The argmax of the (normalised) log-likelihoods must reproduce the example's accuracy metric, if present."""
+    name = next((m for m in _CHECKED[convention] if isinstance(metric, dict) and metric.get(m) is not None), None)
+    check = metric[name] if name is not None else None
+    if isinstance(check, (int, float)) and not isinstance(check, bool):
+        z = ll if lengths is None else ll / lengths
+        if float(int(np.argmax(z)) == gold) != float(check):
+            raise field_error(path, f"metric.{name} (row {row})",
+                              f"lighteval scored {check} but the argmax of the log-likelihoods disagrees; "
+                              "not this convention's metric")
 
 
 def _finite_or_inf(value: Any, path: Path, field: str) -> float:
