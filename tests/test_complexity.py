@@ -36,7 +36,6 @@ ALLOWED: dict[str, int] = {
     "scorebench/analysis/gtheory.py::g_study": 19,
     "scorebench/analysis/gtheory.py::variance_components": 28,
     "scorebench/cli/_output.py::emit": 16,
-    "scorebench/cli/aggregate_cmd.py::command": 27,
     "scorebench/cli/health_cmd.py::item_answers": 23,
     "scorebench/evaluation/comparison.py::choose_tests": 16,
     "scorebench/evaluation/dask_compare.py::compare_dask": 17,
