@@ -79,6 +79,22 @@ __all__ = [
 ITEM_RESAMPLE = ("items", "tasks+items")
 
 
+def _item_intervals(record: Any, method: str, items: Any, params: dict[str, Any], *, n_boot: int, seed: int,
+                    ci: float, resample: str | None, details: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Bootstrap per-item scores for :func:`aggregate`: the resampling used and the interval columns.
+
+    Records the failed rounds in ``details["n_boot_failed"]``.
+    """
+    used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
+    if used not in ITEM_RESAMPLE:
+        raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+    rng = rng_for(seed, "aggregate", method)
+    replicates, failed = bootstrap_items(items, lambda m: record.fn(prepare(record, m), **params).scores,
+                                         n_boot, rng, used)
+    details["n_boot_failed"] = failed
+    return used, summarize_bootstrap(replicates, ci)
+
+
 def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_is_better: Any = None,
               n_boot: int = 0, seed: int = 0, ci: float = 0.95, resample: str | None = None,
               duplicates: str = "raise", system_column: str | None = None, exclude: tuple[str, ...] = (),
@@ -171,16 +187,10 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     details = dict(result.details)
     warnings_ = _scale_warnings(record, params, data) + _coverage_warnings(data, systems, result, details)
     if items is not None and n_boot > 0:
-        used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
-        if used not in ITEM_RESAMPLE:
-            raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
-        rng = rng_for(seed, "aggregate", method)
-        replicates, failed = bootstrap_items(items, lambda m: record.fn(prepare(record, m), **params).scores,
-                                             n_boot, rng, used)
-        details["n_boot_failed"] = failed
+        used, boot = _item_intervals(record, method, items, params, n_boot=n_boot, seed=seed, ci=ci,
+                                     resample=resample, details=details)
         return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
-                       resample=used, warning="; ".join(warnings_) or None, unscored=unscored,
-                       **summarize_bootstrap(replicates, ci))
+                       resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None

@@ -98,24 +98,15 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     from scorebench.aggregate import get_method, list_methods
 
     if show_methods:
-        table = list_methods()[["name", "family", "accepts", "params", "missing"]]
-        if output is not None or fmt is not None:
-            emit(table, output, fmt)
-        else:
-            click.echo(method_listing(table))
-        return
+        return _show_methods(list_methods, output, fmt)
     if scores is None:
         raise click.UsageError("missing argument SCORES (or pass --list-methods)")
     if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler applies to --engine dask")
     if engine == "dask":
-        given = {"--from": source_format, "--predict": predict, "--coefficients": coefficients, "--weights": weights,
-                 "--lower-is-better": lower, "--system-column": system_column, "--exclude": exclude,
-                 "--convention": convention}
-        wrong = [flag for flag, value in given.items() if value]
-        if wrong:
-            raise click.UsageError(f"{', '.join(wrong)}: not with --engine dask (battles counted on Dask); "
-                                   "use --engine pandas")
+        _refuse_pandas_flags({"--from": source_format, "--predict": predict, "--coefficients": coefficients,
+                              "--weights": weights, "--lower-is-better": lower, "--system-column": system_column,
+                              "--exclude": exclude, "--convention": convention})
         resampling = {"n_boot": n_boot, "seed": seed, "ci": ci, "intervals": intervals}
         return emit(_dask_rankings(scores, list(methods) or ["bradley_terry"], parse_options(params), scheduler,
                                    resampling), output, fmt, group="method")
@@ -130,39 +121,77 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
     if coefficients:
         return emit(_style_coefficients(table, names, options, n_boot, seed, ci), output, fmt)
     records = [get_method(n) for n in names]
-    unused = [k for k in options if not any(k in r.params for r in records)]
-    if unused:
-        raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
+    _refuse_unused(options, records, names)
     how = {"weights": _weights(weights), "higher_is_better": {c: False for c in lower} or source_directions(table),
            "system_column": system_column, "exclude": tuple(exclude), "duplicates": duplicates,
            "convention": convention}
     data = _shared_input(table, records, how)
+    resampling = {"n_boot": n_boot, "seed": seed, "ci": ci}
+    if intervals is not None:
+        resampling["intervals"] = intervals
+    out = pd.concat(_method_frames(records, table, data, how, options, resampling), ignore_index=True)
+    out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
+    emit(out, output, fmt, group="method")
+
+
+def _show_methods(list_methods: Any, output: Any, fmt: Any) -> None:
+    """``--list-methods``: the registered methods as a table (with --output/--format) or as text."""
+    table = list_methods()[["name", "family", "accepts", "params", "missing"]]
+    if output is not None or fmt is not None:
+        emit(table, output, fmt)
+    else:
+        click.echo(method_listing(table))
+
+
+def _refuse_pandas_flags(given: dict[str, Any]) -> None:
+    """``--engine dask``: the flags that need the table in pandas are refused."""
+    wrong = [flag for flag, value in given.items() if value]
+    if wrong:
+        raise click.UsageError(f"{', '.join(wrong)}: not with --engine dask (battles counted on Dask); "
+                               "use --engine pandas")
+
+
+def _refuse_unused(options: dict[str, Any], records: list, names: list[str]) -> None:
+    """Every --param must be a parameter of at least one of the methods."""
+    unused = [k for k in options if not any(k in r.params for r in records)]
+    if unused:
+        raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
+
+
+def _method_frames(records: list, table: pd.DataFrame, data: Any, how: dict[str, Any], options: dict[str, Any],
+                   resampling: dict[str, Any]) -> list[pd.DataFrame]:
+    """Each method's rows (the format's conventions under --param), its warnings said on stderr."""
     conventions = table.attrs.get("aggregate_defaults", {})
     frames = []
     said: set[str] = set()
     for record in records:
         mine = {**conventions.get(record.name, {}), **{k: v for k, v in options.items() if k in record.params}}
-        resampling = {"n_boot": n_boot, "seed": seed, "ci": ci}
-        if intervals is not None:
-            resampling["intervals"] = intervals
         ranking = _rank(record, table, data, how, mine, **resampling)
-        coverage = ranking.details.get("coverage_warning")
-        if coverage and coverage not in said:  # once for all methods that rank the same systems
-            said.add(coverage)
-            click.echo(f"warning: {coverage}", err=True)
-        rest = (ranking.warning or "").replace(coverage or "\0", "").replace("; ; ", "; ").strip("; ")
-        if rest:
-            click.echo(f"warning: {record.name}: {rest}", err=True)
-        frame = ranking.to_frame()
-        frame.insert(0, "method", record.name)
-        if conventions:  # say which parameters the format's conventions set
-            frame.insert(1, "params", ", ".join(f"{k}={v}" for k, v in mine.items()))
-        if hasattr(data, "coverage"):
-            frame["coverage"] = frame["system"].map(dict(zip(data.systems, data.coverage)))
-        frames.append(frame)
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs.update(seed=seed, n_boot=n_boot, methods=",".join(names))
-    emit(out, output, fmt, group="method")
+        _say_warnings(ranking, record.name, said)
+        frames.append(_method_frame(ranking, record.name, mine, data, conventions))
+    return frames
+
+
+def _say_warnings(ranking: Any, name: str, said: set[str]) -> None:
+    """A ranking's warnings on stderr; a coverage warning once for all methods that rank the same systems."""
+    coverage = ranking.details.get("coverage_warning")
+    if coverage and coverage not in said:  # once for all methods that rank the same systems
+        said.add(coverage)
+        click.echo(f"warning: {coverage}", err=True)
+    rest = (ranking.warning or "").replace(coverage or "\0", "").replace("; ; ", "; ").strip("; ")
+    if rest:
+        click.echo(f"warning: {name}: {rest}", err=True)
+
+
+def _method_frame(ranking: Any, name: str, mine: dict[str, Any], data: Any, conventions: dict) -> pd.DataFrame:
+    """One method's rows of the output: method, (params), the ranking and (coverage)."""
+    frame = ranking.to_frame()
+    frame.insert(0, "method", name)
+    if conventions:  # say which parameters the format's conventions set
+        frame.insert(1, "params", ", ".join(f"{k}={v}" for k, v in mine.items()))
+    if hasattr(data, "coverage"):
+        frame["coverage"] = frame["system"].map(dict(zip(data.systems, data.coverage)))
+    return frame
 
 
 def _dask_rankings(pattern: Path, names: list[str], options: dict[str, Any], scheduler: str | None,
@@ -172,9 +201,7 @@ def _dask_rankings(pattern: Path, names: list[str], options: dict[str, Any], sch
     from scorebench.evaluation.dask_engine import connect, read_dask
 
     records = [get_method(n) for n in names]
-    unused = [k for k in options if not any(k in r.params for r in records)]
-    if unused:
-        raise InputError(f"--param {unused}: not a parameter of {', '.join(names)}")
+    _refuse_unused(options, records, names)
     frames = []
     with connect(scheduler):
         table = read_dask(str(pattern))

@@ -210,6 +210,12 @@ class Metric:
         from the registered default, e.g. ``crps_ensemble(estimator=fair)``, so variants
         of one metric can be evaluated side by side and parsed back by :func:`metric`.
         """
+        merged = {**self.params, **self._coerce_params(params)}
+        name = self._variant_name(merged)
+        return replace(self, name=name, params=MappingProxyType(merged))
+
+    def _coerce_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Check ``params`` names and convert their values by the declared option types."""
         unknown = set(params) - set(self.params)
         if unknown:
             raise InputError(
@@ -219,9 +225,11 @@ class Metric:
         declared = {o.name: o for o in self.options}
         # "none" on the command line spells None (e.g. log_score(clip=none)); the declared type converts the rest
         params = {k: None if isinstance(v, str) and v.strip().lower() == "none" else v for k, v in params.items()}
-        params = {k: declared[k].coerce(v, self.base_name, owner="metric", noun="parameter") if k in declared else v
-                  for k, v in params.items()}
-        merged = {**self.params, **params}
+        return {k: declared[k].coerce(v, self.base_name, owner="metric", noun="parameter") if k in declared else v
+                for k, v in params.items()}
+
+    def _variant_name(self, merged: dict[str, Any]) -> str:
+        """The name of the variant with parameters ``merged``: ``base@at(changed=...)``."""
         base = self.name.split("@", 1)[0].split("(", 1)[0]
         defaults = _REGISTRY[base].params if base in _REGISTRY else self.params
         name = base
@@ -231,7 +239,7 @@ class Metric:
                    if k != self.at_param and k in defaults and v != defaults[k]]
         if changed:
             name += f"({','.join(changed)})"
-        return replace(self, name=name, params=MappingProxyType(merged))
+        return name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function with the bound parameters (overridable by keyword)."""

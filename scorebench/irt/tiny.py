@@ -322,6 +322,27 @@ class DrawScores:
     pirt: np.ndarray
 
 
+def _check_draw_inputs(params: Any, responses: Any, draws: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate :func:`score_draws`' inputs; return ``(params, responses, draws)`` as arrays."""
+    params = np.asarray(params, dtype=np.float64)
+    if params.ndim != 2 or params.shape[1] != 4 or not np.isfinite(params).all():
+        raise InputError(f"params: expected a (J, 4) array of finite item parameters, got shape {params.shape} "
+                         "(complete_params gives left-out items a flat curve)")
+    J = params.shape[0]
+    Y = _binary(responses, "responses")
+    if Y.shape[1] != J:
+        raise InputError(f"responses: expected {J} items (one per parameter row), got {Y.shape[1]}")
+    draws = np.asarray(draws)
+    if draws.ndim != 2 or draws.shape[1] == 0 or not np.issubdtype(draws.dtype, np.integer):
+        raise InputError(f"draws: expected a (draws, k) array of item positions, got shape {draws.shape}")
+    if draws.min() < 0 or draws.max() >= J:
+        raise InputError(f"draws: item positions must lie in [0, {J})")
+    srt = np.sort(draws, axis=1)
+    if (srt[:, 1:] == srt[:, :-1]).any():
+        raise InputError("draws: an item appears twice in one draw")
+    return params, Y, draws
+
+
 def score_draws(params: Any, responses: Any, draws: Any, *, grid: Any = None, chunk: int = 64) -> DrawScores:
     r"""Mean, IRT and p-IRT estimates of every system's full score for many item subsets at once.
 
@@ -359,22 +380,8 @@ def score_draws(params: Any, responses: Any, draws: Any, *, grid: Any = None, ch
     from scipy.interpolate import CubicSpline
     from scipy.special import expit
 
-    params = np.asarray(params, dtype=np.float64)
-    if params.ndim != 2 or params.shape[1] != 4 or not np.isfinite(params).all():
-        raise InputError(f"params: expected a (J, 4) array of finite item parameters, got shape {params.shape} "
-                         "(complete_params gives left-out items a flat curve)")
+    params, Y, draws = _check_draw_inputs(params, responses, draws)
     J = params.shape[0]
-    Y = _binary(responses, "responses")
-    if Y.shape[1] != J:
-        raise InputError(f"responses: expected {J} items (one per parameter row), got {Y.shape[1]}")
-    draws = np.asarray(draws)
-    if draws.ndim != 2 or draws.shape[1] == 0 or not np.issubdtype(draws.dtype, np.integer):
-        raise InputError(f"draws: expected a (draws, k) array of item positions, got shape {draws.shape}")
-    if draws.min() < 0 or draws.max() >= J:
-        raise InputError(f"draws: item positions must lie in [0, {J})")
-    srt = np.sort(draws, axis=1)
-    if (srt[:, 1:] == srt[:, :-1]).any():
-        raise InputError("draws: an item appears twice in one draw")
     q = np.asarray(GRID if grid is None else grid, dtype=np.float64).ravel()
     a, d, c, u = (params[:, m] for m in range(4))
     two_pl = bool(np.all(c == 0.0) and np.all(u == 1.0))

@@ -136,54 +136,85 @@ def read(path: Path, *, level: str = "samples", system: str | None = None, tasks
         raise InputError(f"convention={convention!r}: expected one of {', '.join(CONVENTIONS)}")
     wanted = {tasks} if isinstance(tasks, str) else (set(tasks) if tasks is not None else None)
     root = path.parent if path.is_file() else path
-    if path.is_file():
-        if not _is_results_file(path):
-            raise InputError(f"{path}: not a lighteval results_<date>.json (a JSON object with 'config_general' "
-                             "and 'results')")
-        runs = [path]
-    else:
-        runs = sorted(p for p in path.rglob("results_*.json") if not p.is_symlink() and _is_results_file(p))
+    runs = _find_runs(path)
     check_runs(path, runs, system, missing="no lighteval results_<date>.json found", unit="run", units="results files")
     prov = Provenance("lighteval", root)
     frames, versions, seen, hashes = [], set(), {}, {}
     for run in runs:
-        obj = load_json(run, prov.read(run))
-        if not isinstance(obj, dict):
-            raise InputError(f"{run}: expected a JSON object")
-        general = require(obj, "config_general", dict, run)
-        results = require(obj, "results", dict, run)
-        name = system or general.get("model_name")
-        if not isinstance(name, str) or not name.strip("/"):
-            raise field_error(run, "config_general.model_name", "missing; pass system=")
-        name = name.strip("/")
-        sha = general.get("lighteval_sha")
-        versions.add(f"lighteval {sha}" if isinstance(sha, str) and sha not in ("", "?") else "lighteval (sha unknown)")
-        summary = obj.get("summary_tasks") if isinstance(obj.get("summary_tasks"), dict) else {}
-        for task in sorted(results):
-            if task == "all" or ":_average|" in task or (wanted is not None and task not in wanted):
-                continue
-            if (name, task) in seen:
-                raise field_error(run, f"results.{task}", f"model {name!r} also has this task in "
-                                                          f"{prov.relative(seen[name, task])}; pass one run")
-            seen[name, task] = run
-            _check_examples(run, task, summary, hashes)
-            values = results[task]
-            if not isinstance(values, dict):
-                raise field_error(run, f"results.{task}", "expected an object of metric values")
-            if level == "results":
-                frames.append(_results_rows(values, run, name, task))
-                continue
-            details = _details_file(run, task, root)
-            if level == "samples":
-                frames.append(_sample_rows(details, prov, name, task, values))
-            else:
-                rows = _multiclass_rows(details, prov, name, task, convention)
-                if rows is not None:
-                    frames.append(rows)
+        _read_run(run, prov, root, level=level, system=system, wanted=wanted, convention=convention, frames=frames,
+                  versions=versions, seen=seen, hashes=hashes)
     if not frames:
         which = f" for tasks {sorted(wanted)}" if wanted else ""
         extra = " with per-choice log-likelihoods" if level == "multiclass" else ""
         raise InputError(f"{path}: no lighteval task results{which}{extra}")
+    table, extra = _assemble(frames, level, convention)
+    return prov.stamp(table, versions, level=level, hash_examples={t: h for t, (h, _) in hashes.items()},
+                      n_systems=int(table["system"].nunique()), **extra)
+
+
+def _find_runs(path: Path) -> list[Path]:
+    """The results files to read: ``path`` itself, or every results file under the folder."""
+    if path.is_file():
+        if not _is_results_file(path):
+            raise InputError(f"{path}: not a lighteval results_<date>.json (a JSON object with 'config_general' "
+                             "and 'results')")
+        return [path]
+    return sorted(p for p in path.rglob("results_*.json") if not p.is_symlink() and _is_results_file(p))
+
+
+def _model_name(general: dict, system: str | None, run: Path) -> str:
+    name = system or general.get("model_name")
+    if not isinstance(name, str) or not name.strip("/"):
+        raise field_error(run, "config_general.model_name", "missing; pass system=")
+    return name.strip("/")
+
+
+def _version(general: dict) -> str:
+    sha = general.get("lighteval_sha")
+    return f"lighteval {sha}" if isinstance(sha, str) and sha not in ("", "?") else "lighteval (sha unknown)"
+
+
+def _read_run(run: Path, prov: Provenance, root: Path, *, level: str, system: str | None, wanted: set[str] | None,
+              convention: str, frames: list[pd.DataFrame], versions: set[str], seen: dict[tuple[str, str], Path],
+              hashes: dict[str, tuple[str, Path]]) -> None:
+    """Add one results file's tasks to ``frames`` (and its version, tasks and example hashes to the others)."""
+    obj = load_json(run, prov.read(run))
+    if not isinstance(obj, dict):
+        raise InputError(f"{run}: expected a JSON object")
+    general = require(obj, "config_general", dict, run)
+    results = require(obj, "results", dict, run)
+    name = _model_name(general, system, run)
+    versions.add(_version(general))
+    summary = obj.get("summary_tasks") if isinstance(obj.get("summary_tasks"), dict) else {}
+    for task in sorted(results):
+        if task == "all" or ":_average|" in task or (wanted is not None and task not in wanted):
+            continue
+        if (name, task) in seen:
+            raise field_error(run, f"results.{task}", f"model {name!r} also has this task in "
+                                                      f"{prov.relative(seen[name, task])}; pass one run")
+        seen[name, task] = run
+        _check_examples(run, task, summary, hashes)
+        values = results[task]
+        if not isinstance(values, dict):
+            raise field_error(run, f"results.{task}", "expected an object of metric values")
+        rows = _task_rows(run, prov, root, name, task, values, level=level, convention=convention)
+        if rows is not None:
+            frames.append(rows)
+
+
+def _task_rows(run: Path, prov: Provenance, root: Path, name: str, task: str, values: dict, *, level: str,
+               convention: str) -> pd.DataFrame | None:
+    """One task's rows at ``level`` (``None``: not a log-likelihood task, at the multiclass level)."""
+    if level == "results":
+        return _results_rows(values, run, name, task)
+    details = _details_file(run, task, root)
+    if level == "samples":
+        return _sample_rows(details, prov, name, task, values)
+    return _multiclass_rows(details, prov, name, task, convention)
+
+
+def _assemble(frames: list[pd.DataFrame], level: str, convention: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Concatenate the tasks' frames; at the multiclass level pad ``p_k`` to the widest task."""
     table = pd.concat(frames, ignore_index=True)
     extra: dict[str, Any] = {}
     if level == "multiclass":
@@ -192,8 +223,7 @@ def read(path: Path, *, level: str = "samples", system: str | None = None, tasks
         table[cols] = table.reindex(columns=cols).fillna(0.0)
         table = table[["system", "task", "id", "y", *cols, "n_choices"]]
         extra = {"kind": "multiclass", "convention": convention}
-    return prov.stamp(table, versions, level=level, hash_examples={t: h for t, (h, _) in hashes.items()},
-                      n_systems=int(table["system"].nunique()), **extra)
+    return table, extra
 
 
 def _check_examples(run: Path, task: str, summary: dict, hashes: dict[str, tuple[str, Path]]) -> None:
@@ -309,7 +339,7 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
     for row, (doc, metric, response) in enumerate(zip(docs, metrics, responses)):
         logprobs = response.get("logprobs") if isinstance(response, dict) else None
         choices = doc.get("choices") if isinstance(doc, dict) else None
-        if not logprobs or not choices or len(logprobs) not in (len(choices), 2 * len(choices)) or len(choices) < 2:
+        if not _has_choice_logprobs(logprobs, choices):
             if row == 0:
                 return None  # not a log-likelihood task
             raise field_error(path, f"model_response.logprobs (row {row})",
@@ -318,30 +348,48 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
         ll = np.array([_finite_or_inf(v, path, f"model_response.logprobs (row {row})")
                        for v in logprobs[:len(choices)]])
         gold = _gold(doc.get("gold_index"), len(choices), path, row)
-        lengths = None
-        if convention != "acc":
-            lengths = np.array([len(str(c)) - (convention == "acc_norm_nospace" and str(c).startswith(" "))
-                                for c in choices], dtype=np.float64)
-            if (lengths == 0).any():
-                raise field_error(path, f"doc.choices (row {row})", "an empty choice; its length normalisation "
-                                                                     "is undefined")
+        lengths = _choice_lengths(choices, convention, path, row)
         try:
             p = choice_probabilities(ll, lengths)
         except InputError as exc:
             raise field_error(path, f"model_response.logprobs (row {row})", str(exc)) from None
-        name = next((m for m in _CHECKED[convention] if isinstance(metric, dict) and metric.get(m) is not None), None)
-        check = metric[name] if name is not None else None
-        if isinstance(check, (int, float)) and not isinstance(check, bool):
-            z = ll if lengths is None else ll / lengths
-            if float(int(np.argmax(z)) == gold) != float(check):
-                raise field_error(path, f"metric.{name} (row {row})",
-                                  f"lighteval scored {check} but the argmax of the log-likelihoods disagrees; "
-                                  "not this convention's metric")
+        _check_argmax(metric, convention, ll, lengths, gold, path, row)
         entry: dict[str, Any] = {"system": system, "task": task, "id": ids[row], "y": str(gold),
                                  "n_choices": len(choices)}
         entry.update({f"p_{k}": float(v) for k, v in enumerate(p)})
         rows.append(entry)
     return pd.DataFrame(rows)
+
+
+def _has_choice_logprobs(logprobs: Any, choices: Any) -> bool:
+    """One log-likelihood per choice (or twice as many: PMI's unconditioned ones follow), two choices or more."""
+    return bool(logprobs) and bool(choices) and len(logprobs) in (len(choices), 2 * len(choices)) \
+        and len(choices) >= 2
+
+
+def _choice_lengths(choices: list, convention: str, path: Path, row: int) -> np.ndarray | None:
+    """The choices' lengths in characters for the ``acc_norm`` conventions (``None`` for ``acc``)."""
+    if convention == "acc":
+        return None
+    lengths = np.array([len(str(c)) - (convention == "acc_norm_nospace" and str(c).startswith(" "))
+                        for c in choices], dtype=np.float64)
+    if (lengths == 0).any():
+        raise field_error(path, f"doc.choices (row {row})", "an empty choice; its length normalisation "
+                                                             "is undefined")
+    return lengths
+
+
+def _check_argmax(metric: Any, convention: str, ll: np.ndarray, lengths: np.ndarray | None, gold: int, path: Path,
+                  row: int) -> None:
+    """The argmax of the (normalised) log-likelihoods must reproduce the example's accuracy metric, if present."""
+    name = next((m for m in _CHECKED[convention] if isinstance(metric, dict) and metric.get(m) is not None), None)
+    check = metric[name] if name is not None else None
+    if isinstance(check, (int, float)) and not isinstance(check, bool):
+        z = ll if lengths is None else ll / lengths
+        if float(int(np.argmax(z)) == gold) != float(check):
+            raise field_error(path, f"metric.{name} (row {row})",
+                              f"lighteval scored {check} but the argmax of the log-likelihoods disagrees; "
+                              "not this convention's metric")
 
 
 def _finite_or_inf(value: Any, path: Path, field: str) -> float:
