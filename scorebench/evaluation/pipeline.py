@@ -80,16 +80,27 @@ def evaluate_frame(table: Any, plan: Plan, progress: Progress | None = None) -> 
     --------
     >>> from scorebench.evaluation.plan import make_plan
     >>> t = pd.DataFrame({"y": [1, 0, 1, 0], "p": [0.9, 0.1, 0.8, 0.3]})
-    >>> evaluate_frame(t, make_plan("brier_score", n_boot=0))[["metric", "value", "n"]].to_string(index=False)
-    '     metric  value  n\\n brier_score 0.0375  4'
+    >>> out = evaluate_frame(t, make_plan("brier_score", n_boot=0))
+    >>> out.loc[0, "metric"], round(float(out.loc[0, "value"]), 4), int(out.loc[0, "n"])
+    ('brier_score', 0.0375, 4)
     """
     units = prepare(table, plan)
     labels = [units.label(g) for g in range(len(units.keys))]
+    reduced, unit_rows, counts = _reduce_groups(units, labels, plan, progress)
+    rows, methods, intervals = _score_groups(units, labels, plan, reduced)
+    scores = _scores_frame(units, rows, unit_rows, plan.per_unit)
+    _finish_attrs(scores, units, plan, methods, intervals, counts)
+    return scores
+
+
+def _reduce_groups(units: Units, labels: list[tuple], plan: Plan, progress: Progress | None
+                   ) -> tuple[Partial, list[pd.DataFrame], dict[str, dict[str, float]]]:
+    """Reduce: every (metric, group) to an entry of one partial (plus per-unit rows and note counts)."""
     hashes = units.inputs.unit_hashes() if plan.bootstrap == "poisson" and plan.n_boot else None
     clusters = None if plan.cluster is None else units.inputs.frame[plan.cluster].to_numpy()
     reduced, unit_rows, counts = Partial(), [], {}
     total = len(plan.records) * len(labels)
-    for record in plan.records:  # reduce: every (metric, group) to an entry of one partial
+    for record in plan.records:
         contrib = contributions(record, units.inputs, plan.nan_policy) if record.per_row else None
         for g, label in enumerate(labels):
             reduced.entries[(label, record.name)] = group_entry(record, units, g, label, contrib, plan, hashes,
@@ -100,15 +111,26 @@ def evaluate_frame(table: Any, plan: Plan, progress: Progress | None = None) -> 
                 _record_note(record, units.inputs.take(np.flatnonzero(units.codes == g)), label, counts)
             if progress is not None:
                 progress(len(reduced.entries), total)
+    return reduced, unit_rows, counts
+
+
+def _score_groups(units: Units, labels: list[tuple], plan: Plan, reduced: Partial
+                  ) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, str]]:
+    """Score: group-major, metrics in the order asked; the interval method and rule of each metric."""
     rows, methods, intervals = [], {}, {}
-    for label in labels:  # score: group-major, metrics in the order asked
+    for label in labels:
         for record in plan.records:
             score = score_entry(record, reduced.entries[(label, record.name)], plan)
             methods[record.name] = score.method
             intervals[record.name] = interval_rule(score.method, record.interval_method)
             rows.append({**dict(zip(units.by, label)), "metric": record.name, "value": score.value,
                          "ci_low": score.low, "ci_high": score.high, "n": score.n})
-    scores = _scores_frame(units, rows, unit_rows, plan.per_unit)
+    return rows, methods, intervals
+
+
+def _finish_attrs(scores: pd.DataFrame, units: Units, plan: Plan, methods: dict[str, str],
+                  intervals: dict[str, str], counts: dict[str, dict[str, float]]) -> None:
+    """The scores table's provenance: resampling settings, interval rules, note counts, small-sample flags."""
     scores.attrs.update({
         **score_attrs(units.kind, plan.seed, plan.ci, plan.n_boot, plan.nan_policy,
                       {m.name: intervals[m.name] for m in plan.records},
@@ -123,7 +145,6 @@ def evaluate_frame(table: Any, plan: Plan, progress: Progress | None = None) -> 
         scores.attrs["small_sample"] = flags
     if plan.per_unit:  # the key that pairs units across systems; None when units are named by position
         scores.attrs["unit_key"] = units.inputs.key
-    return scores
 
 
 def _scores_frame(units: Units, rows: list[dict[str, Any]], unit_rows: list[pd.DataFrame],

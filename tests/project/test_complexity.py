@@ -39,8 +39,6 @@ ALLOWED: dict[str, int] = {
     "scorebench/cli/health_cmd.py::item_answers": 23,
     "scorebench/evaluation/comparison.py::choose_tests": 16,
     "scorebench/evaluation/dask_compare.py::compare_dask": 17,
-    "scorebench/evaluation/evaluate.py::_score_group": 16,
-    "scorebench/evaluation/evaluate.py::evaluate": 19,
     "scorebench/evaluation/paired_units.py::paired_units": 19,
     "scorebench/health/signal.py::_check_table": 16,
     "scorebench/health/signal.py::_one": 18,
