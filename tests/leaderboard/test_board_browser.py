@@ -12,11 +12,11 @@ import csv
 import io
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _browser import launch_chromium  # tests/ is on sys.path (conftest)
 
 from scorebench.leaderboard.build import Board, Section
 from scorebench.leaderboard.render import write_board
@@ -33,29 +33,9 @@ TYPES = ["encoder", "decoder", "encoder", EVIL, "decoder"]
 COVERAGE = [41, 20, 33, 41, 25]
 
 
-def _executable() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install "
-                                   "'scorebench[test]'); the interactive page is not checked in a browser")
-    exe = _executable()
-    if exe is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the interactive page is "
-                    "not checked in a browser")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        except Exception as exc:  # a browser that cannot start here is an environment problem
-            pytest.skip(f"Chromium at {exe} did not start under Playwright: {str(exc)[:200]}")
-        yield b
-        b.close()
+    yield from launch_chromium("the interactive page")
 
 
 def _board(tmp_path: Path) -> Path:

@@ -7,12 +7,12 @@ only when Playwright or a Chromium binary is absent.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import launch_chromium  # tests/ is on sys.path (conftest)
 
 from scorebench.report import comparison_report, write_report
 
@@ -20,29 +20,9 @@ EVIL = "</script><script>window.pwned=1</script>"
 NAMES = ["alpha", EVIL, "<b>gamma</b>"]
 
 
-def _executable() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install "
-                                   "'scorebench[test]'); the report page is not checked in a browser")
-    exe = _executable()
-    if exe is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the report page is not "
-                    "checked in a browser")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        except Exception as exc:  # a browser that cannot start here is an environment problem
-            pytest.skip(f"Chromium at {exe} did not start under Playwright: {str(exc)[:200]}")
-        yield b
-        b.close()
+    yield from launch_chromium("the report page")
 
 
 def _report(tmp_path: Path) -> Path:
