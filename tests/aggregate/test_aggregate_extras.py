@@ -177,7 +177,7 @@ def test_item_level_methods_skip_the_bootstrap_explicitly():
     rng = np.random.default_rng(0)
     rows = [{"system": s, "item": i, "correct": int(rng.random() < p)}
             for s, p in zip("abc", [0.8, 0.5, 0.3]) for i in range(40)]
-    r = aggregate(pd.DataFrame(rows), "difficulty")  # default n_boot=1000
+    r = aggregate(pd.DataFrame(rows), "difficulty", n_boot=1000)  # asked for, and refused by the method
     assert r.n_boot is None and "not available" in r.details["bootstrap"]
     assert r.to_frame().columns.tolist() == ["system", "score", "rank"]
     assert r.order == ("a", "b", "c")

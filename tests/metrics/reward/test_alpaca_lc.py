@@ -87,7 +87,7 @@ def test_evaluate_and_cli(tmp_path):
     table = scorebench.evaluate(df, ["alpaca_lc_winrate"], n_boot=20, seed=1)
     assert table["system"].tolist() == ["model-plain"]
     assert table["value"].iloc[0] == pytest.approx(row["length_controlled_winrate"], abs=1e-6)
-    assert table["ci_low"].iloc[0] <= table["ci_high"].iloc[0]
+    assert table["ci_low"].iloc[0] <= table["value"].iloc[0] <= table["ci_high"].iloc[0]
     again = scorebench.evaluate(df, ["alpaca_lc_winrate"], n_boot=20, seed=1)
     pd.testing.assert_frame_equal(table, again)
     path = tmp_path / "annotations.csv"
