@@ -376,13 +376,20 @@ def pages(root: Path) -> dict[str, str]:
 
 
 def write_pages(docs: Path) -> None:
-    """Write :func:`pages` under ``docs/generated`` (only files whose text changed)."""
+    """Write :func:`pages` under ``docs/generated`` (only files whose text changed) and remove the
+    pages a previous build wrote that no longer exist (a moved or renamed module would otherwise
+    leave a page that fails to import)."""
     target = docs / GENERATED
-    for rel, text in pages(docs.parent).items():
+    wanted = pages(docs.parent)
+    for rel, text in wanted.items():
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
+    if target.is_dir():
+        for path in target.rglob("*.rst"):
+            if path.relative_to(target).as_posix() not in wanted:
+                path.unlink()
 
 
 # --- API reference -------------------------------------------------------------------------
