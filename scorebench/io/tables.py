@@ -478,6 +478,6 @@ def read_results(path: str | os.PathLike, format: str = "auto", **options: Any) 
     ...
     FileNotFoundError: [Errno 2] no such file or folder: 'no/such/folder'
     """
-    from scorebench.io.readers import read_results as _read
+    from scorebench.io.readers import read_results as read_harness_results
 
-    return _read(path, format=format, **options)
+    return read_harness_results(path, format=format, **options)

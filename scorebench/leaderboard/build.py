@@ -42,9 +42,7 @@ from scorebench.io.tables import format_value, read_results, read_table
 from scorebench.io.readers import check_confined, confine_reads, regular_files
 from scorebench.core.registry import metric as lookup_metric
 from scorebench.leaderboard.board import SIGNIFICANT_DIGITS, Board, Figure, Section, digits_for, pin
-from scorebench.leaderboard.board import cell as _cell
-from scorebench.leaderboard.board import slug as _slug
-from scorebench.leaderboard.board import split_tasks as _tasks
+from scorebench.leaderboard.board import cell, slug, split_tasks
 from scorebench.leaderboard.spec import BoardSpec, CompareSpec, EvaluateSpec
 
 __all__ = ["Board", "Section", "Figure", "build_board", "tie_bands", "overlap_rank_intervals",
@@ -204,7 +202,7 @@ def _task_rows(wide: dict[str, pd.DataFrame], ranks: dict[str, Any], record: Any
         for m, frame in wide.items():
             r = frame.loc[system]
             ranked = m == record.name
-            cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
+            cells.append(cell(r["value"], r["ci_low"], r["ci_high"], spec.digits))
             records.append({"section": "", "task": task, "system": system, "metric": m, "value": r["value"],
                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
                             "rank": int(rank[i]) if ranked else None,
@@ -237,7 +235,7 @@ def _task_section(ctx: _Context, block: EvaluateSpec, task: Any, sub: pd.DataFra
     intervals = bool(spec.n_boot)
     columns = (*(("band",) if intervals else ()), "rank", "system", *(_arrow(m) for m in names), "n")
     rows, numbers = _task_rows(wide, ranks, record, task, spec)
-    key = f"eval{index}-{_slug(task) if task is not None else 'all'}"
+    key = f"eval{index}-{slug(task) if task is not None else 'all'}"
     title = (block.title or "Scores") + (f": {task}" if task is not None else "")
     hib = record.higher_is_better if record.higher_is_better is not None else True
     cells = (f"value [{spec.ci:.0%} interval: {_interval_text(scores.attrs.get('interval_methods', {}))}; "
@@ -300,7 +298,7 @@ def _compare_sections(ctx: _Context, block: CompareSpec, index: int) -> list[Sec
     record = lookup_metric(block.metric)
     hib = record.higher_is_better
     out = []
-    for task, sub in _tasks(table):
+    for task, sub in split_tasks(table):
         means = scorebench.evaluate(sub, [block.metric], kind=block.kind, by="system", n_boot=0)
         values = means.set_index("system")["value"]
         best = str(values.idxmax() if hib else values.idxmin())
@@ -308,10 +306,10 @@ def _compare_sections(ctx: _Context, block: CompareSpec, index: int) -> list[Sec
                                  ci=spec.ci, n_boot=spec.n_boot, seed=spec.seed, horizon=block.horizon)
         res = res.sort_values(["p_value", "system_a"], kind="stable").reset_index(drop=True)
         columns = ("system", f"mean difference vs {best}", "statistic", "p", "p (Holm)", "better")
-        rows = [(str(r.system_a), _cell(r.mean_diff, r.ci_low, r.ci_high, spec.digits),
+        rows = [(str(r.system_a), cell(r.mean_diff, r.ci_low, r.ci_high, spec.digits),
                  format_value(float(r.statistic), 3), _p(r.p_value), _p(r.p_holm), str(r.better))
                 for r in res.itertuples()]
-        key = f"compare{index}-{_slug(task) if task is not None else 'all'}"
+        key = f"compare{index}-{slug(task) if task is not None else 'all'}"
         filt = ", ".join(f"{k} = {v}" for k, v in block.where)
         note = (f"Paired {block.test.replace('_', '-')} test of mean({record.name}(system) − "
                 f"{record.name}({best})) per unit{f' ({filt})' if filt else ''}"
@@ -383,7 +381,7 @@ def _item_scores(ctx: _Context, names: set[str]) -> pd.DataFrame | None:
             continue
         if not all(r.per_row for r in records):
             return None
-        for task, sub in _tasks(_filter(ctx.table(block.source), block.where)):
+        for task, sub in split_tasks(_filter(ctx.table(block.source), block.where)):
             units = scorebench.evaluate(sub, records, kind=block.kind, by="system", n_boot=0, per_unit=True,
                                         **dict(block.options))
             if units.attrs.get("unit_key") is None:  # unpaired units (no key column)
@@ -408,7 +406,7 @@ def _aggregate_rows(rankings: dict[str, Any], digits: int) -> tuple[list[tuple[s
             i = r.systems.index(system)
             lo = r.ci_low[i] if r.ci_low is not None else np.nan
             hi = r.ci_high[i] if r.ci_high is not None else np.nan
-            cells.append(_cell(r.scores[i], lo, hi, shown[m]))
+            cells.append(cell(r.scores[i], lo, hi, shown[m]))
             rank_text = str(int(r.ranks[i]))
             if r.rank_low is not None:
                 rank_text += f" ({int(r.rank_low[i])}–{int(r.rank_high[i])})"
@@ -507,7 +505,7 @@ def _source_figures(ctx: _Context) -> list[Figure]:
         if p.type not in ("reliability", "roc", "pr"):
             continue
         table = ctx.table(p.source)
-        for task, sub in _tasks(table):
+        for task, sub in split_tasks(table):
             if p.task is not None and str(task) != p.task:
                 continue
             label = f" — {task}" if task is not None else ""
@@ -518,7 +516,7 @@ def _source_figures(ctx: _Context) -> list[Figure]:
             else:
                 svg = plots.ood_curves(sub, curve=p.type)
                 caption = (p.title or f"{p.type.upper()} curves") + label
-            out.append(Figure(f"{p.type}-{_slug(task) if task is not None else 'all'}", caption, svg))
+            out.append(Figure(f"{p.type}-{slug(task) if task is not None else 'all'}", caption, svg))
     return out
 
 
@@ -529,7 +527,7 @@ def _evaluate_sections(ctx: _Context) -> list[Section]:
     evaluated: list[pd.DataFrame] = []
     for i, block in enumerate(ctx.spec.evaluate):
         table = _filter(ctx.table(block.source), block.where)
-        for task, sub in _tasks(table):
+        for task, sub in split_tasks(table):
             if block.show:
                 section = _task_section(ctx, block, task, sub, i)
                 sections.append(section)

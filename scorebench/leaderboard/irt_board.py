@@ -15,7 +15,7 @@ import pandas as pd
 
 from scorebench.io.tables import format_value
 from scorebench.leaderboard.board import Figure, Section
-from scorebench.leaderboard.board import split_tasks as _tasks
+from scorebench.leaderboard.board import split_tasks
 from scorebench.leaderboard.plots import class_probabilities, ability_plot
 
 __all__ = ["responses_from_predictions", "irt_section", "irt_sections"]
@@ -27,7 +27,7 @@ def responses_from_predictions(table: pd.DataFrame) -> pd.DataFrame:
     Items are ``<task>:<id>`` (or the row position within a system when there is no ``id``).
     """
     frames = []
-    for task, sub in _tasks(table):
+    for task, sub in split_tasks(table):
         for system, rows in sub.groupby("system", sort=True):
             y, P = class_probabilities(rows)
             ids = rows["id"].astype(str).to_numpy() if "id" in rows.columns else np.arange(len(rows)).astype(str)
