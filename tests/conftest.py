@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
+# tests/ on sys.path: the shared test helpers (_paths, _skip_summary, _browser, ...) import by name
+sys.path.insert(0, str(Path(__file__).parent))
+from _paths import REFERENCE, ROOT  # noqa: E402,F401  (one definition of the shared paths)
+from _skip_summary import summary_lines  # noqa: E402
 
 # Scripts that regenerate committed reference outputs in their own virtual environments
 # (arena-rank with its pinned numpy and jax, lm-eval 0.4.2, Inspect, Every Eval Ever); they are
@@ -33,10 +36,6 @@ def rng() -> np.random.Generator:
 # --- skip summary (tests/_skip_summary.py) ----------------------------------------------------
 # pytest prints skips as a bare count and ``-rs`` prints hundreds of lines (the registry contract
 # tests skip by design where a property does not apply); this prints one line per skip place.
-import sys  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _skip_summary import summary_lines  # noqa: E402
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
