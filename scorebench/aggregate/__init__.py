@@ -58,6 +58,8 @@ from scorebench.aggregate.means import MixedScaleWarning, scale_warning
 from scorebench.aggregate.multiwinner import Committee, select_committee
 from scorebench.aggregate.pairwise import Intransitivity, intransitivity
 from scorebench.aggregate.possible_winners import possible_winners
+from scorebench.aggregate.poisson_items import (DETAIL as POISSON_DETAIL, PoissonItems, is_dask_item_table,
+                                                poisson_bootstrap_items, read_dask_items)
 from scorebench.aggregate.ranking import Ranking, competition_ranks
 from scorebench.aggregate.registry import (Method, MethodResult, all_methods, get_method, list_methods, register_bootstrap,
                        register_intervals, register_method)
@@ -77,14 +79,27 @@ __all__ = [
 ]
 
 ITEM_RESAMPLE = ("items", "tasks+items")
+ITEM_INTERVALS = (None, "bootstrap", "poisson")
 
 
 def _item_intervals(record: Any, method: str, items: Any, params: dict[str, Any], *, n_boot: int, seed: int,
-                    ci: float, resample: str | None, details: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+                    ci: float, resample: str | None, details: dict[str, Any],
+                    intervals: str | None = None) -> tuple[str, dict[str, Any]]:
     """Bootstrap per-item scores for :func:`aggregate`: the resampling used and the interval columns.
 
-    Records the failed rounds in ``details["n_boot_failed"]``.
+    Multinomial item draws (:func:`~scorebench.aggregate.items.bootstrap_items`) by default; the
+    Poisson item bootstrap (:mod:`scorebench.aggregate.poisson_items`) for a Dask table or with
+    ``intervals="poisson"``. Records the failed rounds in ``details["n_boot_failed"]``.
     """
+    if intervals not in ITEM_INTERVALS:
+        raise InputError(f"intervals={intervals!r} does not apply to per-item scores (use 'bootstrap': multinomial "
+                         "item draws, or 'poisson': Poisson item weights from hashes, as on Dask)")
+    if isinstance(items, PoissonItems) or intervals == "poisson":
+        if not isinstance(items, PoissonItems):
+            items = poisson_bootstrap_items(items, n_boot=n_boot, seed=seed, method=method, resample=resample)
+        replicates, failed = items.bootstrap(lambda m: record.fn(prepare(record, m), **params).scores)
+        details.update(n_boot_failed=failed, bootstrap=POISSON_DETAIL)
+        return items.resample, summarize_bootstrap(replicates, ci)
     used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
     if used not in ITEM_RESAMPLE:
         raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
@@ -171,16 +186,21 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     params = record.check_params(params)
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
-    if type(table).__module__.split(".")[0] == "dask":  # battles on Dask: one pass to cell counts
-        from scorebench.aggregate.dask_aggregate import aggregate_dask
+    if type(table).__module__.split(".")[0] == "dask":
+        if not is_dask_item_table(table):  # battles on Dask: one pass to cell counts
+            from scorebench.aggregate.dask_aggregate import aggregate_dask
 
-        return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
-                              resample=resample, params=params)
-    refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
-    if higher_is_better is None:
-        higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
-    data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
-                        system_column=system_column, exclude=exclude, convention=convention)
+            return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
+                                  resample=resample, params=params)
+        items = _read_dask_items(record, table, n_boot=n_boot, seed=seed, resample=resample, weights=weights,
+                                 higher_is_better=higher_is_better, intervals=intervals)
+        data = items.matrix
+    else:
+        refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
+        if higher_is_better is None:
+            higher_is_better = source_directions(table)  # directions a reader recorded (HELM's lower_is_better)
+        data, items = _read(record, table, weights=weights, higher_is_better=higher_is_better, duplicates=duplicates,
+                            system_column=system_column, exclude=exclude, convention=convention)
     data, unscored, params = _blank_incomplete(record, data, items, params)
     result = record.fn(prepare(record, data), **params)
     systems = _systems_of(data, result)
@@ -188,7 +208,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     warnings_ = _scale_warnings(record, params, data) + _coverage_warnings(data, systems, result, details)
     if items is not None and n_boot > 0:
         used, boot = _item_intervals(record, method, items, params, n_boot=n_boot, seed=seed, ci=ci,
-                                     resample=resample, details=details)
+                                     resample=resample, details=details, intervals=intervals)
         return Ranking(systems, result.scores, method, params=params, details=details, n_boot=n_boot, seed=seed,
                        resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
@@ -208,6 +228,21 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     return Ranking(systems, result.scores, method, params=params, details=details,
                    n_boot=n_boot if n_boot > 0 else None, seed=seed if n_boot > 0 else None,
                    resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
+
+
+def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resample: str | None, weights: Any,
+                     higher_is_better: Any, intervals: str | None) -> PoissonItems:
+    """An item-level Dask table read to column means and Poisson replicate sums
+    (:func:`~scorebench.aggregate.poisson_items.read_dask_items`), or one line saying why not."""
+    if "matrix" not in record.accepts and "battles" not in record.accepts:
+        raise InputError(f"aggregate on a Dask item table: method {record.name!r} reads the raw responses; "
+                         "compute() the table and run it in memory")
+    if intervals not in (None, "poisson"):
+        raise InputError(f"aggregate on a Dask item table: intervals={intervals!r} does not apply; items are "
+                         "resampled by Poisson weights from hashes (intervals='poisson'), multinomial draws need "
+                         "all items of a task together (compute() the table)")
+    return read_dask_items(table, n_boot=n_boot, seed=seed, method=record.name, resample=resample, weights=weights,
+                           higher_is_better=higher_is_better)
 
 
 def _blank_incomplete(record: Method, data: Any, items: ItemScores | None,
@@ -235,6 +270,9 @@ def _interval_kind(record: Method, intervals: str | None, resample: str | None, 
     if intervals is None:
         return "sandwich" if record.intervals is not None and resample in (None, "battles") \
             and not isinstance(data, ScoreMatrix) else "bootstrap"
+    if intervals == "poisson":
+        raise InputError("intervals='poisson' (Poisson item weights) applies to per-item scores "
+                         "(evaluate(..., per_unit=True)), not to this table")
     check_choice(intervals, "intervals", INTERVALS)
     if intervals == "sandwich":
         if record.intervals is None:

@@ -29,7 +29,8 @@ from scorebench.core.errors import InputError, ScorebenchError
 from scorebench.core.tables import Column, register_kind
 from scorebench.aggregate.input import DIRECTION_OPTION, WEIGHTS_OPTION, ScoreMatrix, as_matrix
 
-__all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items"]
+__all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items", "unit_column_of",
+           "replicate_matrix"]
 
 MIN_TASKS = 5  # fewest task columns for a column (task) bootstrap
 _SCORE_COLUMNS = {"system", "task", "metric", "value", "ci_low", "ci_high", "n"}
@@ -50,23 +51,36 @@ class ItemScores:
         Per task, contributions of shape ``(n_items, n_columns_of_task, n_systems)``.
     columns_of_task : tuple of ndarray
         Per task, the positions of its columns in ``matrix``.
+    units : tuple of ndarray
+        Per task, the item labels (text) in the order of the rows of ``items``.
     """
 
     matrix: ScoreMatrix
     tasks: tuple[str, ...]
     items: tuple[np.ndarray, ...]
     columns_of_task: tuple[np.ndarray, ...]
+    units: tuple[np.ndarray, ...] = ()
 
     @property
     def n_items(self) -> tuple[int, ...]:
         return tuple(a.shape[0] for a in self.items)
 
 
-def _unit_column(table: pd.DataFrame) -> str | None:
-    extra = [c for c in table.columns if str(c) not in _SCORE_COLUMNS]
-    if len(extra) != 1 or "system" not in table.columns or "value" not in table.columns:
+def unit_column_of(columns: Any) -> str | None:
+    """The unit column of an item-level table by its column names alone: the one column besides
+    ``system``, ``task``, ``metric``, ``value`` (and ``ci_low``, ``ci_high``, ``n``); ``None``
+    if there is not exactly one or ``system`` / ``value`` are missing."""
+    names = [str(c) for c in columns]
+    extra = [c for c in names if c not in _SCORE_COLUMNS]
+    if len(extra) != 1 or "system" not in names or "value" not in names:
         return None
-    col = extra[0]
+    return extra[0]
+
+
+def _unit_column(table: pd.DataFrame) -> str | None:
+    col = unit_column_of(table.columns)
+    if col is None:
+        return None
     return col if (table[col].astype(str) == ALL).any() and (table[col].astype(str) != ALL).any() else None
 
 
@@ -115,10 +129,11 @@ def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
         label = rows[keys[0]]
     rows = rows.assign(_task=task.to_numpy(), _label=label.to_numpy())
     tasks = list(dict.fromkeys(rows["_task"]))
-    items, positions = [], []
+    items, positions, unit_labels = [], [], []
     for t in tasks:
         sub = rows[rows["_task"] == t]
         units = sorted(sub["_unit"].unique())
+        unit_labels.append(np.array(units, dtype=object))
         labels = list(dict.fromkeys(sub["_label"]))
         block = np.empty((len(units), len(labels), matrix.n_systems))
         for j, lab in enumerate(labels):
@@ -130,7 +145,7 @@ def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
             block[:, j, :] = wide.to_numpy()
         items.append(block)
         positions.append(np.array([matrix.columns.index(lab) for lab in labels], dtype=np.int64))
-    return ItemScores(matrix, tuple(tasks), tuple(items), tuple(positions))
+    return ItemScores(matrix, tuple(tasks), tuple(items), tuple(positions), tuple(unit_labels))
 
 
 def bootstrap_items(data: ItemScores, run: Any, n_boot: int, rng: np.random.Generator,
@@ -153,14 +168,23 @@ def bootstrap_items(data: ItemScores, run: Any, n_boot: int, rng: np.random.Gene
             w = np.bincount(rng.integers(n, size=n), minlength=n) / n
             blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
             cols.append(data.columns_of_task[t])
-        index = np.concatenate(cols)
-        values = np.concatenate(blocks, axis=0).T
-        names = tuple(f"{m.columns[i]}#{k}" for k, i in enumerate(index))
-        replicate = ScoreMatrix(values, m.systems, names, m.higher_is_better[index], m.weights[index])
         try:
-            out.append(run(replicate))
+            out.append(run(replicate_matrix(m, blocks, cols)))
         except ScorebenchError:
             failed += 1
     if not out:
         raise InputError("the method failed on every bootstrap replicate")
     return np.array(out), failed
+
+
+def replicate_matrix(m: ScoreMatrix, blocks: list[np.ndarray], columns: list[np.ndarray]) -> ScoreMatrix:
+    """One bootstrap replicate of ``m``: the drawn tasks' resampled column values side by side.
+
+    ``blocks[i]`` holds the values (columns of the task x systems) of the ``i``-th drawn task,
+    ``columns[i]`` their positions in ``m``; a task drawn twice gives two sets of columns
+    (named ``column#position``), each with its weight and direction.
+    """
+    index = np.concatenate(columns)
+    values = np.concatenate(blocks, axis=0).T
+    names = tuple(f"{m.columns[i]}#{k}" for k, i in enumerate(index))
+    return ScoreMatrix(values, m.systems, names, m.higher_is_better[index], m.weights[index])

@@ -75,7 +75,9 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
                    "(-p train_fraction=0.8, -p order=tstamp, -p elo_k=16, -p glicko_periods=20).")
 @click.option("--engine", type=click.Choice(["pandas", "dask"]), default="pandas", show_default=True,
               help="dask: SCORES is a Parquet/CSV glob of battles, reduced to battle counts partition by partition "
-                   "(methods with a counts record, e.g. bradley_terry).")
+                   "(methods with a counts record, e.g. bradley_terry), or of per-item scores (system, task, one "
+                   "item column, value), reduced to column sums with Poisson item weights from hashes (score-table "
+                   "methods, e.g. borda, mean, win_rate).")
 @click.option("--scheduler", default=None, help="Dask scheduler address (with --engine dask).")
 @FROM_OPTION
 @FROM_OPTIONS_OPTION
@@ -108,8 +110,8 @@ def command(scores, methods, weights, lower, n_boot, seed, ci, intervals, params
                               "--weights": weights, "--lower-is-better": lower, "--system-column": system_column,
                               "--exclude": exclude, "--convention": convention})
         resampling = {"n_boot": n_boot, "seed": seed, "ci": ci, "intervals": intervals}
-        return emit(_dask_rankings(scores, list(methods) or ["bradley_terry"], parse_options(params), scheduler,
-                                   resampling), output, fmt, group="method")
+        return emit(_dask_rankings(scores, list(methods), parse_options(params), scheduler, resampling),
+                    output, fmt, group="method")
     table = load_table(scores, source_format, source_options)
     refuse_mixed_metrics(table)
     options = parse_options(params, undeclared=True)  # method parameters are not typed yet
@@ -196,15 +198,18 @@ def _method_frame(ranking: Any, name: str, mine: dict[str, Any], data: Any, conv
 
 def _dask_rankings(pattern: Path, names: list[str], options: dict[str, Any], scheduler: str | None,
                    resampling: dict[str, Any]) -> pd.DataFrame:
-    """``--engine dask``: each method's ranking of the battles in the glob ``pattern``."""
+    """``--engine dask``: each method's ranking of the battles or per-item scores in the glob ``pattern``
+    (default method: ``borda`` for per-item scores, ``bradley_terry`` for battles)."""
     from scorebench.aggregate import aggregate, get_method
+    from scorebench.aggregate.poisson_items import is_dask_item_table
     from scorebench.evaluation.dask_engine import connect, read_dask
 
-    records = [get_method(n) for n in names]
-    _refuse_unused(options, records, names)
     frames = []
     with connect(scheduler):
         table = read_dask(str(pattern))
+        names = names or (["borda"] if is_dask_item_table(table) else ["bradley_terry"])
+        records = [get_method(n) for n in names]
+        _refuse_unused(options, records, names)
         for record in records:
             mine = {k: v for k, v in options.items() if k in record.params}
             frame = aggregate(table, record.name, **resampling, **mine).to_frame()
