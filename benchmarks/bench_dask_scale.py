@@ -13,8 +13,9 @@ Usage (one size per run; each run writes its Parquet files to a temporary folder
 * ``items``: ``scorebench.aggregate(ddf, "borda", n_boot=200)`` on an item-level table (one row
   per system x task x item), Poisson-by-hash item resampling on Dask.
 
-Cluster: ``distributed.LocalCluster`` of 2 worker processes x 1 thread x 2 GB; Parquet files of
-2.5 M rows each (at least 16).
+Cluster: ``distributed.LocalCluster`` of 2 worker processes x 1 thread x 2 GB; one Parquet file of
+1 M rows per partition, so partitions have the same size at every table size (memory per worker
+should not grow with the rows; the number of partitions does).
 Reported: wall and client CPU of the call (reading included); worker memory: the peak of the
 cluster's summed process memory sampled every 0.25 s (``distributed``'s ``MemorySampler``) and
 each worker's peak RSS (``ru_maxrss``, which includes the worker's start-up); and the profile:
@@ -38,11 +39,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROWS_PER_FILE = 2_500_000  # at least 16 files; more for larger tables, so a partition stays ~2.5 M rows
+ROWS_PER_FILE = 1_000_000  # one Parquet file (= one partition) per million rows, whatever the table's size
 
 
 def _files(rows: int) -> int:
-    return max(16, -(-rows // ROWS_PER_FILE))
+    return max(2, -(-rows // ROWS_PER_FILE))
 
 
 def _write_compare(folder: Path, rows: int, systems: int = 100) -> dict:
@@ -146,7 +147,9 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="bench_dask_scale_"))
     try:
+        g0 = time.perf_counter()
         shape = {"compare": _write_compare, "battles": _write_battles, "items": _write_items}[a.what](folder, a.rows)
+        shape["data_written_s"] = round(time.perf_counter() - g0, 1)
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                            memory_limit="2GB")
         with distributed.Client(cluster) as client:

@@ -267,7 +267,7 @@ def item_layout(ddf: Any) -> ItemLayout:
     if not keys:
         raise InputError("per-item scores need a task and/or metric column")
     rows = ddf[ddf[unit].astype(str) != ALL][["system", *keys]]
-    combos = rows.astype(str).drop_duplicates().compute()
+    combos = rows.astype(str).drop_duplicates(split_out=1).compute()  # a tree reduction, no shuffle
     if combos.empty:
         raise InputError("per-item scores: the table has no item rows")
     split = len(keys) == 2 and bool((combos.groupby("task")["metric"].nunique() > 1).any())
