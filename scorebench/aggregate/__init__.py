@@ -126,6 +126,10 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         A Dask DataFrame of battles is reduced to battle cells partition by partition and ranked
         by the methods with a counts record (:mod:`scorebench.aggregate.dask_aggregate`; the
         same numbers as pandas).
+        A Dask DataFrame of per-item scores (``system``, ``task``/``metric``, one item column,
+        ``value``) is reduced to column sums and Poisson-weighted replicate sums partition by
+        partition (:mod:`scorebench.aggregate.poisson_items`) and ranked by any score-table
+        method; the same numbers as ``intervals="poisson"`` on the table in pandas.
     method : str
         Registered method name (see :func:`list_methods`).
     weights, higher_is_better
@@ -153,12 +157,15 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
         How to read a wide table (see :func:`~scorebench.aggregate.input.as_matrix`);
         ``convention="glue"`` reads GLUE's nine task units, so ``mean`` is GLUE's published
         Score (:mod:`scorebench.aggregate.conventions`).
-    intervals : {"sandwich", "bootstrap"}, optional
+    intervals : {"sandwich", "bootstrap", "poisson"}, optional
         How score intervals are computed when ``n_boot > 0``. ``"sandwich"`` (the default for
         methods with a registered covariance, e.g. ``bradley_terry``, as in arena-rank): Wald
         intervals from the robust covariance, and rank intervals from ``n_boot`` draws of the
         normal it defines (``resample="sandwich"`` in the result). ``"bootstrap"`` (the default
-        otherwise): percentile intervals over resamples.
+        otherwise): percentile intervals over resamples. ``"poisson"`` (per-item scores only; the
+        default and only choice on Dask): items get Poisson(1) weights from (seed, hash of task
+        and item, round) instead of multinomial draws, so the estimate does not depend on how
+        the rows are split (:mod:`scorebench.aggregate.poisson_items`).
     **params
         Method parameters (e.g. ``ties="min"`` for Borda, ``prior=1.0`` for Bradley–Terry).
 
@@ -245,7 +252,7 @@ def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resa
                            higher_is_better=higher_is_better)
 
 
-def _blank_incomplete(record: Method, data: Any, items: ItemScores | None,
+def _blank_incomplete(record: Method, data: Any, items: ItemScores | PoissonItems | None,
                       params: dict[str, Any]) -> tuple[Any, tuple[str, ...], dict[str, Any]]:
     """``missing="blank"``: rank (and bootstrap) only the systems scored on every column; the
     others are returned as unscored. Other policies pass through unchanged."""

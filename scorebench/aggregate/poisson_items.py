@@ -72,7 +72,7 @@ _CELLS = 8_388_608  # weight cells (rounds x items) drawn at a time
 _MERGE = 8  # partials merged per task of the reduction tree
 
 
-def item_hashes(task: str, units: Sequence[str]) -> np.ndarray:
+def item_hashes(task: str, units: Sequence[str] | np.ndarray) -> np.ndarray:
     """64-bit hashes of the items of ``task`` (of the text ``task`` + US + item), from which their
     Poisson weights derive; an item id repeated in another task gets other weights."""
     return hash_labels(pd.Series([f"{task}\x1f{u}" for u in units], dtype=object))

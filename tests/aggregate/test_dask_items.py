@@ -195,3 +195,21 @@ def test_scorebench_namespace_dispatches():
     t = _items(seed=9)
     r = scorebench.aggregate(dd.from_pandas(t, npartitions=2), "mean", n_boot=20, seed=0)
     assert r.details["bootstrap"].startswith("Poisson bootstrap")
+
+
+def test_replicate_sums_too_large_are_refused(monkeypatch):
+    import scorebench.aggregate.poisson_items as pi
+
+    monkeypatch.setattr(pi, "MAX_PARTIAL_BYTES", 1000)
+    with pytest.raises(InputError, match="lower n_boot"):
+        aggregate(dd.from_pandas(_items(seed=1), npartitions=2), "borda", n_boot=100)
+
+
+def test_only_all_rows_or_no_task_column():
+    t = _items(seed=2)
+    with pytest.raises(InputError, match="no item rows"):
+        aggregate(dd.from_pandas(t[t["id"] == "all"], npartitions=1), "borda", n_boot=10)
+    no_task = t[t["task"] == "t0"].drop(columns="task")  # metric only: one implicit task
+    want = aggregate(no_task, "mean", n_boot=30, seed=0, intervals="poisson")
+    got = aggregate(dd.from_pandas(no_task, npartitions=3), "mean", n_boot=30, seed=0)
+    _same(got, want)
