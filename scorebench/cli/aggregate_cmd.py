@@ -52,9 +52,11 @@ def _style_coefficients(table: pd.DataFrame, names: list[str], options: dict, n_
               help="Bootstrap rounds for score and rank intervals (tasks or battles resampled).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--ci", default=0.95, show_default=True, type=float)
-@click.option("--intervals", type=click.Choice(["sandwich", "bootstrap"]), default=None,
+@click.option("--intervals", type=click.Choice(["sandwich", "bootstrap", "poisson"]), default=None,
               help="Score intervals (with --bootstrap N > 0): sandwich (robust covariance; the default of the "
-                   "Bradley-Terry family, as arena-rank) or bootstrap (the default of every other method).")
+                   "Bradley-Terry family, as arena-rank) or bootstrap (the default of every other method); "
+                   "poisson: per-item scores resampled by Poisson item weights from hashes (the estimator of "
+                   "--engine dask, in memory).")
 @click.option("--param", "-p", "params", multiple=True,
               help="Method parameter as key=value (e.g. ties=min); passed to the methods that accept it.")
 @click.option("--system-column", default=None, help="Wide tables: the column holding system names.")

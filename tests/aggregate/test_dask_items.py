@@ -213,3 +213,25 @@ def test_only_all_rows_or_no_task_column():
     want = aggregate(no_task, "mean", n_boot=30, seed=0, intervals="poisson")
     got = aggregate(dd.from_pandas(no_task, npartitions=3), "mean", n_boot=30, seed=0)
     _same(got, want)
+
+
+def test_cli_pandas_poisson_equals_cli_dask(tmp_path):
+    from click.testing import CliRunner
+
+    from scorebench.cli import cli
+
+    t = _items(seed=12)
+    t.to_csv(tmp_path / "items.csv", index=False)
+    t.to_parquet(tmp_path / "items.parquet")
+    outs = []
+    for args in (["items.csv", "--intervals", "poisson"], ["items.parquet", "--engine", "dask"]):
+        out = tmp_path / f"r{len(outs)}.csv"
+        res = CliRunner().invoke(cli, ["aggregate", str(tmp_path / args[0]), *args[1:], "-m", "mean", "--bootstrap",
+                                       "40", "--seed", "3", "--output", str(out)])
+        assert res.exit_code == 0, res.output
+        outs.append(pd.read_csv(out).sort_values("system").reset_index(drop=True))
+    assert outs[0]["system"].tolist() == outs[1]["system"].tolist()
+    for col in ("rank", "rank_low", "rank_high"):
+        assert outs[0][col].tolist() == outs[1][col].tolist()
+    for col in ("score", "ci_low", "ci_high"):
+        np.testing.assert_allclose(outs[0][col], outs[1][col], rtol=1e-9)
