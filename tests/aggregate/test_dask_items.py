@@ -235,3 +235,13 @@ def test_cli_pandas_poisson_equals_cli_dask(tmp_path):
         assert outs[0][col].tolist() == outs[1][col].tolist()
     for col in ("score", "ci_low", "ci_high"):
         np.testing.assert_allclose(outs[0][col], outs[1][col], rtol=1e-9)
+
+
+def test_poisson_agrees_with_multinomial_to_monte_carlo_error():
+    t = _items(systems=4, tasks=2, n=400, seed=21)
+    mult = aggregate(t, "mean", n_boot=400, seed=0)
+    pois = aggregate(dd.from_pandas(t, npartitions=3), "mean", n_boot=400, seed=0)
+    width = mult.ci_high - mult.ci_low
+    assert np.all(np.abs(pois.ci_low - mult.ci_low) < 0.2 * width)
+    assert np.all(np.abs(pois.ci_high - mult.ci_high) < 0.2 * width)
+    np.testing.assert_allclose(pois.scores, mult.scores, rtol=1e-9)
