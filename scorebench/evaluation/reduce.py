@@ -22,7 +22,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.groups import group_labels
 from scorebench.core.registry import Metric
 from scorebench.core.stats import EXACT_BOOTSTRAP_LIMIT, HALF_SAMPLING_RULES, poisson_weights, rng_for
-from scorebench.core.tables import Inputs
+from scorebench.core.tables import Inputs, NestedUnits
 from scorebench.core.validation import describe_rows
 from scorebench.evaluation.partial import Entry, Partial, Replicates, RowSums, SetStats
 from scorebench.evaluation.plan import Plan, Units
@@ -182,15 +182,16 @@ def row_entry(record: Metric, values: np.ndarray, resampler: Resampler, plan: Pl
 
 
 def _two_level(record: Metric, inputs: Inputs, idx: np.ndarray, entry: Entry, resampler: Resampler,
-               plan: Plan) -> Entry:
-    """The replicates of a per-row metric on units that hold repeated attempts (the kind lists
-    them in ``consts["_nested"]``): items resampled, then attempts within each drawn item
-    (:func:`scorebench.core.stats.two_level_draws`), the contributions recomputed every round."""
+               plan: Plan, declared: NestedUnits) -> Entry:
+    """The replicates of a per-row metric on units that hold repeated attempts (the kind's
+    ``nested`` hook, ``declared``, names them): items resampled, then attempts within each
+    drawn item (:func:`scorebench.core.stats.two_level_draws`), the contributions recomputed
+    every round."""
     if not (plan.n_boot and isinstance(entry, Replicates) and np.isfinite(entry.value)):
         return entry
     arrays = inputs.take(idx)
-    nested = [name for name in inputs.consts["_nested"] if name in arrays]
-    sizes = np.asarray(arrays[inputs.consts["_nested_sizes"]], dtype=np.int64)
+    nested = declared.present(arrays)
+    sizes = np.asarray(arrays[declared.sizes], dtype=np.int64)
     width = arrays[nested[0]].shape[1]
     means = np.empty(plan.n_boot)
     done = 0
@@ -281,7 +282,8 @@ def group_entry(record: Metric, units: Units, g: int, label: tuple, contrib: np.
     resampler = group_resampler(plan, record, label, idx, hashes, clusters)
     if contrib is None:
         return set_entry(record, units, idx, resampler, plan)
-    nested = resampler.scheme == "multinomial" and proportion_rule(record, plan) is None \
-        and "_nested" in units.inputs.consts
+    declared = plan.kind.nested
+    nested = resampler.scheme == "multinomial" and proportion_rule(record, plan) is None and declared is not None
     entry = row_entry(record, contrib[idx], resampler, plan, draw=not nested)
-    return _two_level(record, units.inputs, idx, entry, resampler, plan) if nested else entry
+    return _two_level(record, units.inputs, idx, entry, resampler, plan, declared) if declared is not None and nested \
+        else entry
