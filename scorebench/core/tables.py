@@ -26,7 +26,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -251,7 +251,7 @@ class Kind:
         return [unit] if unit is not None and unit in columns else None
 
 
-_KINDS: Registry[Kind] = Registry("kind", site=lambda k: definition_site(k.extract.__wrapped__))
+_KINDS: Registry[Kind] = Registry("kind", site=lambda k: definition_site(cast(Any, k.extract).__wrapped__))
 
 
 def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Option] = (),
@@ -500,9 +500,9 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
         raise InputError("kind 'multiclass': expected at least two probability columns named "
                          f"p_<class> (e.g. p_cat, p_dog); found {prob_cols or 'none'}")
     df, key = start_table(df, "multiclass", ["y", *prob_cols], nan_policy)
-    classes = [_CLASS_COL.match(c).group(1) for c in prob_cols]
+    classes = [cast(re.Match[str], _CLASS_COL.match(c)).group(1) for c in prob_cols]  # matched above
     probs = _values(df, prob_cols, nan_policy)
-    bad = ((probs < 0) | (probs > 1)).any(axis=1)
+    bad = cast(np.ndarray, ((probs < 0) | (probs > 1)).any(axis=1))
     if bad.any():
         raise InputError(f"probability columns: values outside [0, 1] in {describe_rows(bad, df.index)}; "
                          "expected probabilities")
@@ -551,7 +551,7 @@ def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     if "member" in df.columns and "value" in df.columns:
         df = _ensemble_long_to_wide(df)
     members = sorted((c for c in df.columns if isinstance(c, str) and _MEMBER_COL.match(c)),
-                     key=lambda c: int(_MEMBER_COL.match(c).group(1)))
+                     key=lambda c: int(cast(re.Match[str], _MEMBER_COL.match(c)).group(1)))
     if not members:
         raise InputError("kind 'ensemble': expected member columns named m0, m1, ... "
                          "(or a long table with id, member, value columns); found none")

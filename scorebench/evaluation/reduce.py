@@ -14,7 +14,7 @@ intervals are made by :func:`scorebench.evaluation.score.score_entry`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -110,12 +110,14 @@ class _Group:
         """Add one block of Poisson weights ``w`` (rounds x units) for units ``rows``."""
         for r in self.records:
             entry = self.entries[r.name]
-            if r.per_row:
+            if r.per_row:  # a per-row metric's entry holds row sums, a set-level one's statistics
+                sums = cast(RowSums, entry)
                 values, keep = self.kept[r.name]
-                entry.sums += w @ values[at]
-                entry.totals += w.sum(axis=1) if keep is None else w @ keep[at]
+                sums.sums += w @ values[at]
+                sums.totals += w.sum(axis=1) if keep is None else w @ keep[at]
             else:
-                entry.boot = entry.boot + np.asarray(r.partial_stats(self.inputs.take(rows), w), dtype=np.float64)
+                stats = cast(SetStats, entry)
+                stats.boot = stats.boot + np.asarray(r.partial_stats(self.inputs.take(rows), w), dtype=np.float64)
 
 
 def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[str], nan_policy: str,
@@ -133,14 +135,16 @@ def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[s
     contribs = {r.name: contributions(r, inputs, nan_policy) for r in records if r.per_row}
     out = Partial()
     weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
+    # both are arrays whenever n_boot > 0, the only case the weight blocks below run
+    blocks, unit_hashes = cast(np.ndarray, weights), cast(np.ndarray, hashes)
     for g, label in enumerate(labels):
         idx = np.flatnonzero(codes == g)
         group = _Group(records, inputs, idx, {n: _kept_values(v[idx], nan_policy) for n, v in contribs.items()},
                        n_boot)
         # One weight block serves every metric: the Poisson draws are the costly part.
         for start in range(0, idx.size if n_boot else 0, _block_rows(n_boot)):
-            rows = idx[start:start + weights.shape[1]]
-            w = poisson_weights(hashes[rows], seed, n_boot, out=weights[:, :rows.size])
+            rows = idx[start:start + blocks.shape[1]]
+            w = poisson_weights(unit_hashes[rows], seed, n_boot, out=blocks[:, :rows.size])
             group.add_block(w, rows, slice(start, start + rows.size))
         out.entries.update({(label, name): entry for name, entry in group.entries.items()})
     if collect_units and inputs.key is not None:

@@ -143,7 +143,9 @@ def read(path: Path, *, level: str | None = None, system: str | None = None) -> 
     if system is not None and len(models) > 1:
         raise InputError(f"system={system!r} names one reward model, but {path} holds {len(models)}: "
                          f"{', '.join(sorted(models))}")
-    frames, extra_acc, seen = [], {}, {}
+    frames: list[pd.DataFrame] = []
+    extra_acc: dict[str, Any] = {}
+    seen: dict[str, Path] = {}
     for key, (outputs, summary) in sorted(models.items()):
         file, records = outputs
         name = system or (_summary_model(summary)) or key
@@ -196,8 +198,10 @@ def _key(file: Path, root: Path) -> str:
     return "/".join(parts)
 
 
-def _models(path: Path, prov: Provenance) -> dict[str, tuple[tuple[Path, list], tuple[Path, dict] | None]]:
-    """``{model key: (per-prompt outputs, summary or None)}`` of the files under ``path``."""
+def _models(path: Path, prov: Provenance) -> tuple[dict[str, tuple[tuple[Path, list], tuple[Path, dict] | None]],
+                                                   dict[str, tuple[Path, dict]]]:
+    """``{model key: (per-prompt outputs, summary or None)}`` of the files under ``path``, and
+    ``{model key: summary}`` of every summary found."""
     root = prov.root
     outputs: dict[str, tuple[Path, list]] = {}
     summaries: dict[str, tuple[Path, dict]] = {}
