@@ -122,7 +122,7 @@ class McNemar:
     method: str
 
 
-def mcnemar(a: Sequence[float], b: Sequence[float], *, exact: bool | None = None,
+def mcnemar(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, exact: bool | None = None,
             correction: bool = True) -> McNemar:
     r"""McNemar's test that two systems have the same accuracy on the same items.
 
@@ -215,7 +215,7 @@ def cluster_robust_se(d: np.typing.ArrayLike, clusters: np.typing.ArrayLike) -> 
     return float(np.sqrt(var)), g
 
 
-def cluster_t(d: Sequence[float], clusters: Sequence) -> tuple[float, float, float, int]:
+def cluster_t(d: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray) -> tuple[float, float, float, int]:
     """Cluster-robust t-test of mean(d) = 0: ``(t, p, se, G)``, Student t with G - 1 df.
 
     The G - 1 degrees of freedom follow Cameron & Miller (2015, sec. VI): with few
@@ -232,7 +232,7 @@ def cluster_t(d: Sequence[float], clusters: Sequence) -> tuple[float, float, flo
     return float(t), float(2 * stats.t.sf(abs(t), g - 1)), se, g
 
 
-def cluster_bootstrap_means(d: Sequence[float], clusters: Sequence, n_boot: int,
+def cluster_bootstrap_means(d: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray, n_boot: int,
                             rng: np.random.Generator) -> np.ndarray:
     r"""Bootstrap replicates of ``mean(d)`` resampling whole clusters with replacement.
 
@@ -254,7 +254,7 @@ def cluster_bootstrap_means(d: Sequence[float], clusters: Sequence, n_boot: int,
     return (counts @ sums) / (counts @ sizes)
 
 
-def cluster_sign_flip(d: Sequence[float], clusters: Sequence, n_perm: int,
+def cluster_sign_flip(d: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray, n_perm: int,
                       rng: np.random.Generator) -> tuple[float, str]:
     """Sign-flip randomisation test of mean(d) = 0 flipping whole clusters (exact for G <= 16).
 

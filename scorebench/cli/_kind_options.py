@@ -67,7 +67,8 @@ def given_kind_options(flags: dict[str, Any], engine: str = "pandas") -> dict[st
 
 def read_table_option(flag: str, path: Path, engine: str) -> Any:
     """A table option's file in memory, or (Dask engine, a glob or folder) a lazily read Dask
-    table; TREC qrels and prefs files are passed as paths, since their kind reads them."""
+    table; TREC qrels and prefs files are passed as paths, which the evaluation plan reads in the
+    formats the kind's option declares (:attr:`~scorebench.core.table_schema.Option.formats`)."""
     from scorebench.evaluation.dask_engine import read_dask
     from scorebench.io.tables import read_table
 
@@ -79,7 +80,7 @@ def read_table_option(flag: str, path: Path, engine: str) -> Any:
 
     among = format_names(family=("table", "trec", "judgments"), role="read")
     if engine == "pandas" and {"trec_qrels", "trec_prefs"} & set(detect_formats(path, among)):
-        return str(path)  # the kind reads TREC qrels (or prefs) itself: diversity and prefs keep their fields
+        return str(path)  # read by the plan in the kind's declared formats: diversity and prefs keep their fields
     return read_table(path)
 
 

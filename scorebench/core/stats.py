@@ -19,8 +19,9 @@ recorded in every output.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -155,7 +156,7 @@ def percentile_interval(replicates: np.ndarray, ci: float) -> tuple[float, float
     """
     alpha = (1.0 - ci) / 2.0
     replicates = np.asarray(replicates, dtype=np.float64)
-    method = "linear" if np.isfinite(replicates).all() else "nearest"
+    method: Literal["linear", "nearest"] = "linear" if np.isfinite(replicates).all() else "nearest"
     low, high = np.quantile(replicates, [alpha, 1.0 - alpha], method=method)
     return float(low), float(high)
 
@@ -218,7 +219,8 @@ def interval_bounds(estimate: float, replicates: np.ndarray, ci: float, method: 
     return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
 
 
-def two_level_draws(sizes: np.ndarray, n_boot: int, rng: np.random.Generator, width: int | None = None):
+def two_level_draws(sizes: np.ndarray, n_boot: int, rng: np.random.Generator, width: int | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     r"""Rounds of a two-level bootstrap, a block of rounds at a time: units, then attempts within units.
 
     Each round draws ``m`` units with replacement and, within each drawn unit of
@@ -251,7 +253,8 @@ def two_level_draws(sizes: np.ndarray, n_boot: int, rng: np.random.Generator, wi
         yield units, np.where(position < n_i, drawn, position)
 
 
-def multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator, cells: int = 4_000_000):
+def multinomial_blocks(n: int, n_boot: int, rng: np.random.Generator, cells: int = 4_000_000
+                       ) -> Iterator[tuple[int, np.ndarray]]:
     """Multinomial bootstrap weights, a block of rounds at a time: ``(first_round, counts)``.
 
     ``counts[r, i]`` is how often row ``i`` of ``n`` is drawn (with replacement, ``n`` draws)
@@ -284,7 +287,7 @@ def cluster_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(np.float64)
 
 
-def resampled_rows(idx: np.ndarray, n_boot: int, rng: np.random.Generator):
+def resampled_rows(idx: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """The rows of ``n_boot`` multinomial resamples of ``idx`` (drawn with replacement), one at a time.
 
     Examples
@@ -603,7 +606,7 @@ class PoissonRounds:
     def subset(self, keep: np.ndarray) -> "PoissonRounds":
         return PoissonRounds(self.hashes[keep], self.seed, self.n_boot, self.cells)
 
-    def blocks(self):
+    def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
         n = max(self.hashes.size, 1)
         rounds = max(2, (self.cells // n) // 2 * 2)
         for first in range(0, self.n_boot, rounds):

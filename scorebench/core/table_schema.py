@@ -131,6 +131,13 @@ class Option:
         The accepted values, when they are few.
     flag : bool
         Whether ``scorebench evaluate`` has a flag ``--<name>`` for it (otherwise ``-O``).
+    formats : tuple of str
+        For a ``"table"`` option: the file formats (names in :mod:`scorebench.io.formats`, or
+        ``"table"`` for any table file) a path given for it may hold, in order of preference.
+        The evaluation layer reads such a path before the kind runs (the first format whose
+        detector recognises the file's content, else the first that claims its suffix, else
+        the first; see :func:`scorebench.io.option_files.read_option_file`), so the kind's
+        extractor receives a DataFrame and checks its columns, never a file.
     """
 
     name: str
@@ -139,10 +146,13 @@ class Option:
     doc: str = ""
     choices: tuple[Any, ...] = ()
     flag: bool = False
+    formats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in OPTION_TYPES:
             raise ValueError(f"option {self.name!r}: unknown type {self.type!r}")
+        if self.formats and self.type != "table":
+            raise ValueError(f"option {self.name!r}: formats= applies to options of type 'table'")
 
     @property
     def cli_name(self) -> str:

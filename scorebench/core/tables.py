@@ -26,7 +26,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ from scorebench.core.table_schema import (Column, Option, check_declared_columns
                            describe_options)
 from scorebench.core.validation import check_choice, describe_rows, show_value
 
-__all__ = ["Inputs", "Kind", "Column", "Option", "register_kind", "get_kind", "all_kinds", "infer_kind", "detect_kind",
+__all__ = ["Inputs", "Kind", "NestedUnits", "Column", "Option", "register_kind", "get_kind", "all_kinds", "infer_kind", "detect_kind",
            "kinds_table",
            "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns", "start_table",
            "unit_frame", "drop_nan_rows", "multivariate_columns", "declared_column"]
@@ -149,6 +149,36 @@ STAGES = ("evaluate", "aggregate")
 
 
 @dataclass(frozen=True)
+class NestedUnits:
+    """Which per-unit arrays of a kind hold repeated draws within each unit (a kind's ``nested`` hook).
+
+    A unit of such a kind (an item answered several times) is itself a sample: the pandas
+    engine's default bootstrap resamples units and then, within each drawn unit, its draws
+    (:func:`scorebench.core.stats.two_level_draws`).
+
+    Attributes
+    ----------
+    arrays : tuple of str
+        The ``(units, width)`` arrays whose second axis holds a unit's draws, left-packed; an
+        array a table does not produce (an optional column's) is skipped.
+    sizes : str
+        The ``(units,)`` integer array giving each unit's number of draws.
+
+    Examples
+    --------
+    >>> NestedUnits(("outcomes", "answers"), "n_attempts").present({"outcomes": 1, "n_attempts": 2})
+    ['outcomes']
+    """
+
+    arrays: tuple[str, ...]
+    sizes: str
+
+    def present(self, arrays: Mapping[str, Any]) -> list[str]:
+        """The nested arrays that ``arrays`` holds, in declaration order."""
+        return [name for name in self.arrays if name in arrays]
+
+
+@dataclass(frozen=True)
 class Kind:
     """A registered table kind: its declared columns and options, and its extractor.
 
@@ -177,6 +207,9 @@ class Kind:
     # ``half(n)`` gives the positions of a half-sample of n (the engine's draw). See register_kind.
     side_data: Callable[[dict[str, Any], Callable[[int], np.ndarray]], dict[str, Any]] | None = \
         field(default=None, repr=False)
+    # nested: the per-unit arrays holding repeated draws within a unit (attempts of an item), which
+    # the pandas engine's default bootstrap resamples within each drawn unit; None: units are atoms
+    nested: NestedUnits | None = None
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -218,7 +251,7 @@ class Kind:
         return [unit] if unit is not None and unit in columns else None
 
 
-_KINDS: Registry[Kind] = Registry("kind", site=lambda k: definition_site(k.extract.__wrapped__))
+_KINDS: Registry[Kind] = Registry("kind", site=lambda k: definition_site(cast(Any, k.extract).__wrapped__))
 
 
 def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Option] = (),
@@ -227,8 +260,8 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
                   global_options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
                   complete_units: Callable[..., Any] | None = None, stage: str = "evaluate",
                   detect: Callable[[Any], bool] | None = None,
-                  side_data: Callable[[dict[str, Any], Callable[[int], np.ndarray]], dict[str, Any]] | None = None
-                  ) -> Callable:
+                  side_data: Callable[[dict[str, Any], Callable[[int], np.ndarray]], dict[str, Any]] | None = None,
+                  nested: NestedUnits | None = None) -> Callable:
     """Decorator registering ``extract(df, *, nan_policy, **options) -> Inputs`` as a kind.
 
     ``columns`` declares the table's columns (:class:`~scorebench.core.table_schema.Column`) and
@@ -247,7 +280,9 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
     resamples constants of the extracted units that are samples themselves (a generative
     kind's reference features): the half-sampling interval rules call it on each replicate's
     arrays with ``half(n)``, the positions of a half-sample of ``n`` drawn by the engine, so
-    no engine names a kind's constants.
+    no engine names a kind's constants. ``nested`` (:class:`NestedUnits`) declares the arrays
+    that hold repeated draws within each unit (a repeated-sampling kind's attempts): the
+    pandas engine's default bootstrap then resamples units and the draws within each.
     """
     check_choice(stage, "stage", STAGES)
     columns, options = tuple(columns), tuple(options)
@@ -259,7 +294,7 @@ def register_kind(name: str, *, columns: Sequence[Column], options: Sequence[Opt
         _KINDS.add(name, Kind(name=name, extract=_declared_first(fn, name, columns), columns=columns, description=doc[0] if doc else "",
                             options=options, unit_column=unit_column, whole_groups=whole_groups,
                             global_options=global_options, complete_units=complete_units, stage=stage,
-                            detect=detect, side_data=side_data))
+                            detect=detect, side_data=side_data, nested=nested))
         return fn
 
     return decorate
@@ -465,9 +500,9 @@ def extract_multiclass(df: pd.DataFrame, *, nan_policy: str = "raise", atol: flo
         raise InputError("kind 'multiclass': expected at least two probability columns named "
                          f"p_<class> (e.g. p_cat, p_dog); found {prob_cols or 'none'}")
     df, key = start_table(df, "multiclass", ["y", *prob_cols], nan_policy)
-    classes = [_CLASS_COL.match(c).group(1) for c in prob_cols]
+    classes = [cast(re.Match[str], _CLASS_COL.match(c)).group(1) for c in prob_cols]  # matched above
     probs = _values(df, prob_cols, nan_policy)
-    bad = ((probs < 0) | (probs > 1)).any(axis=1)
+    bad = cast(np.ndarray, ((probs < 0) | (probs > 1)).any(axis=1))
     if bad.any():
         raise InputError(f"probability columns: values outside [0, 1] in {describe_rows(bad, df.index)}; "
                          "expected probabilities")
@@ -516,7 +551,7 @@ def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     if "member" in df.columns and "value" in df.columns:
         df = _ensemble_long_to_wide(df)
     members = sorted((c for c in df.columns if isinstance(c, str) and _MEMBER_COL.match(c)),
-                     key=lambda c: int(_MEMBER_COL.match(c).group(1)))
+                     key=lambda c: int(cast(re.Match[str], _MEMBER_COL.match(c)).group(1)))
     if not members:
         raise InputError("kind 'ensemble': expected member columns named m0, m1, ... "
                          "(or a long table with id, member, value columns); found none")

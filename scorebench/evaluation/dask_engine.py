@@ -62,7 +62,7 @@ _BUCKET = "__scorebench_unit_bucket__"
 _FAN_IN = 32  # partials merged per task
 
 
-def read_dask(pattern: str, *, blocksize: str = "64MB"):
+def read_dask(pattern: str, *, blocksize: str = "64MB") -> Any:
     """Read a Parquet or CSV glob (or a partitioned Parquet folder) lazily with Dask.
 
     Each partition is at most one Parquet row group / file or ``blocksize`` of CSV, which
@@ -193,10 +193,10 @@ def evaluate_dask(ddf: Any, metrics: Any, *, kind: str | None = None, by: str | 
                      bootstrap="poisson", proportion_interval=proportion_interval, kind_options=kind_options)
     layout = _layout(ddf, plan)
     attrs: dict[str, Any] = {}
-    scores = _merged_scores(ddf, layout, progress, attrs) if plan.mergeable else None
+    parts = [_merged_scores(ddf, layout, progress, attrs)] if plan.mergeable else []
     if plan.collected:
-        extra = _collected_scores(ddf, layout, attrs)
-        scores = extra if scores is None else pd.concat([scores, extra], ignore_index=True)
+        parts.append(_collected_scores(ddf, layout, attrs))
+    scores = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
     scores["n"] = scores["n"].astype(np.int64)
     rules = _interval_rules(plan.records, n_boot, proportion_interval)
     scores.attrs.update({"scorebench_version": __version__, "engine": "dask",
@@ -291,7 +291,7 @@ def _compute_partials(tasks: list, progress: Any) -> Partial:
 
     done = 0
 
-    def finished(key, *_):
+    def finished(key: Any, *_: Any) -> None:
         nonlocal done
         if key in partition_keys:
             done += 1

@@ -34,7 +34,7 @@ MacGibbon (2006), Computational Statistics & Data Analysis 50(12) (Poisson boots
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,7 +262,7 @@ def _mcnemar(b: np.ndarray, c: np.ndarray) -> tuple:
     return stat, p, detail
 
 
-def _pair_blocks(size: int, rounds: int):
+def _pair_blocks(size: int, rounds: int) -> Iterator[slice]:
     step = max(1, min(_PAIR_BLOCK, _CELLS // max(rounds, 1)))
     for start in range(0, size, step):
         yield slice(start, min(size, start + step))

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -98,7 +98,8 @@ def _reduce_groups(units: Units, labels: list[tuple], plan: Plan, progress: Prog
     """Reduce: every (metric, group) to an entry of one partial (plus per-unit rows and note counts)."""
     hashes = units.inputs.unit_hashes() if plan.bootstrap == "poisson" and plan.n_boot else None
     clusters = None if plan.cluster is None else units.inputs.frame[plan.cluster].to_numpy()
-    reduced, unit_rows, counts = Partial(), [], {}
+    reduced, unit_rows = Partial(), []
+    counts: dict[str, dict[str, float]] = {}
     total = len(plan.records) * len(labels)
     for record in plan.records:
         contrib = contributions(record, units.inputs, plan.nan_policy) if record.per_row else None
@@ -164,7 +165,8 @@ def _scores_frame(units: Units, rows: list[dict[str, Any]], unit_rows: list[pd.D
 
 def _record_note(record: Metric, arrays: dict[str, Any], label: tuple, counts: dict[str, dict[str, float]]) -> None:
     """Add a metric's counts (e.g. clipped rows) to the attrs and warn with its message."""
-    note = dict(record.note(arrays, **record._call_params()) or {})
+    note_of = cast(Callable[..., Any], record.note)  # called only for a metric with a note hook
+    note = dict(note_of(arrays, **record._call_params()) or {})
     message = note.pop("message", None)
     for key, count in note.items():
         per_metric = counts.setdefault(key, {})

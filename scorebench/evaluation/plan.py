@@ -23,6 +23,7 @@ from scorebench.core.registry import Metric, metric as lookup_metric
 from scorebench.core.stats import check_resampling
 from scorebench.core.tables import NAN_POLICIES, Inputs, Kind, get_kind, infer_kind, label_text
 from scorebench.core.validation import check_choice, describe_rows
+from scorebench.io.option_files import read_options
 
 __all__ = ["BOOTSTRAPS", "Plan", "make_plan", "Units", "prepare", "load_table",
            "cluster_labels", "resolve_metrics", "resolve_kind", "parse_by", "by_columns"]
@@ -55,9 +56,13 @@ def resolve_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metr
 def resolve_kind(records: Sequence[Metric], kind: str | None,
                  kind_options: Mapping[str, Any]) -> tuple[Kind, dict[str, Any]]:
     """The table kind the metrics read (or ``kind``) and the options checked against its
-    declaration (an option it does not declare is refused; text is converted to its type)."""
+    declaration (an option it does not declare is refused; text is converted to its type).
+
+    A path given for an option that declares file ``formats`` (``qrels``) is read here, once,
+    through the format registry (:func:`scorebench.io.option_files.read_options`): the kind
+    receives a table."""
     spec = get_kind(infer_kind({m.kind for m in records}, kind))
-    return spec, spec.check_options(kind_options)
+    return spec, read_options(spec.options, spec.check_options(kind_options))
 
 
 def parse_by(by: str | Sequence[str] | None) -> list[str] | None:

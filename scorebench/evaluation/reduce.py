@@ -14,7 +14,7 @@ intervals are made by :func:`scorebench.evaluation.score.score_entry`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.groups import group_labels
 from scorebench.core.registry import Metric
 from scorebench.core.stats import EXACT_BOOTSTRAP_LIMIT, HALF_SAMPLING_RULES, poisson_weights, rng_for
-from scorebench.core.tables import Inputs
+from scorebench.core.tables import Inputs, NestedUnits
 from scorebench.core.validation import describe_rows
 from scorebench.evaluation.partial import Entry, Partial, Replicates, RowSums, SetStats
 from scorebench.evaluation.plan import Plan, Units
@@ -110,12 +110,14 @@ class _Group:
         """Add one block of Poisson weights ``w`` (rounds x units) for units ``rows``."""
         for r in self.records:
             entry = self.entries[r.name]
-            if r.per_row:
+            if r.per_row:  # a per-row metric's entry holds row sums, a set-level one's statistics
+                sums = cast(RowSums, entry)
                 values, keep = self.kept[r.name]
-                entry.sums += w @ values[at]
-                entry.totals += w.sum(axis=1) if keep is None else w @ keep[at]
+                sums.sums += w @ values[at]
+                sums.totals += w.sum(axis=1) if keep is None else w @ keep[at]
             else:
-                entry.boot = entry.boot + np.asarray(r.partial_stats(self.inputs.take(rows), w), dtype=np.float64)
+                stats = cast(SetStats, entry)
+                stats.boot = stats.boot + np.asarray(r.partial_stats(self.inputs.take(rows), w), dtype=np.float64)
 
 
 def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[str], nan_policy: str,
@@ -133,14 +135,16 @@ def unit_partials(inputs: Inputs, records: Sequence[Metric], by_cols: Sequence[s
     contribs = {r.name: contributions(r, inputs, nan_policy) for r in records if r.per_row}
     out = Partial()
     weights = np.empty((n_boot, _block_rows(n_boot))) if n_boot else None  # reused: see stats._splitmix64_inplace
+    # both are arrays whenever n_boot > 0, the only case the weight blocks below run
+    blocks, unit_hashes = cast(np.ndarray, weights), cast(np.ndarray, hashes)
     for g, label in enumerate(labels):
         idx = np.flatnonzero(codes == g)
         group = _Group(records, inputs, idx, {n: _kept_values(v[idx], nan_policy) for n, v in contribs.items()},
                        n_boot)
         # One weight block serves every metric: the Poisson draws are the costly part.
         for start in range(0, idx.size if n_boot else 0, _block_rows(n_boot)):
-            rows = idx[start:start + weights.shape[1]]
-            w = poisson_weights(hashes[rows], seed, n_boot, out=weights[:, :rows.size])
+            rows = idx[start:start + blocks.shape[1]]
+            w = poisson_weights(unit_hashes[rows], seed, n_boot, out=blocks[:, :rows.size])
             group.add_block(w, rows, slice(start, start + rows.size))
         out.entries.update({(label, name): entry for name, entry in group.entries.items()})
     if collect_units and inputs.key is not None:
@@ -182,15 +186,16 @@ def row_entry(record: Metric, values: np.ndarray, resampler: Resampler, plan: Pl
 
 
 def _two_level(record: Metric, inputs: Inputs, idx: np.ndarray, entry: Entry, resampler: Resampler,
-               plan: Plan) -> Entry:
-    """The replicates of a per-row metric on units that hold repeated attempts (the kind lists
-    them in ``consts["_nested"]``): items resampled, then attempts within each drawn item
-    (:func:`scorebench.core.stats.two_level_draws`), the contributions recomputed every round."""
+               plan: Plan, declared: NestedUnits) -> Entry:
+    """The replicates of a per-row metric on units that hold repeated attempts (the kind's
+    ``nested`` hook, ``declared``, names them): items resampled, then attempts within each
+    drawn item (:func:`scorebench.core.stats.two_level_draws`), the contributions recomputed
+    every round."""
     if not (plan.n_boot and isinstance(entry, Replicates) and np.isfinite(entry.value)):
         return entry
     arrays = inputs.take(idx)
-    nested = [name for name in inputs.consts["_nested"] if name in arrays]
-    sizes = np.asarray(arrays[inputs.consts["_nested_sizes"]], dtype=np.int64)
+    nested = declared.present(arrays)
+    sizes = np.asarray(arrays[declared.sizes], dtype=np.int64)
     width = arrays[nested[0]].shape[1]
     means = np.empty(plan.n_boot)
     done = 0
@@ -281,7 +286,8 @@ def group_entry(record: Metric, units: Units, g: int, label: tuple, contrib: np.
     resampler = group_resampler(plan, record, label, idx, hashes, clusters)
     if contrib is None:
         return set_entry(record, units, idx, resampler, plan)
-    nested = resampler.scheme == "multinomial" and proportion_rule(record, plan) is None \
-        and "_nested" in units.inputs.consts
+    declared = plan.kind.nested
+    nested = resampler.scheme == "multinomial" and proportion_rule(record, plan) is None and declared is not None
     entry = row_entry(record, contrib[idx], resampler, plan, draw=not nested)
-    return _two_level(record, units.inputs, idx, entry, resampler, plan) if nested else entry
+    return _two_level(record, units.inputs, idx, entry, resampler, plan, declared) if declared is not None and nested \
+        else entry

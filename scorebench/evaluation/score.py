@@ -17,7 +17,7 @@ the entry (partial sums merged across partitions, or replicates drawn in memory)
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def settle(record: Metric, entry: Entry, n_boot: int) -> tuple[float, np.ndarray
 
 
 def _successes(entry: Entry) -> float:
-    return float(entry.total) if isinstance(entry, RowSums) else float(entry.successes)
+    return float(entry.total) if isinstance(entry, RowSums) else float(cast(Replicates, entry).successes)
 
 
 def score_entry(record: Metric, entry: Entry, plan: Plan) -> Score:

@@ -57,7 +57,13 @@ FORMAT_RECORDS = (
         "``qid ujg docno rel`` lines; named, never detected (laid out like qrels)",
         yields="qrels by judgment group (qid, jg, docid, relevance)",
         doc="qrels whose second field names the assessor (or a diversity subtopic)",
-        reader="scorebench.io.trec_prefs:read_trec_qrels_jg", auto=False),
+        reader="scorebench.io.trec_prefs:read_trec_qrels_jg", detector="scorebench.io.trec:detect_qrels", auto=False),
+    Format(
+        name="trec_qrels_prefs", family="judgments", files="qrels read as preferences (``-R qrels_prefs``): "
+        "``qid ujg docno rel`` lines, each judgment group one sub-group; named, never detected (laid out like qrels)",
+        yields="prefs judgments (qid, jg, jsg, docid, relevance)",
+        doc="qrels as trec_eval's prefs measures read them (the prefs kind's judgments when not a prefs file)",
+        reader="scorebench.io.trec_prefs:read_trec_qrels_prefs", auto=False),
     Format(
         name="trec_eval", family="trec_eval", files="the text ``trec_eval -q`` prints (measure, query, value)",
         yields="", doc="scores as trec_eval 10.0 prints them, for scripts that parse its output",

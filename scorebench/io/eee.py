@@ -105,7 +105,7 @@ def _is_bootstrap(method: str | None) -> bool:
     return method is not None and method.endswith(" bootstrap")
 
 
-def _metric_record(name: str):
+def _metric_record(name: str) -> Any:
     from scorebench.core.registry import metric
 
     try:
@@ -359,7 +359,7 @@ def to_eee(scores: pd.DataFrame, *, benchmark: str | None = None, timestamp: str
     n_boot = int(n_boot) if isinstance(n_boot, (int, np.integer)) and not isinstance(n_boot, bool) else \
         (int(n_boot) if isinstance(n_boot, str) and n_boot.isdigit() else None)
     from_harness = attrs.get("source_format") not in (None, "eee")
-    library = {"name": str(attrs["source_format"]), "version": str(attrs.get("tool_version") or "unknown")} \
+    library: dict[str, Any] = {"name": str(attrs["source_format"]), "version": str(attrs.get("tool_version") or "unknown")} \
         if from_harness else {"name": "scorebench", "version": str(attrs.get("scorebench_version") or __version__)}
     library["additional_details"] = {"written_by": f"scorebench {__version__}"}
     records = []
@@ -369,7 +369,7 @@ def to_eee(scores: pd.DataFrame, *, benchmark: str | None = None, timestamp: str
             metric = str(row["metric"])
             task = str(row["task"]) if has_task else metric
             results.append(_result(row, task, metric, configs[metric], methods[metric], ci_level, n_boot, extras))
-        record = {
+        record: dict[str, Any] = {
             "schema_version": EEE_SCHEMA_VERSION,
             "evaluation_id": f"{benchmark}/{system}/{stamp}",
             "retrieved_timestamp": stamp,

@@ -16,7 +16,8 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ READ_FORMATS = format_names(family=("table", "trec"), role="read")
 WRITE_FORMATS = format_names(family="table", role="write")
 
 
-def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed=READ_FORMATS) -> str:
+def detect_format(path: str | os.PathLike, fmt: str | None = None, *, allowed: Sequence[str] = READ_FORMATS) -> str:
     """The format named by ``fmt``, or the one of ``allowed`` that the format registry detects
     for ``path`` (its suffix; TREC files by their layout, :func:`scorebench.io.formats.detect_format`).
 
@@ -117,8 +118,7 @@ def _read_delimited(sep: str) -> Callable[[Path, str], pd.DataFrame]:
             header = next(csv.reader([handle.readline()], delimiter=sep), [])
         if not header or all(not h.strip() for h in header):
             raise InputError(f"{path}: no header row found")
-        seen: set[str] = set()
-        dups = sorted({h for h in header if h in seen or seen.add(h)})
+        dups = sorted({h for h, count in Counter(header).items() if count > 1})
         if dups:
             raise InputError(f"{path}: duplicate column name(s) {dups}; expected unique column names")
         with warnings.catch_warnings():

@@ -126,7 +126,8 @@ def looks_like_trec(path: str | os.PathLike) -> str | None:
     ``*.run``/``*.qrels`` or without a table extension. Returns None when the file looks
     like neither.
     """
-    return {6: "run", 4: "qrels"}.get(first_data_fields(path))
+    fields = first_data_fields(path)
+    return None if fields is None else {6: "run", 4: "qrels"}.get(fields)
 
 
 def trec_layout(path: str | os.PathLike) -> int | None:

@@ -222,3 +222,16 @@ def test_board_sampling_section_matches_evaluate_and_draws_the_curves(tmp_path):
                     encoding="utf-8")
     with pytest.raises(InputError, match="ks"):
         load_spec(spec)
+
+
+def test_the_kind_declares_its_nested_arrays_and_the_engine_asks_it():
+    from scorebench.core.tables import NestedUnits, get_kind
+
+    spec = get_kind("attempts")
+    assert spec.nested == NestedUnits(("outcomes", "answers"), "n_attempts")
+    table = pd.DataFrame({"item": ["a", "a", "b", "b", "c", "c"], "correct": [1, 0, 1, 1, 0, 0]})
+    inputs = spec.extract(table, nan_policy="raise")
+    assert not any(k.startswith("_") for k in inputs.consts)  # no private keys for the engine to read
+    assert spec.nested.present(inputs.arrays) == ["outcomes"]  # no answer column: no answers array
+    scores = scorebench.evaluate(table, "pass@1", n_boot=50, seed=0)
+    assert "two-level" in scores.attrs["bootstrap"]

@@ -35,7 +35,7 @@ REF = ROOT.parent / "shared" / "reference" / "trec_eval"
 EVERY_FORMAT = {
     "table": ["csv", "tsv", "parquet", "jsonl", "json", "markdown"],
     "trec": ["trec_run", "trec_qrels"],
-    "judgments": ["trec_prefs", "trec_qrels_jg"],
+    "judgments": ["trec_prefs", "trec_qrels_jg", "trec_qrels_prefs"],
     "trec_eval": ["trec_eval"],
     "harness": ["mteb", "lighteval", "lm_eval", "arena", "rewardbench", "helm", "openood", "eee", "hf",
                 "lm_eval_mc", "inspect",

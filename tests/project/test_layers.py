@@ -64,17 +64,7 @@ BY_DESIGN: dict[tuple[str, str], str] = {
 # rule "core imports no wing"
 CORE_OFFENDERS: set[tuple[str, str]] = set()
 # rule "metrics/, losses/ never import evaluation/, io/, aggregate/, leaderboard/, cli/, report/"
-METRICS_LOSSES_OFFENDERS: set[tuple[str, str]] = {
-    # ranking kinds read TREC files themselves; the io format registry (issue 30 item 2) takes this over
-    ("scorebench/metrics/ranking/kind.py", "scorebench.io.trec"),
-    ("scorebench/metrics/ranking/kind.py", "scorebench.io.tables"),
-    ("scorebench/metrics/ranking/diversity_kind.py", "scorebench.io.tables"),
-    ("scorebench/metrics/ranking/diversity_kind.py", "scorebench.io.trec"),
-    ("scorebench/metrics/ranking/diversity_kind.py", "scorebench.io.trec_prefs"),
-    ("scorebench/metrics/ranking/prefs_measures.py", "scorebench.io.trec_prefs"),
-    # reward accuracy reads RewardBench's subset weights from its reader
-    ("scorebench/metrics/reward/accuracy.py", "scorebench.io.readers.rewardbench"),
-}
+METRICS_LOSSES_OFFENDERS: set[tuple[str, str]] = set()
 # rule "evaluation/ never imports leaderboard/, cli/, report/"
 EVALUATION_OFFENDERS: set[tuple[str, str]] = set()
 # rule "io/ never imports evaluation/, leaderboard/, cli/"

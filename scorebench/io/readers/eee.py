@@ -40,8 +40,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -96,7 +97,7 @@ def detect(path: Path) -> bool:
     return False
 
 
-def _files(root: Path, pattern: str):
+def _files(root: Path, pattern: str) -> Iterator[Path]:
     """Regular files under ``root`` matching ``pattern``, in sorted order (links not followed)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -145,7 +146,8 @@ def _read_scores(files: list[Path], prov: Provenance) -> pd.DataFrame:
         versions.add(str(require(obj, "schema_version", str, file)))
         model = require(obj, "model_info", dict, file)
         system = require(model, "id", str, file, "model_info.id")
-        library = obj.get("eval_library") if isinstance(obj.get("eval_library"), dict) else {}
+        raw_library = obj.get("eval_library")
+        library = raw_library if isinstance(raw_library, dict) else {}
         source = str(library.get("name", "unknown"))
         meta = (obj.get("source_metadata") or {}).get("additional_details") or {}
         if isinstance(meta, dict):
@@ -308,7 +310,7 @@ def _shared_attrs(table: pd.DataFrame, metas: list[dict[str, str]]) -> dict[str,
                 out[key] = int(value)
             elif key == "aggregate_defaults":
                 try:
-                    out[key] = json.loads(value)
+                    out[key] = json.loads(cast(str, value))
                 except json.JSONDecodeError:
                     pass
             else:

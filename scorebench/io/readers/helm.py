@@ -118,7 +118,10 @@ def read(path: Path, *, level: str | None = None, split: str = "test", perturbat
     schema_file = _find_schema(runs[0], root, schema)
     mains, directions = _load_schema(schema_file, prov) if schema_file is not None else ({}, {})
     asked = None if metric is None or metric == "all" else ({metric} if isinstance(metric, str) else set(metric))
-    frames, seen, kept, by_main = [], {}, set(), schema_file is not None and metric is None
+    frames: list[pd.DataFrame] = []
+    seen: dict[Any, Any] = {}
+    kept: set[Any] = set()
+    by_main = schema_file is not None and metric is None
     for run in runs:
         model, task, groups = _names(run, prov, system)
         if (model, task) in seen:

@@ -35,6 +35,7 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def _yaml(path: Path, data: bytes) -> Any:
         """``yaml.SafeLoader`` that refuses aliases (``*name``): a few bytes of them can stand for
         an exponential number of results (the "billion laughs")."""
 
-        def compose_node(self, parent, index):
+        def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 mark = self.peek_event().start_mark
                 raise InputError(f"{path}: YAML alias at line {mark.line + 1}, column {mark.column + 1}: aliases "
@@ -104,7 +105,7 @@ def _is_eval_results(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") and path.parent.name == ".eval_results"
 
 
-def _files(root: Path, limit: int | None = None):
+def _files(root: Path, limit: int | None = None) -> Iterator[Path]:
     """README.md files and .eval_results YAML files under ``root`` (sorted; links not followed),
     looking at no more than ``limit`` file names when given."""
     count = 0

@@ -37,6 +37,7 @@ import math
 import re
 import zipfile
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,9 @@ def read(path: Path, *, level: str = "samples", system: str | None = None,
                       and (p.suffix == ".eval" or (p.suffix == ".json" and _is_json_log(p))))
     check_runs(path, logs, system, missing="no Inspect log (.eval or .json) found", unit="log", units="logs", by="file")
     prov = Provenance("inspect", root)
-    frames, versions, seen = [], set(), {}
+    frames: list[pd.DataFrame] = []
+    versions: set[str] = set()
+    seen: dict[Any, Any] = {}
     for log in logs:
         reader = _EvalZip(log, prov) if log.suffix == ".eval" else _JsonLog(log, prov)
         header = reader.header()
@@ -198,7 +201,7 @@ class _EvalZip:
             raise field_error(self.path, "header.json", "expected an object")
         return header
 
-    def samples(self):
+    def samples(self) -> Iterator[tuple[str, dict]]:
         members = []
         for name in self.archive.namelist():
             match = _SAMPLE.match(name)
@@ -244,9 +247,10 @@ def _member_bytes(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -
     return data
 
 
-def _zstd_reader():
+def _zstd_reader() -> Callable[[bytes, int], bytes]:
     """``read(raw, limit)``: Zstandard decompression with bounded output (Python 3.14's
     ``compression.zstd``, else the ``zstandard`` package)."""
+    zstandard: Any
     try:
         import zstandard
     except ImportError:
@@ -291,7 +295,7 @@ class _JsonLog:
     def header(self) -> dict:
         return self.doc
 
-    def samples(self):
+    def samples(self) -> Iterator[tuple[str, dict]]:
         samples = self.doc.get("samples") or []
         if not isinstance(samples, list):
             raise field_error(self.path, "samples", "expected a list")
@@ -328,7 +332,7 @@ def _results_rows(header: dict, log: Path, system: str, task: str) -> pd.DataFra
 _RESERVED = {"system", "task", "id", "epoch"}
 
 
-def _sample_rows(samples, log: Path, system: str, task: str) -> pd.DataFrame:
+def _sample_rows(samples: Iterable[tuple[str, dict]], log: Path, system: str, task: str) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, int]] = set()
     score_cols: set[str] = set()

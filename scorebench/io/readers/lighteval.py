@@ -51,7 +51,7 @@ import io
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -139,7 +139,10 @@ def read(path: Path, *, level: str = "samples", system: str | None = None, tasks
     runs = _find_runs(path)
     check_runs(path, runs, system, missing="no lighteval results_<date>.json found", unit="run", units="results files")
     prov = Provenance("lighteval", root)
-    frames, versions, seen, hashes = [], set(), {}, {}
+    frames: list[pd.DataFrame] = []
+    versions: set[str] = set()
+    seen: dict[tuple[str, str], Path] = {}
+    hashes: dict[str, tuple[str, Path]] = {}
     for run in runs:
         _read_run(run, prov, root, level=level, system=system, wanted=wanted, convention=convention, frames=frames,
                   versions=versions, seen=seen, hashes=hashes)
@@ -185,7 +188,8 @@ def _read_run(run: Path, prov: Provenance, root: Path, *, level: str, system: st
     results = require(obj, "results", dict, run)
     name = _model_name(general, system, run)
     versions.add(_version(general))
-    summary = obj.get("summary_tasks") if isinstance(obj.get("summary_tasks"), dict) else {}
+    raw_summary = obj.get("summary_tasks")
+    summary = raw_summary if isinstance(raw_summary, dict) else {}
     for task in sorted(results):
         if task == "all" or ":_average|" in task or (wanted is not None and task not in wanted):
             continue
@@ -261,7 +265,7 @@ def _results_rows(values: dict, run: Path, system: str, task: str) -> pd.DataFra
 def _details_file(run: Path, task: str, root: Path) -> Path:
     """``details/<model>/<date_id>/details_<task>_<date_id>.parquet`` of the run
     ``results/<model>/results_<date_id>.json``."""
-    date_id = _RESULTS.match(run.name).group(1)
+    date_id = cast(re.Match[str], _RESULTS.match(run.name)).group(1)  # runs are results_<date_id>.json
     name = f"details_{task}_{date_id}.parquet"
     parts = list(run.parent.parts)
     candidates = []
@@ -345,6 +349,7 @@ def _multiclass_rows(path: Path, prov: Provenance, system: str, task: str, conve
             raise field_error(path, f"model_response.logprobs (row {row})",
                               f"expected one log-likelihood per choice ({len(choices or [])}), "
                               f"got {len(logprobs or [])}")
+        logprobs, choices = cast(list, logprobs), cast(list, choices)  # both lists: _has_choice_logprobs
         ll = np.array([_finite_or_inf(v, path, f"model_response.logprobs (row {row})")
                        for v in logprobs[:len(choices)]])
         gold = _gold(doc.get("gold_index"), len(choices), path, row)

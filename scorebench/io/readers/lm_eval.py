@@ -138,7 +138,7 @@ class _Found:
         self.groups: dict[str, list[str]] = {}
         self.frames: list[pd.DataFrame] = []
         self.hashes: dict[str, tuple[str, Path]] = {}  # task -> (task hash, first run with it)
-        self.seen: dict[tuple[str, str], Path] = {}  # (system, task) -> run
+        self.seen: dict[tuple[str, ...], Path] = {}  # (system, task[, stamp]) -> run
         self.versions: set[str] = set()
         self.not_per_sample: set[str] = set()
         self.directions: dict[str, Any] = {}
@@ -242,7 +242,8 @@ def system_name(obj: dict, run: Path, root: Path, system: str | None) -> str:
         return rel.as_posix()
     if system is not None:
         return system
-    config = obj.get("config") if isinstance(obj.get("config"), dict) else {}
+    raw_config = obj.get("config")
+    config = raw_config if isinstance(raw_config, dict) else {}
     name = obj.get("model_name") or _pretrained(config.get("model_args")) or config.get("model")
     if not isinstance(name, str) or not name:
         raise field_error(run, "model_name", "missing (and no config.model_args pretrained= or config.model); "

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -108,13 +108,15 @@ def read(path: Path, *, convention: str = "acc", system: str | None = None,
     check_runs(path, runs, system, missing="no lm-evaluation-harness results_<timestamp>.json found", unit="run",
                units="results files", by="folder")
     prov = Provenance("lm_eval_mc", root)
-    frames, versions, seen = [], set(), {}
+    frames: list[pd.DataFrame] = []
+    versions: set[str] = set()
+    seen: dict[Any, Any] = {}
     for run in runs:
         obj = load_json(run, prov.read(run))
         configs = require(obj, "configs", dict, run)
         versions.add(str(obj.get("lm_eval_version", "unknown")))
         name = system_name(obj, run, root, system)
-        stamp = _RESULTS.match(run.name).group(1)
+        stamp = cast(re.Match[str], _RESULTS.match(run.name)).group(1)  # runs are results_<stamp>.json
         for task, config in sorted(configs.items()):
             if not isinstance(config, dict) or config.get("output_type") != "multiple_choice":
                 continue

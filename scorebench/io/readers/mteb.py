@@ -42,7 +42,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -112,7 +112,7 @@ def _first_json(folder: Path, depth: int) -> Path | None:
 
 def _result_files(root: Path) -> list[Path]:
     """Every ``*.json`` under ``root`` except ``model_meta.json``, in path order."""
-    found = []
+    found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
         found.extend(os.path.join(folder, n) for n in sorted(names)
@@ -326,13 +326,13 @@ def _select(splits: dict[str, list[dict]], spec: dict, metrics: str) -> tuple[di
     main = [e.get("main_score") for e in entries]
     if not all(_finite_number(v) for v in main):
         return {}, f"no main score ({spec['main_score']}) in the selected subsets"
-    values = {"main_score": sum(main) / len(main)}
+    values = {"main_score": sum(cast(list[float], main)) / len(main)}  # every one a finite number
     if metrics == "all":
         flat = [_flatten(e) for e in entries]
         for name in flat[0]:
             column = [f.get(name) for f in flat]
             if all(_finite_number(v) for v in column):
-                values.setdefault(name, sum(column) / len(column))
+                values.setdefault(name, sum(cast(list[float], column)) / len(column))
     return values, None
 
 

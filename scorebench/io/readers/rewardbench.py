@@ -51,25 +51,11 @@ from typing import Any
 import pandas as pd
 
 from scorebench.core.errors import InputError
+from scorebench.core.rewardbench_subsets import EXAMPLE_COUNTS, SECTIONS
 from scorebench.io.readers._common import Provenance, as_number, field_error, head_bytes, jsonl_records, load_json, plain_name, require
 
 __all__ = ["read", "detect", "SECTIONS", "EXAMPLE_COUNTS", "section_scores"]
 
-SECTIONS = {
-    "Chat": ("alpacaeval-easy", "alpacaeval-length", "alpacaeval-hard", "mt-bench-easy", "mt-bench-med"),
-    "Chat Hard": ("mt-bench-hard", "llmbar-natural", "llmbar-adver-neighbor", "llmbar-adver-GPTInst",
-                  "llmbar-adver-GPTOut", "llmbar-adver-manual"),
-    "Safety": ("refusals-dangerous", "refusals-offensive", "xstest-should-refuse", "xstest-should-respond",
-               "donotanswer"),
-    "Reasoning": ("math-prm", "hep-cpp", "hep-go", "hep-java", "hep-js", "hep-python", "hep-rust"),
-}
-EXAMPLE_COUNTS = {
-    "alpacaeval-easy": 100, "alpacaeval-length": 95, "alpacaeval-hard": 95, "mt-bench-easy": 28, "mt-bench-med": 40,
-    "mt-bench-hard": 37, "llmbar-natural": 100, "llmbar-adver-neighbor": 134, "llmbar-adver-GPTInst": 92,
-    "llmbar-adver-GPTOut": 47, "llmbar-adver-manual": 46, "refusals-dangerous": 100, "refusals-offensive": 100,
-    "xstest-should-refuse": 154, "xstest-should-respond": 250, "donotanswer": 136, "math-prm": 984,
-    "hep-cpp": 164, "hep-go": 164, "hep-java": 164, "hep-js": 164, "hep-python": 164, "hep-rust": 164,
-}
 _SECTION_OF = {subset: section for section, subsets in SECTIONS.items() for subset in subsets}
 
 
@@ -157,7 +143,9 @@ def read(path: Path, *, level: str | None = None, system: str | None = None) -> 
     if system is not None and len(models) > 1:
         raise InputError(f"system={system!r} names one reward model, but {path} holds {len(models)}: "
                          f"{', '.join(sorted(models))}")
-    frames, extra_acc, seen = [], {}, {}
+    frames: list[pd.DataFrame] = []
+    extra_acc: dict[str, Any] = {}
+    seen: dict[str, Path] = {}
     for key, (outputs, summary) in sorted(models.items()):
         file, records = outputs
         name = system or (_summary_model(summary)) or key
@@ -210,8 +198,10 @@ def _key(file: Path, root: Path) -> str:
     return "/".join(parts)
 
 
-def _models(path: Path, prov: Provenance) -> dict[str, tuple[tuple[Path, list], tuple[Path, dict] | None]]:
-    """``{model key: (per-prompt outputs, summary or None)}`` of the files under ``path``."""
+def _models(path: Path, prov: Provenance) -> tuple[dict[str, tuple[tuple[Path, list], tuple[Path, dict] | None]],
+                                                   dict[str, tuple[Path, dict]]]:
+    """``{model key: (per-prompt outputs, summary or None)}`` of the files under ``path``, and
+    ``{model key: summary}`` of every summary found."""
     root = prov.root
     outputs: dict[str, tuple[Path, list]] = {}
     summaries: dict[str, tuple[Path, dict]] = {}

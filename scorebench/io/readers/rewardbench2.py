@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -124,7 +125,8 @@ def read(path: Path, *, level: str = "samples", system: str | None = None) -> pd
     check_runs(path, files, system, missing="no RewardBench 2 scores file (column-wise id/subset/scores/num_correct) "
                "found", unit="model", units="scores files")
     prov = Provenance("rewardbench2", root)
-    frames, seen = [], {}
+    frames: list[pd.DataFrame] = []
+    seen: dict[Any, Any] = {}
     for file in files:
         obj = load_json(file, prov.read(file))
         if not isinstance(obj, dict):
@@ -148,7 +150,8 @@ def _model_rows(obj: dict, file: Path, system: str) -> tuple[pd.DataFrame, pd.Da
     if any(len(v) != n for v in columns.values()):
         raise field_error(file, "scores", f"columns of different lengths {({k: len(v) for k, v in columns.items()})}")
     reported = obj.get("results") if isinstance(obj.get("results"), list) and len(obj["results"]) == n else None
-    rows, by_subset = [], {}
+    rows: list[dict[str, Any]] = []
+    by_subset: dict[Any, Any] = {}
     for i in range(n):
         where = f"[{i}]"
         ident, subset = columns["id"][i], columns["subset"][i]

@@ -6,6 +6,9 @@ way; only their qrels differ.
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import pandas as pd
 
 from scorebench.core.errors import InputError
@@ -13,7 +16,7 @@ from scorebench.core.tables import GROUP_COLUMNS, NAN_POLICIES, Column, Option, 
 from scorebench.core.table_schema import check_declared_columns
 from scorebench.core.validation import check_choice, describe_rows
 
-__all__ = ["id_frame", "checked_run", "RUN_COLUMNS", "qrels_option"]
+__all__ = ["id_frame", "checked_run", "RUN_COLUMNS", "qrels_option", "judgments_frame"]
 
 # the run of every judged-run kind (ranking, diversity, prefs): a TREC run as a table
 RUN_COLUMNS = (Column("qid", "label", "the query"), Column("docid", "label", "the retrieved document"),
@@ -21,9 +24,24 @@ RUN_COLUMNS = (Column("qid", "label", "the query"), Column("docid", "label", "th
                Column("rank", "any", "ignored: the order comes from score", required=False))
 
 
-def qrels_option(doc: str) -> Option:
-    """The ``qrels`` option of a judged-run kind: a table, or on the command line a file."""
-    return Option("qrels", "table", None, doc, flag=True)
+def qrels_option(doc: str, formats: tuple[str, ...]) -> Option:
+    """The ``qrels`` option of a judged-run kind: a table, or a file in one of ``formats``
+    (read by the evaluation layer before the kind runs, see :attr:`Option.formats`)."""
+    return Option("qrels", "table", None, doc, flag=True, formats=formats)
+
+
+def judgments_frame(qrels: Any, kind: str, required: str) -> pd.DataFrame:
+    """The ``qrels`` option of kind ``kind`` as the DataFrame it must be; ``required`` says
+    what the kind expects when it is missing. A path is refused here: the evaluation layer
+    (:func:`scorebench.evaluate`, the CLI) reads files, a kind receives tables."""
+    if qrels is None:
+        raise InputError(f"kind {kind!r}: {required}")
+    if isinstance(qrels, (str, os.PathLike)):
+        raise InputError(f"qrels: kind {kind!r} takes a DataFrame; a file path ({os.fspath(qrels)!r}) is read by "
+                         "scorebench.evaluate, or read it with scorebench.io.option_files.read_option_file")
+    if not isinstance(qrels, pd.DataFrame):
+        raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
+    return qrels
 
 
 def id_frame(frame: pd.DataFrame, columns: tuple[str, ...], name: str) -> pd.DataFrame:

@@ -25,7 +25,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,7 +35,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.tables import Inputs, numeric_column, register_kind, require_columns
 from scorebench.core.validation import describe_rows
-from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, judgments_frame, qrels_option
 from scorebench.metrics.ranking.diversity import AT_K, DIVERSITY_MEASURES, check_params, column_name, measure_value, query_matrices
 
 __all__ = ["extract_diversity", "diversity_scores", "load_diversity_qrels", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp",
@@ -48,24 +47,12 @@ _QRELS = ("qid", "subtopic", "docid", "relevance")
 def load_diversity_qrels(qrels: Any) -> pd.DataFrame:
     """Diversity qrels as a DataFrame ``qid, subtopic, docid, relevance``.
 
-    A path is read as TREC diversity qrels (``qid subtopic docid rel``) when it is laid out
-    as TREC qrels, else with :func:`scorebench.io.tables.read_table`. A table that names the
-    subtopic column ``jg`` or ``iteration`` (trec_eval's and ir_measures' names) is accepted.
+    A file (TREC diversity qrels ``qid subtopic docid rel``, or a table file) is read by the
+    evaluation layer before the kind runs. A table that names the subtopic column ``jg`` or
+    ``iteration`` (trec_eval's and ir_measures' names) is accepted.
     """
-    if isinstance(qrels, (str, os.PathLike)):
-        path = os.fspath(qrels)
-        if not os.path.isfile(path):
-            raise InputError(f"qrels: file not found: {path!r}")
-        from scorebench.io.tables import read_table
-        from scorebench.io.trec import looks_like_trec
-        from scorebench.io.trec_prefs import read_trec_qrels_jg
-
-        qrels = read_trec_qrels_jg(path) if looks_like_trec(path) == "qrels" else read_table(path)
-    if qrels is None:
-        raise InputError("kind 'diversity': qrels are required (a DataFrame with qid, subtopic, docid, relevance, "
-                         "or the path of TREC diversity qrels), e.g. evaluate(run, ..., qrels=qrels)")
-    if not isinstance(qrels, pd.DataFrame):
-        raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
+    qrels = judgments_frame(qrels, "diversity", "qrels are required (a DataFrame with qid, subtopic, docid, "
+                            "relevance, or the path of TREC diversity qrels), e.g. evaluate(run, ..., qrels=qrels)")
     if "subtopic" not in qrels.columns:
         for alias in ("jg", "iteration"):
             if alias in qrels.columns:
@@ -89,7 +76,7 @@ def _relevant_docs(qrels: pd.DataFrame) -> tuple[dict[str, dict[str, set]], list
 
 @register_kind("diversity", columns=RUN_COLUMNS,
                options=(qrels_option("intent (subtopic) judgments: qid, subtopic, docid, relevance "
-                                     "(TREC diversity qrels)"),), unit_column="qid")
+                                     "(TREC diversity qrels)", ("table", "trec_qrels_jg")),), unit_column="qid")
 def extract_diversity(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against intent (subtopic) qrels, one unit per query of the qrels (ndeval)."""
     ids, groups = checked_run(df, "diversity", nan_policy)

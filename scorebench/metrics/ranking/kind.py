@@ -32,7 +32,6 @@ factorising path takes over on a hash collision), then integer sorts and binary 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +47,7 @@ from scorebench.core.table_schema import check_declared_columns
 from scorebench.core.validation import check_choice, describe_rows
 from scorebench.metrics.ranking._ids import HashCollision, argsort_u64, hash_strings, id_array, same_strings
 from scorebench.metrics.ranking._lists import check_level
-from scorebench.metrics.ranking._run_table import RUN_COLUMNS, qrels_option
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, judgments_frame, qrels_option
 from scorebench.metrics.ranking.complete import complete_units
 
 __all__ = ["extract_ranking", "load_qrels", "qrels_global_options"]
@@ -60,37 +59,13 @@ _STEP = 1 << 16
 
 
 def load_qrels(qrels: Any) -> pd.DataFrame:
-    """Qrels as a DataFrame ``qid, docid, relevance`` from a DataFrame or a file path.
+    """Qrels as the DataFrame ``qid, docid, relevance`` the kind reads.
 
-    A path is read as a TREC qrels file (``qid iter docid rel``) unless it has a table
-    extension (``.csv``, ``.parquet``, ``.jsonl``, ...), which :func:`scorebench.io.tables.read_table`
-    reads when available.
+    A file (TREC qrels, CSV, Parquet, ...) is read by the evaluation layer before the kind
+    runs (the option declares its formats); the kind itself takes a table.
     """
-    if isinstance(qrels, pd.DataFrame):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        path = os.fspath(qrels)
-        if not os.path.exists(path):
-            raise InputError(f"qrels: file not found: {path!r}")
-        from scorebench.io.trec import looks_like_trec, read_trec_qrels
-
-        table_ext = (".csv", ".tsv", ".parquet", ".pq", ".json", ".jsonl", ".feather")
-        if path.lower().endswith(table_ext) and looks_like_trec(path) != "qrels":
-            try:
-                from scorebench.io.tables import read_table  # the lead's generic reader, when present
-            except ImportError:
-                read_table = None
-            if read_table is not None:
-                return read_table(path)
-            if path.lower().endswith((".csv", ".tsv")):
-                return pd.read_csv(path, sep="\t" if path.lower().endswith(".tsv") else ",")
-            if path.lower().endswith((".parquet", ".pq")):
-                return pd.read_parquet(path)
-        return read_trec_qrels(path)
-    if qrels is None:
-        raise InputError("kind 'ranking': qrels are required (a DataFrame with qid, docid, relevance, "
-                         "or the path of a TREC qrels file), e.g. evaluate(run, ..., qrels=qrels)")
-    raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
+    return judgments_frame(qrels, "ranking", "qrels are required (a DataFrame with qid, docid, relevance, "
+                           "or the path of a TREC qrels file), e.g. evaluate(run, ..., qrels=qrels)")
 
 
 def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +90,8 @@ def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @register_kind("ranking", columns=RUN_COLUMNS,
-               options=(qrels_option("relevance judgements: qid, docid, relevance (TREC qrels, CSV, Parquet)"),
+               options=(qrels_option("relevance judgements: qid, docid, relevance (TREC qrels, CSV, Parquet)",
+                                     ("trec_qrels", "table")),
                         Option("relevance_level", float, 1, "minimum relevant grade (trec_eval -l)", flag=True),
                         Option("judged_docs_only", bool, False, "drop unjudged documents first (trec_eval -J)"),
                         Option("max_docs", int, None, "keep the top max_docs documents per query (trec_eval -M)"),

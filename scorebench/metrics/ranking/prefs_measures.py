@@ -37,7 +37,6 @@ Reference: trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval), ``m_pr
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,7 +46,7 @@ import pandas as pd
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.tables import Inputs, numeric_column, register_kind, require_columns
-from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, qrels_option
+from scorebench.metrics.ranking._run_table import RUN_COLUMNS, checked_run, id_frame, judgments_frame, qrels_option
 from scorebench.metrics.ranking.prefs_counts import PREFS_MEASURES, query_measures
 
 __all__ = ["extract_prefs", "load_prefs", *PREFS_MEASURES]
@@ -59,20 +58,12 @@ def load_prefs(qrels: Any) -> pd.DataFrame:
     """Preference judgments as ``qid, jg, jsg, docid, relevance`` from a table or a file path.
 
     A table without ``jsg`` is qrels read as prefs (one sub-group per group); one without
-    ``jg`` either (its ``iteration`` column, when present, is the group, else one group).
+    ``jg`` either (its ``iteration`` column, when present, is the group, else one group). A
+    file (a trec_eval prefs file, or qrels read as prefs) is read by the evaluation layer
+    before the kind runs.
     """
-    if isinstance(qrels, (str, os.PathLike)):
-        path = os.fspath(qrels)
-        if not os.path.isfile(path):
-            raise InputError(f"qrels: file not found: {path!r}")
-        from scorebench.io.trec_prefs import read_prefs_judgments
-
-        return read_prefs_judgments(path)
-    if qrels is None:
-        raise InputError("kind 'prefs': preference judgments are required (qrels= a DataFrame with qid, jg, jsg, "
-                         "docid, relevance, or the path of a trec_eval prefs or qrels file)")
-    if not isinstance(qrels, pd.DataFrame):
-        raise InputError(f"qrels: expected a DataFrame or a file path, got {type(qrels).__name__}")
+    qrels = judgments_frame(qrels, "prefs", "preference judgments are required (qrels= a DataFrame with qid, jg, "
+                            "jsg, docid, relevance, or the path of a trec_eval prefs or qrels file)")
     frame = qrels
     if "jg" not in frame.columns:
         frame = frame.assign(jg=frame["iteration"] if "iteration" in frame.columns else "0")
@@ -91,7 +82,8 @@ def _judgments(qrels: Any) -> pd.DataFrame:
 
 @register_kind("prefs", columns=RUN_COLUMNS,
                options=(qrels_option("preference judgments: qid, jg, jsg, docid, relevance (trec_eval prefs) or "
-                                     "qid, jg, docid, relevance (qrels_prefs)"),), unit_column="qid")
+                                     "qid, jg, docid, relevance (qrels_prefs)", ("trec_qrels_prefs", "trec_prefs")),),
+               unit_column="qid")
 def extract_prefs(df: pd.DataFrame, *, nan_policy: str = "raise", qrels: Any = None) -> Inputs:
     """A run judged against preference judgments (trec_eval ``-R prefs``), one unit per query."""
     ids, groups = checked_run(df, "prefs", nan_policy)

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from scorebench.core.errors import InputError
-from scorebench.io.readers.rewardbench import EXAMPLE_COUNTS, SECTIONS
 from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
 from scorebench.core.validation import check_choice
+from scorebench.core.rewardbench_subsets import EXAMPLE_COUNTS, SECTIONS
 
 __all__ = ["rm_accuracy", "rewardbench_score", "rewardbench_section", "credit", "subset_accuracy",
            "SECTION_SLUGS"]

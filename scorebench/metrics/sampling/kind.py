@@ -4,7 +4,8 @@
 The unit is the item: its attempts become one row of an ``(items, n_max)`` outcome array
 (left-packed, NaN-padded where an item has fewer attempts), and of an answer-code array when
 the table has an ``answer`` column (equal extracted answers of one item share a code). The
-kind declares those arrays *nested* (``consts["_nested"]``): the pandas engine's default
+kind declares those arrays *nested* (its ``nested`` hook, :class:`~scorebench.core.tables.NestedUnits`):
+the pandas engine's default
 bootstrap then resamples items and, within each drawn item, its attempts (two-level
 bootstrap, :func:`scorebench.core.stats.two_level_draws`).
 """
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from scorebench.core.errors import InputError
-from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, declared_column, label_text, register_kind, require_columns
+from scorebench.core.tables import (GROUP_COLUMNS, Column, Inputs, NestedUnits, declared_column, label_text, register_kind,
+                                    require_columns)
 from scorebench.core.validation import check_choice, describe_rows
 
 __all__ = ["extract_attempts", "KIND", "NESTED"]
@@ -32,7 +34,7 @@ NESTED = ("outcomes", "answers")
                                      required=False),
                               Column("answer", "label", "the extracted final answer, for majority voting (maj@k)",
                                      required=False)),
-               unit_column="item")
+               unit_column="item", nested=NestedUnits(NESTED, "n_attempts"))
 def extract_attempts(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     """Repeated attempts per item (pass@k, pass^k, maj@k, G-Pass@k, Bayes@N)."""
     check_choice(nan_policy, "nan_policy", ("raise", "omit", "propagate"))
@@ -76,7 +78,7 @@ def extract_attempts(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
                 and not pd.api.types.is_numeric_dtype(df[column]) \
                 and (df[column].groupby(unit).nunique(dropna=False) <= 1).all():
             frame[column] = df[column].to_numpy()[first]
-    return Inputs(frame, arrays, {"_nested": tuple(n for n in NESTED if n in arrays), "_nested_sizes": "n_attempts"}, key="item")
+    return Inputs(frame, arrays, {}, key="item")
 
 
 def _answer_codes(df: pd.DataFrame, labelled: pd.DataFrame, unit: np.ndarray, slot: np.ndarray,

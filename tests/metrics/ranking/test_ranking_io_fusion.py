@@ -70,11 +70,14 @@ def test_empty_file_and_write_roundtrip(tmp_path):
 def test_qrels_path_and_dataframe_give_the_same_inputs(tmp_path):
     (tmp_path / "q.qrels").write_text("1 0 b 1\n1 0 c 2\n")
     run = pd.DataFrame({"qid": ["1"] * 3, "docid": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
-    from_path = extract_ranking(run, qrels=tmp_path / "q.qrels")
-    from_frame = extract_ranking(run, qrels=read_trec_qrels(tmp_path / "q.qrels"))
-    np.testing.assert_array_equal(from_path.consts["rel"], from_frame.consts["rel"])
-    with pytest.raises(InputError, match="not found"):
-        extract_ranking(run, qrels=tmp_path / "missing.qrels")
+    # the evaluation layer reads the file (the option's declared formats); the kind takes tables
+    from_path = scorebench.evaluate(run, ["ndcg@3", "map"], qrels=tmp_path / "q.qrels", n_boot=0)
+    from_frame = scorebench.evaluate(run, ["ndcg@3", "map"], qrels=read_trec_qrels(tmp_path / "q.qrels"), n_boot=0)
+    assert from_path["value"].tolist() == from_frame["value"].tolist()
+    with pytest.raises(InputError, match="qrels: file not found: '.*missing.qrels'"):
+        scorebench.evaluate(run, "map", qrels=tmp_path / "missing.qrels", n_boot=0)
+    with pytest.raises(InputError, match="takes a DataFrame; a file path"):
+        extract_ranking(run, qrels=tmp_path / "q.qrels")
 
 
 def test_hash_collisions_fall_back_to_the_exact_join(monkeypatch):

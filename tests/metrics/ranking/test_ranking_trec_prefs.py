@@ -141,7 +141,9 @@ def test_errors():
         extract_prefs(run.assign(qid="9"), qrels=two_levels)
     with pytest.raises(InputError, match="relevance"):
         extract_prefs(run, qrels=two_levels.drop(columns="relevance"))
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="qrels: file not found: '/nonexistent/prefs.txt'"):
+        scorebench.evaluate(run, "prefs_simp", kind="prefs", qrels="/nonexistent/prefs.txt", n_boot=0)
+    with pytest.raises(InputError, match="takes a DataFrame"):
         extract_prefs(run, qrels="/nonexistent/prefs.txt")
 
 
