@@ -227,11 +227,12 @@ def test_malformed_files_name_file_and_field(tmp_path, content, field):
     assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
-def test_duplicate_model_task_refused(tmp_path):
+def test_duplicate_model_task_revision_refused(tmp_path):
     obj = {"task_name": "BIOSSES", "mteb_version": "1.18.0", "scores": {"test": [_entry("default", 0.5)]}}
-    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r1")
-    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r2")
-    with pytest.raises(InputError, match="duplicate result of model 'o/m' on task 'BIOSSES'"):
+    for folder in ("r1", "r2"):  # two folders whose model_meta.json name the same revision
+        path = _write(tmp_path, "o__m", "BIOSSES", obj, revision=folder)
+        (path.parent / "model_meta.json").write_text(json.dumps({"name": "o/m", "revision": "r1"}))
+    with pytest.raises(InputError, match="duplicate result of model 'o/m' on task 'BIOSSES' in revision 'r1'"):
         read_results(tmp_path)
 
 
