@@ -7,13 +7,12 @@ folders with other ``mteb_version`` fields and changed scores, as the results re
 from __future__ import annotations
 
 import json
-import logging
-import os
 import shutil
 import warnings
 
 import pandas as pd
 import pytest
+from _mteb_package import load_mteb_results, mteb_quietly
 from _paths import REFERENCE
 from click.testing import CliRunner
 
@@ -71,22 +70,14 @@ def repo(tmp_path_factory):
 def _mteb_choice(root, monkeypatch, registry):
     """Per (model, task): mteb's chosen revision and score (``join_revisions``), ``registry`` standing
     for mteb's model registry of main revisions (None: mteb's own)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    mteb = pytest.importorskip("mteb")
+    results = load_mteb_results(root)
     from mteb.results import benchmark_results
 
     if registry is not None:
         monkeypatch.setattr(benchmark_results, "_get_cached_model_metas", lambda: registry)
-    logging.disable(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results = mteb.cache.ResultCache(cache_path=root.parent).load_results(
-                tasks="MTEB(eng, v2)", require_model_meta=False, validate_and_filter=True)
-            joined = results.join_revisions()
-            scores = joined.to_dataframe(aggregation_level="task", format="long")
-    finally:
-        logging.disable(logging.NOTSET)
+    with mteb_quietly():
+        joined = results.join_revisions()
+        scores = joined.to_dataframe(aggregation_level="task", format="long")
     chosen = {(m.model_name, t.task_name): m.model_revision for m in joined for t in m.task_results}
     return chosen, scores.dropna(subset=["score"]).set_index(["model_name", "task_name"])["score"]
 
