@@ -168,3 +168,16 @@ def test_cli_passes_the_policy(repo):
     out = CliRunner().invoke(cli, ["import", str(root), "--from", "mteb", "--from-option", f"revisions={A}=zzz"])
     assert out.exit_code != 0 and "has no revision 'zzz'" in out.output
     assert len([line for line in out.output.splitlines() if line.strip()]) == 1
+
+
+def test_experiment_folders_are_left_out_as_mteb_does(tmp_path):
+    """mteb >= 2 writes runs with other settings to <revision>/experiments/<name>/ (own model_meta.json)."""
+    entry = {"hf_subset": "default", "languages": ["eng-Latn"], "main_score": 0.5}
+    revision = tmp_path / "org__m" / "abc1234"
+    for folder, score in ((revision, 0.5), (revision / "experiments" / "pooling_cls", 0.9)):
+        folder.mkdir(parents=True)
+        (folder / "model_meta.json").write_text(json.dumps({"name": "org/m", "revision": "abc1234"}))
+        (folder / "BIOSSES.json").write_text(json.dumps({"task_name": "BIOSSES", "mteb_version": "2.3.0",
+                                                         "scores": {"test": [{**entry, "main_score": score}]}}))
+    table = _read(tmp_path, revisions="all")
+    assert table[["system", "value"]].values.tolist() == [["org/m@abc1234", 0.5]]

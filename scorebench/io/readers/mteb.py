@@ -112,10 +112,16 @@ def _first_json(folder: Path, depth: int) -> Path | None:
 
 
 def _result_files(root: Path) -> list[Path]:
-    """Every ``*.json`` under ``root`` except ``model_meta.json``, in path order."""
+    """Every ``*.json`` under ``root`` except ``model_meta.json``, in path order.
+
+    A revision folder's ``experiments/`` (mteb >= 2: the model run with other settings, one folder
+    per setting) is not read, as mteb's ``load_results`` leaves it out unless asked for it.
+    """
     found = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
+        if "experiments" in dirs and any(n.endswith((".json", ".json.gz")) for n in names):
+            dirs.remove("experiments")
         found.extend(os.path.join(folder, n) for n in sorted(names)
                      if n.endswith((".json", ".json.gz")) and n != "model_meta.json")
     return regular_files(Path(f) for f in found)
