@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from scorebench.cli import cli
 from scorebench.core.errors import InputError
-from scorebench.io.readers.mteb_revisions import parse_revisions, version_key
+from scorebench.io.readers._mteb_revisions import parse_revisions, version_key
 from scorebench.io.tables import read_results
 
 MTEB_RESULTS = REFERENCE / "mteb" / "results"

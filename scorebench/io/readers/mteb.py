@@ -48,7 +48,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError, warn_user
 from scorebench.io.readers._common import Provenance, field_error, head_bytes, is_regular_file, load_json, regular_files, require
-from scorebench.io.readers.mteb_revisions import Candidate, Revisions, choose, parse_revisions
+from scorebench.io.readers._mteb_revisions import Candidate, Revisions, choose, parse_revisions
 
 __all__ = ["read", "detect", "benchmark", "BENCHMARK_NAMES", "DEFAULT_BENCHMARK"]
 
@@ -149,7 +149,7 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         in all the selected subset entries (averaged the same way).
     revisions : {"latest", "all"}, a revision name or a mapping {model: revision}
         Which revision folder of a model counts when it has several
-        (:mod:`scorebench.io.readers.mteb_revisions`): ``"latest"`` is mteb's own rule per
+        (:mod:`scorebench.io.readers._mteb_revisions`): ``"latest"`` is mteb's own rule per
         (model, task) (newest ``mteb_version``, real revisions before ``no_revision_available``);
         ``"all"`` keeps each revision as the system ``"<model>@<revision>"``; a mapping pins
         those models (the others by ``"latest"``); a revision name pins every model. CLI:
