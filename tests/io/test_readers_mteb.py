@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _mteb_package import load_mteb_results, mteb_quietly
 from _paths import REFERENCE
 from click.testing import CliRunner
 
@@ -35,20 +35,10 @@ def ours() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def theirs():
     """Per-task scores and the leaderboard summary as the mteb package computes them, offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    mteb = pytest.importorskip("mteb")
-    import logging
-
-    logging.disable(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results = mteb.cache.ResultCache(cache_path=MTEB_RESULTS.parent).load_results(
-                tasks="MTEB(eng, v2)", require_model_meta=False, validate_and_filter=True)
-            per_task = results.to_dataframe(aggregation_level="task", format="long")
-            board = results.get_benchmark_result()
-    finally:
-        logging.disable(logging.NOTSET)
+    results = load_mteb_results(MTEB_RESULTS)
+    with mteb_quietly():
+        per_task = results.to_dataframe(aggregation_level="task", format="long")
+        board = results.get_benchmark_result()
     return per_task, board
 
 
@@ -227,11 +217,12 @@ def test_malformed_files_name_file_and_field(tmp_path, content, field):
     assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
-def test_duplicate_model_task_refused(tmp_path):
+def test_duplicate_model_task_revision_refused(tmp_path):
     obj = {"task_name": "BIOSSES", "mteb_version": "1.18.0", "scores": {"test": [_entry("default", 0.5)]}}
-    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r1")
-    _write(tmp_path, "o__m", "BIOSSES", obj, revision="r2")
-    with pytest.raises(InputError, match="duplicate result of model 'o/m' on task 'BIOSSES'"):
+    for folder in ("r1", "r2"):  # two folders whose model_meta.json name the same revision
+        path = _write(tmp_path, "o__m", "BIOSSES", obj, revision=folder)
+        (path.parent / "model_meta.json").write_text(json.dumps({"name": "o/m", "revision": "r1"}))
+    with pytest.raises(InputError, match="duplicate result of model 'o/m' on task 'BIOSSES' in revision 'r1'"):
         read_results(tmp_path)
 
 

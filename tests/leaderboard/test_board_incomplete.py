@@ -4,7 +4,6 @@ rankings, the stratified task bootstrap, Pareto dominance and escaping."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import warnings
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _mteb_package import load_mteb_results, mteb_quietly
 from _paths import REFERENCE
 
 from scorebench.aggregate import as_matrix
@@ -138,19 +138,9 @@ def mteb_board():
 
 @pytest.fixture(scope="module")
 def leaderboard():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    mteb = pytest.importorskip("mteb")
-    import logging
-
-    logging.disable(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results = mteb.cache.ResultCache(cache_path=MTEB_RESULTS.parent).load_results(
-                tasks="MTEB(eng, v2)", require_model_meta=False, validate_and_filter=True)
-            return results.get_benchmark_result().set_index("Model")
-    finally:
-        logging.disable(logging.NOTSET)
+    results = load_mteb_results(MTEB_RESULTS)
+    with mteb_quietly():
+        return results.get_benchmark_result().set_index("Model")
 
 
 def _number(cell: str) -> float:

@@ -62,7 +62,6 @@ ALLOWED: dict[str, int] = {
     "scorebench/io/readers/lm_eval.py::read": 16,
     "scorebench/io/readers/lm_eval_mc.py::read": 29,
     "scorebench/io/readers/mteb.py::_legacy_splits": 18,
-    "scorebench/io/readers/mteb.py::read": 18,
     "scorebench/io/readers/openood.py::_frames": 18,
     "scorebench/io/readers/rewardbench.py::_records": 17,
     "scorebench/io/readers/rewardbench.py::read": 23,

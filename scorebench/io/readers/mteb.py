@@ -48,6 +48,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError, warn_user
 from scorebench.io.readers._common import Provenance, field_error, head_bytes, is_regular_file, load_json, regular_files, require
+from scorebench.io.readers._mteb_revisions import Candidate, Revisions, choose, parse_revisions
 
 __all__ = ["read", "detect", "benchmark", "BENCHMARK_NAMES", "DEFAULT_BENCHMARK"]
 
@@ -111,10 +112,16 @@ def _first_json(folder: Path, depth: int) -> Path | None:
 
 
 def _result_files(root: Path) -> list[Path]:
-    """Every ``*.json`` under ``root`` except ``model_meta.json``, in path order."""
+    """Every ``*.json`` under ``root`` except ``model_meta.json``, in path order.
+
+    A revision folder's ``experiments/`` (mteb >= 2: the model run with other settings, one folder
+    per setting) is not read, as mteb's ``load_results`` leaves it out unless asked for it.
+    """
     found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
+        if "experiments" in dirs and any(n.endswith((".json", ".json.gz")) for n in names):
+            dirs.remove("experiments")
         found.extend(os.path.join(folder, n) for n in sorted(names)
                      if n.endswith((".json", ".json.gz")) and n != "model_meta.json")
     return regular_files(Path(f) for f in found)
@@ -126,7 +133,8 @@ def _looks_like_result(path: Path) -> bool:
         (b'"task_name"' in head and b'"hf_subset"' in head)
 
 
-def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main") -> pd.DataFrame:
+def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main",
+         revisions: Revisions = "latest") -> pd.DataFrame:
     """Read MTEB result files under ``path`` (a results folder, a model or revision folder, or a file).
 
     Parameters
@@ -139,28 +147,83 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
         ``"main"``: one row per (model, task), ``metric = "main_score"`` and the task's main
         metric's name in ``main_metric``; ``"all"``: also every other numeric metric found
         in all the selected subset entries (averaged the same way).
+    revisions : {"latest", "all"}, a revision name or a mapping {model: revision}
+        Which revision folder of a model counts when it has several
+        (:mod:`scorebench.io.readers._mteb_revisions`): ``"latest"`` is mteb's own rule per
+        (model, task) (newest ``mteb_version``, real revisions before ``no_revision_available``);
+        ``"all"`` keeps each revision as the system ``"<model>@<revision>"``; a mapping pins
+        those models (the others by ``"latest"``); a revision name pins every model. CLI:
+        ``--from-option revisions=all`` or ``revisions=org/model=abc123,org/other=def456``.
 
     Returns
     -------
     DataFrame
         ``system``, ``task``, ``task_type``, ``metric``, ``value``, ``main_metric``,
-        ``revision``, ``mteb_version``; provenance and the skipped cells in ``attrs``.
+        ``revision``, ``mteb_version``; provenance, the skipped cells and the revision policy
+        (``revisions``, ``n_results_not_kept``) in ``attrs``.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for revision, version, score in [("aaa111", "1.12.0", 0.5), ("bbb222", "2.3.0", 0.6)]:
+    ...     folder = root / "org__model" / revision
+    ...     folder.mkdir(parents=True)
+    ...     entry = {"hf_subset": "default", "languages": ["eng-Latn"], "main_score": score}
+    ...     _ = (folder / "BIOSSES.json").write_text(json.dumps({"task_name": "BIOSSES",
+    ...         "mteb_version": version, "scores": {"test": [entry]}}))
+    >>> read(root)[["system", "revision", "value"]].values.tolist()
+    [['org/model', 'bbb222', 0.6]]
+    >>> read(root, revisions="all")["system"].tolist()
+    ['org/model@aaa111', 'org/model@bbb222']
     """
     if metrics not in ("main", "all"):
         raise InputError(f"metrics={metrics!r}: expected 'main' or 'all'")
+    policy = parse_revisions(revisions)
     bench = globals()["benchmark"](benchmark)
     root = path / "results" if path.is_dir() and (path / "results").is_dir() else path
     files = [root] if root.is_file() else _result_files(root)
     if not files:
         raise InputError(f"{path}: no MTEB result files (*.json) found")
     prov = Provenance("mteb", root)
+    candidates, ignored = _candidates(files, bench, prov, metrics)
+    kept = choose(policy, candidates)
     rows: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str], Path] = {}
-    names: dict[Path, str] = {}
     skipped: list[str] = []
     versions: set[str] = set()
+    for system, task, found in kept:
+        values, reason = found.payload
+        if reason is not None:
+            skipped.append(f"{prov.relative(found.file)}: {reason}")
+            continue
+        versions.add(found.version or "unknown")
+        spec = bench["tasks"][task]
+        rows.extend({"system": system, "task": task, "task_type": spec["type"], "metric": metric, "value": value,
+                     "main_metric": spec["main_score"], "revision": found.revision,
+                     "mteb_version": found.version or ""} for metric, value in values.items())
+    if not rows:
+        raise InputError(f"{path}: no (model, task) score of benchmark {bench['name']!r} found "
+                         f"({len(skipped)} skipped, {ignored} files of other tasks)")
+    if skipped:
+        warn_user(f"mteb: {len(skipped)} (model, task) cell(s) have no score under the {bench['name']} "
+                      f"rule (missing subset, split or main score), e.g. {skipped[0]}; they are left missing "
+                      "(see attrs['skipped'])")
+    table = pd.DataFrame(rows, columns=["system", "task", "task_type", "metric", "value", "main_metric",
+                                        "revision", "mteb_version"])
+    return prov.stamp(table, versions, benchmark=bench["name"], n_systems=int(table["system"].nunique()),
+                      n_tasks=len(bench["tasks"]), skipped=skipped, n_skipped=len(skipped), ignored_files=ignored,
+                      aggregate_defaults=_AGGREGATE_DEFAULTS, revisions=policy.text,
+                      n_results_not_kept=sum(map(len, candidates.values())) - len(kept))
+
+
+def _candidates(files: list[Path], bench: dict, prov: Provenance, metrics: str
+                ) -> tuple[dict[tuple[str, str], list[Candidate]], int]:
+    """Every benchmark task's result per (model, task), in path order, with its values under the
+    benchmark rule (or the reason it has none); and the number of files of other tasks."""
+    found: dict[tuple[str, str], list[Candidate]] = {}
+    names: dict[Path, tuple[str, str]] = {}
     ignored = 0
-    for file in files:
+    for order, file in enumerate(files):
         try:
             obj = load_json(file, prov.read(file))
             if not isinstance(obj, dict):
@@ -175,36 +238,16 @@ def read(path: Path, *, benchmark: str = DEFAULT_BENCHMARK, metrics: str = "main
             ignored += 1
             continue
         version = _version(obj, file)
-        system = _system(file.parent, prov, names)
-        key = (system, task)
-        if key in seen:
-            raise field_error(file, "task_name", f"duplicate result of model {system!r} on task {task!r} "
-                                                 f"(also in {seen[key]}); keep one revision per model")
-        seen[key] = file
+        system, revision = _identity(file.parent, prov, names)
+        same = found.setdefault((system, task), [])
+        twin = next((c.file for c in same if c.revision == revision), None)
+        if twin is not None:
+            raise field_error(file, "task_name", f"duplicate result of model {system!r} on task {task!r} in "
+                                                 f"revision {revision!r} (also in {twin})")
         spec = bench["tasks"][task]
         splits = _splits(obj, file, spec["main_score"])
-        values, reason = _select(splits, spec, metrics)
-        if reason is not None:
-            skipped.append(f"{prov.relative(file)}: {reason}")
-            continue
-        versions.add(version or "unknown")
-        for metric, value in values.items():
-            rows.append({"system": system, "task": task, "task_type": spec["type"], "metric": metric,
-                         "value": value, "main_metric": spec["main_score"],
-                         "revision": _revision_of(file.parent, system),
-                         "mteb_version": version or ""})
-    if not rows:
-        raise InputError(f"{path}: no (model, task) score of benchmark {bench['name']!r} found "
-                         f"({len(skipped)} skipped, {ignored} files of other tasks)")
-    if skipped:
-        warn_user(f"mteb: {len(skipped)} (model, task) cell(s) have no score under the {bench['name']} "
-                      f"rule (missing subset, split or main score), e.g. {skipped[0]}; they are left missing "
-                      "(see attrs['skipped'])")
-    table = pd.DataFrame(rows, columns=["system", "task", "task_type", "metric", "value", "main_metric",
-                                        "revision", "mteb_version"])
-    return prov.stamp(table, versions, benchmark=bench["name"], n_systems=int(table["system"].nunique()),
-                      n_tasks=len(bench["tasks"]), skipped=skipped, n_skipped=len(skipped), ignored_files=ignored,
-                      aggregate_defaults=_AGGREGATE_DEFAULTS)
+        same.append(Candidate(order, file, revision, version, bool(splits), _select(splits, spec, metrics)))
+    return found, ignored
 
 
 def _task_name(obj: dict, file: Path, bench: dict) -> str | None:
@@ -250,25 +293,32 @@ def _revision_of(folder: Path, system: str) -> str:
 _REVISION = re.compile(r"^(?:[0-9a-f]{7,64}|no_revision_available|external|main)$")
 
 
-def _system(folder: Path, prov: Provenance, names: dict[Path, str]) -> str:
-    """The model id: ``name`` in the folder's ``model_meta.json``, else from the folders (``__`` = ``/``).
+def _identity(folder: Path, prov: Provenance, names: dict[Path, tuple[str, str]]) -> tuple[str, str]:
+    """``(model id, revision)`` of a result file's folder.
 
-    mteb >= 1.11 writes ``<org>__<model>/<revision>/<Task>.json``; older versions wrote the
-    flat ``<model>/<Task>.json``. The file's folder is a revision when it sits two levels
-    (or more) below the results root, or when its name looks like one (a commit hash,
-    ``no_revision_available``, ``external``, ``main``); otherwise it is the model's own folder.
+    The model id is ``name`` in the folder's ``model_meta.json``, else taken from the folders
+    (``__`` = ``/``): mteb >= 1.11 writes ``<org>__<model>/<revision>/<Task>.json``; older
+    versions wrote the flat ``<model>/<Task>.json``. The file's folder is a revision when it sits
+    two levels (or more) below the results root, or when its name looks like one (a commit
+    hash, ``no_revision_available``, ``external``, ``main``); otherwise it is the model's own
+    folder. The revision is ``model_meta.json``'s ``revision`` (as mteb reads it), else the
+    revision folder's name (``""`` in the flat layout).
     """
     if folder not in names:
         meta = folder / "model_meta.json"
         if meta.is_file():
-            names[folder] = require(load_json(meta, prov.read(meta)), "name", str, meta)
+            data = load_json(meta, prov.read(meta))
+            system = require(data, "name", str, meta)
+            revision = data.get("revision")
+            names[folder] = system, revision if isinstance(revision, str) else _revision_of(folder, system)
         else:
             try:
                 depth = len(folder.relative_to(prov.root).parts)
             except ValueError:
                 depth = -1
-            revision = depth >= 2 or bool(_REVISION.match(folder.name))
-            names[folder] = (folder.parent if revision else folder).name.replace("__", "/")
+            is_revision = depth >= 2 or bool(_REVISION.match(folder.name))
+            system = (folder.parent if is_revision else folder).name.replace("__", "/")
+            names[folder] = system, _revision_of(folder, system)
     return names[folder]
 
 
