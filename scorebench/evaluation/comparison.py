@@ -246,36 +246,89 @@ def unit_matrix(frame: pd.DataFrame, contrib: np.ndarray, key: str | None, task:
     ``frame`` holds the kind's units (``system``, ``task``, the ``key``), ``contrib`` the
     metric's contribution of each; ``systems`` fixes the columns (default: the task's
     systems, sorted). Raises when a unit lacks a system or appears twice for one.
+
+    Memory: at 40 M rows no per-row object array is made; a categorical ``system`` is read by
+    its codes, the keys are factorised unsorted and their codes remapped through the rank of
+    the (few) unique keys, and the cell index reuses the key codes' buffer, so the rows cost
+    one int64 and one bool per row next to the ``n × k`` float64 matrix.
     """
-    mask = slice(None) if task is None else (frame["task"] == task).to_numpy()
-    names = frame["system"].to_numpy()[mask]
-    values = contrib[mask]
+    mask = None if task is None else task_mask(frame["task"], task)
+    scode, slabels = sorted_codes(frame["system"], mask, systems)
+    values = contrib if mask is None else contrib[mask]
     if key is not None:
-        units = frame[key].to_numpy()[mask]
+        cell, ulabels = sorted_codes(frame[key], mask)
     else:
-        units = pd.Series(names).groupby(names, sort=False).cumcount().to_numpy()
-    ucode, ulabels = pd.factorize(units, sort=True)
-    if systems is None:
-        scode, slabels = pd.factorize(names, sort=True)
-    else:
-        slabels = list(systems)
-        scode = pd.Categorical(pd.Series(names).astype(str), categories=slabels).codes.astype(np.int64)
+        cell = pd.Series(scode).groupby(scode, sort=False).cumcount().to_numpy()
+        ulabels = np.arange(int(cell.max()) + 1 if cell.size else 0)
     n, k = len(ulabels), len(slabels)
-    cell = ucode.astype(np.int64) * k + scode
-    filled = np.bincount(cell, minlength=n * k)
-    if (filled > 1).any():  # the kinds reject duplicate keys; this guards kinds without a key check
-        bad = np.unique(ucode[filled[cell] > 1])[:5]
+    cell = np.require(cell, np.int64, ["W"])
+    cell *= k  # the key's codes become the flat cell index in place
+    cell += scode
+    del scode
+    filled = np.zeros(n * k, dtype=bool)
+    filled[cell] = True
+    n_filled = int(np.count_nonzero(filled))
+    if n_filled < cell.size:  # the kinds reject duplicate keys; this guards kinds without a key check
+        counts = np.bincount(cell, minlength=n * k)
+        bad = np.unique(cell[counts[cell] > 1] // k)[:5]
         raise InputError(f"units {np.asarray(ulabels)[bad].tolist()} appear more than once for a system; "
                          "paired comparison needs one row per unit and system")
     matrix = np.full(n * k, np.nan)
     matrix[cell] = values
+    del cell
     matrix = matrix.reshape(n, k)
-    if (filled == 0).any() and not np.isnan(values).any():
-        rows = np.flatnonzero((filled == 0).reshape(n, k).any(axis=1))[:5]
+    if n_filled < n * k and not np.isnan(values).any():
+        rows = np.flatnonzero(~filled.reshape(n, k).all(axis=1))[:5]
         raise InputError(f"systems are not scored on the same units: {key or 'row position'} "
                          f"{np.asarray(ulabels)[rows].tolist()} missing for some systems; paired comparison needs "
                          "every unit for every system")
     return UnitMatrix(matrix, [str(x) for x in slabels], np.asarray(ulabels))
+
+
+def task_mask(column: pd.Series, task: Any) -> np.ndarray:
+    """Rows of one task, by the category codes when the column is categorical (no per-row labels)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        at = column.cat.categories.get_indexer([task])[0]
+        return column.cat.codes.to_numpy() == at if at >= 0 else np.zeros(len(column), dtype=bool)
+    return (column == task).to_numpy()
+
+
+def sorted_codes(column: pd.Series, mask: np.ndarray | None,
+                 labels: Sequence[str] | None = None) -> tuple[np.ndarray, Any]:
+    """Each row's code in the sorted unique values of ``column`` (``labels`` fixes them), as int64.
+
+    The same codes and labels as ``pd.factorize(column.to_numpy(), sort=True)`` without the
+    per-row object array: a categorical column is read by its codes, remapped to the sorted
+    categories present; any other column is factorised unsorted (hash table only) and its codes
+    remapped through the rank of its uniques. Missing values are refused (one line).
+    """
+    if labels is not None:
+        codes = pd.Categorical(pd.Series(column.to_numpy() if mask is None else column.to_numpy()[mask]).astype(str),
+                               categories=list(labels)).codes.astype(np.int64)
+        uniques: Any = list(labels)
+    elif isinstance(column.dtype, pd.CategoricalDtype):
+        raw = column.cat.codes.to_numpy()
+        raw = raw if mask is None else raw[mask]
+        present = np.flatnonzero(np.bincount(raw[raw >= 0].astype(np.intp), minlength=len(column.cat.categories)))
+        rank, uniques = pd.factorize(np.asarray(column.cat.categories[present]), sort=True)
+        remap = np.full(len(column.cat.categories) + 1, -1, dtype=np.int64)
+        remap[present] = rank
+        codes = remap[raw]  # code -1 (missing) reads the last slot, -1
+    else:
+        values = column.array if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) else column.to_numpy()
+        codes, unsorted = pd.factorize(values if mask is None else values[mask])
+        codes = codes.astype(np.int64, copy=False)
+        _refuse_missing(column, codes)
+        rank, uniques = pd.factorize(unsorted, sort=True)
+        np.take(rank.astype(np.int64), codes, out=codes)  # the rank of each row's unique, in place
+    _refuse_missing(column, codes)
+    return codes, uniques
+
+
+def _refuse_missing(column: pd.Series, codes: np.ndarray) -> None:
+    if codes.size and codes.min() < 0:
+        raise InputError(f"column {column.name!r}: missing or unknown values in {int((codes < 0).sum())} row(s); "
+                         "paired comparison needs every unit labelled")
 
 
 def unit_hashes(units: Any) -> np.ndarray:
