@@ -436,7 +436,8 @@ def _design(prep: Units, contrib: np.ndarray, task: Any, cluster: str | None, re
                          "missing for some systems; paired comparison needs every unit for every system")
     systems = [str(s) for s in wide.columns]
     wide.columns = systems
-    clusters = samples = None
+    clusters: np.ndarray | None = None
+    samples: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
     if cluster is not None:
         labels = pd.DataFrame({"unit": sub["unit"], "cluster": frame[cluster].to_numpy()[mask]})
         per_unit = labels.groupby("unit", sort=True)["cluster"].nunique(dropna=False)
@@ -472,6 +473,8 @@ def _pair_rows(record: Metric, task: Any, a: str, b: str, design: _Design, tests
         boot = PairedTest("bootstrap", observed, float((1 + extreme) / (replicates.size + 1)), "cluster bootstrap")
         mde = minimum_detectable_effect(se, alpha=alpha, power=power, df=n_clusters - 1)
     else:  # repeats: the plain design goes through the matrix engine (_all_pairs)
+        if design.samples is None:
+            raise ValueError("a pair design has either clusters or repeated samples")  # internal invariant
         arms = [design.samples[a], design.samples[b]]
         replicates = two_level_bootstrap(arms, d.size, max(n_boot, 1), rng, signs=(1.0, -1.0))
         extreme = np.count_nonzero(np.abs(replicates - mean) >= abs(mean))
