@@ -301,14 +301,6 @@ def bradley_terry_davidson(data: Battles, *, scale: float = 400.0, base: float =
     return _result(*_fit(data, "davidson", reweight, min_pair_count), scale, base, init)
 
 
-@register_intervals("bradley_terry_davidson")
-def bradley_terry_davidson_sandwich(data: Battles, *, scale: float = 400.0, base: float = 10.0,
-                                    init: float = 1000.0, reweight: bool = False,
-                                    min_pair_count: float = 50.0) -> tuple[np.ndarray, np.ndarray]:
-    """Davidson ratings and their sandwich covariance on the Elo scale."""
-    return _cov(*_fit(data, "davidson", reweight, min_pair_count), scale, base, init)
-
-
 @register_method("bradley_terry_rao_kupper", family="pairwise", accepts=("battles",), missing=_MISSING,
                  citation=TIE_MODELS["rao_kupper"].citation)
 def bradley_terry_rao_kupper(data: Battles, *, scale: float = 400.0, base: float = 10.0, init: float = 1000.0,
@@ -329,9 +321,17 @@ def bradley_terry_rao_kupper(data: Battles, *, scale: float = 400.0, base: float
     return _result(*_fit(data, "rao_kupper", reweight, min_pair_count), scale, base, init)
 
 
-@register_intervals("bradley_terry_rao_kupper")
-def bradley_terry_rao_kupper_sandwich(data: Battles, *, scale: float = 400.0, base: float = 10.0,
-                                      init: float = 1000.0, reweight: bool = False,
-                                      min_pair_count: float = 50.0) -> tuple[np.ndarray, np.ndarray]:
-    """Rao–Kupper ratings and their sandwich covariance on the Elo scale."""
-    return _cov(*_fit(data, "rao_kupper", reweight, min_pair_count), scale, base, init)
+def _sandwich(model: str, label: str) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """The covariance function of the method fitting tie model ``model`` (its default intervals)."""
+
+    def sandwich(data: Battles, *, scale: float = 400.0, base: float = 10.0, init: float = 1000.0,
+                 reweight: bool = False, min_pair_count: float = 50.0) -> tuple[np.ndarray, np.ndarray]:
+        return _cov(*_fit(data, model, reweight, min_pair_count), scale, base, init)
+
+    sandwich.__name__ = sandwich.__qualname__ = f"bradley_terry_{model}_sandwich"
+    sandwich.__doc__ = f"{label} ratings and their sandwich covariance on the Elo scale."
+    return sandwich
+
+
+bradley_terry_davidson_sandwich = register_intervals("bradley_terry_davidson")(_sandwich("davidson", "Davidson"))
+bradley_terry_rao_kupper_sandwich = register_intervals("bradley_terry_rao_kupper")(_sandwich("rao_kupper", "Rao–Kupper"))

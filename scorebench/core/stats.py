@@ -19,7 +19,7 @@ recorded in every output.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -327,6 +327,29 @@ def half_sample_masks(unit_hash: np.ndarray, seed: int, n_boot: int) -> np.ndarr
     return out
 
 
+def _sorted_adjustment(p_values: np.ndarray, steps: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Apply a step-wise adjustment ``steps`` (sorted p-values -> adjusted, same order) and
+    return the adjusted p-values, capped at 1, in the input order (shared by Holm and BH)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.size == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    out = np.empty(p.size)
+    out[order] = np.minimum(steps(p[order]), 1.0)
+    return out
+
+
+def _holm_steps(p_sorted: np.ndarray) -> np.ndarray:
+    m = p_sorted.size
+    return np.maximum.accumulate((m - np.arange(m)) * p_sorted)
+
+
+def _bh_steps(p_sorted: np.ndarray) -> np.ndarray:
+    m = p_sorted.size
+    scaled = p_sorted * m / np.arange(1, m + 1)
+    return np.minimum.accumulate(scaled[::-1])[::-1]
+
+
 def holm(p_values: np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (family-wise error control).
 
@@ -335,15 +358,7 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     >>> holm(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.06, 0.06]
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.size
-    if m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    return _sorted_adjustment(p_values, _holm_steps)
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
@@ -354,16 +369,7 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     >>> benjamini_hochberg(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.04, 0.04]
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.size
-    if m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    return _sorted_adjustment(p_values, _bh_steps)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from scorebench.core.validation import check_choice, describe_rows, show_value
 __all__ = ["Inputs", "Kind", "NestedUnits", "Column", "Option", "register_kind", "get_kind", "all_kinds", "infer_kind", "detect_kind",
            "kinds_table",
            "GROUP_COLUMNS", "NAN_POLICIES", "numeric_column", "require_columns", "start_table",
-           "unit_frame", "drop_nan_rows", "multivariate_columns", "declared_column"]
+           "unit_frame", "drop_nan_rows", "multivariate_columns", "declared_column", "check_long_members"]
 
 GROUP_COLUMNS = ("system", "task")
 NAN_POLICIES = ("raise", "omit", "propagate")
@@ -560,15 +560,27 @@ def extract_ensemble(df: pd.DataFrame, *, nan_policy: str = "raise") -> Inputs:
     return Inputs(unit_frame(df, key), {"y": y, "ens": _values(df, members, nan_policy)}, key=key)
 
 
-def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
-    require_columns(df, ["id", "member", "value", "y"], "ensemble")
+def check_long_members(df: pd.DataFrame, columns: list[str], kind: str, what: str) -> tuple[list[str], Any]:
+    """Check a long ensemble table (one row per ``id`` and ``member``, the outcome ``y``
+    repeated on each member row) and return its unit index columns and its ``y`` grouped by unit.
+
+    ``columns`` are the required columns (checked for ``kind``); ``what`` names the table in
+    the errors (``"long ensemble table"``). Raises :class:`InputError` on a duplicate
+    ``(id, member)`` or an ``id`` whose rows disagree on ``y``.
+    """
+    require_columns(df, columns, kind)
     index = [c for c in GROUP_COLUMNS if c in df.columns] + ["id"]
     dup = df.duplicated(subset=[*index, "member"], keep=False).to_numpy()
     if dup.any():
-        raise InputError(f"long ensemble table: duplicate (id, member) in {describe_rows(dup, df.index)}")
+        raise InputError(f"{what}: duplicate (id, member) in {describe_rows(dup, df.index)}")
     y = df.groupby(index, sort=False)["y"]
     if (y.nunique(dropna=False) > 1).any():
-        raise InputError("long ensemble table: column 'y' differs between members of the same id")
+        raise InputError(f"{what}: column 'y' differs between members of the same id")
+    return index, y
+
+
+def _ensemble_long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
+    index, y = check_long_members(df, ["id", "member", "value", "y"], "ensemble", "long ensemble table")
     wide = df.pivot(index=index, columns="member", values="value")
     if wide.isna().any().any():
         raise InputError("long ensemble table: ids have different members; expected the same member set per id")

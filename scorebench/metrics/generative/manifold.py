@@ -199,9 +199,15 @@ _NAEEM = ("Naeem, Oh, Uh, Choi & Yoo (2020), Reliable fidelity and diversity met
           "generative models, ICML")
 
 
-@register("precision", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
-          table_fn=two_sample(lambda real, fake, **p: _one("precision", real, fake, **p)), tested_against=('prdc', 1e-12))
+def _prdc_entry(name: str) -> dict[str, Any]:
+    """The registry keywords the four k-NN manifold metrics share; ``name`` picks the statistic."""
+    return {"family": "generative", "kind": "features", "inputs": ("real_features", "fake_features"),
+            "higher_is_better": True, "per_row": False, "tested_against": ('prdc', 1e-12),
+            "table_fn": two_sample(lambda real, fake, **p: _one(name, real, fake, **p))}
+
+
+@register("precision", bounds=(0.0, 1.0), interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
+          **_prdc_entry("precision"))
 def precision(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     r"""Fraction of generated samples inside the real k-NN manifold (fidelity).
 
@@ -219,9 +225,8 @@ def precision(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     return _one("precision", real_features, fake_features, k)
 
 
-@register("recall", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
-          table_fn=two_sample(lambda real, fake, **p: _one("recall", real, fake, **p)), tested_against=('prdc', 1e-12))
+@register("recall", bounds=(0.0, 1.0), interval="half_sampling_symmetric", params={"k": 3}, citation=_KYN,
+          **_prdc_entry("recall"))
 def recall(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     r"""Fraction of real samples inside the generated k-NN manifold (diversity).
 
@@ -237,9 +242,8 @@ def recall(real_features: Any, fake_features: Any, *, k: int = 3) -> float:
     return _one("recall", real_features, fake_features, k)
 
 
-@register("density", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=True, bounds=(0.0, math.inf), per_row=False, interval="half_sampling", params={"k": 5}, citation=_NAEEM,
-          table_fn=two_sample(lambda real, fake, **p: _one("density", real, fake, **p)), tested_against=('prdc', 1e-12))
+@register("density", bounds=(0.0, math.inf), interval="half_sampling", params={"k": 5}, citation=_NAEEM,
+          **_prdc_entry("density"))
 def density(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     r"""Mean number of real k-NN balls holding each generated sample, over ``k`` (about 1 when matched).
 
@@ -255,9 +259,8 @@ def density(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     return _one("density", real_features, fake_features, k)
 
 
-@register("coverage", family="generative", kind="features", inputs=("real_features", "fake_features"),
-          higher_is_better=True, bounds=(0.0, 1.0), per_row=False, interval="half_sampling_symmetric", params={"k": 5}, citation=_NAEEM,
-          table_fn=two_sample(lambda real, fake, **p: _one("coverage", real, fake, **p)), tested_against=('prdc', 1e-12))
+@register("coverage", bounds=(0.0, 1.0), interval="half_sampling_symmetric", params={"k": 5}, citation=_NAEEM,
+          **_prdc_entry("coverage"))
 def coverage(real_features: Any, fake_features: Any, *, k: int = 5) -> float:
     r"""Fraction of real k-NN balls that contain at least one generated sample.
 

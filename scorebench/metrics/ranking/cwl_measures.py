@@ -23,6 +23,7 @@ ir_measures; the per-measure citations are in each docstring.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,15 @@ def _expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
     if cont.shape[1] > 1:
         reach[:, 1:] = np.cumprod(cont[:, :-1], axis=1)
     return (reach * gains).sum(axis=1) / reach.sum(axis=1)
+
+
+def _cut_at_k(lists: RankedLists, name: str, k: Any, depth: Any, min_rel: Any, max_rel: Any,
+              cont: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Expected utility of a measure cut at rank k: continuation ``cont(gains, i)`` before
+    rank ``k`` (the required cutoff), 0 from it on (SDCG@k, NERR eq. 8 and 9)."""
+    k = check_k(k, name, required=True)
+    gains, i = _gain_matrix(lists, name, depth, min_rel, max_rel)
+    return _expected_utility(gains, np.broadcast_to(np.where(i < k, cont(gains, i), 0.0), gains.shape))
 
 
 _SCALE = {"depth": 1000, "min_rel": 0.0, "max_rel": None}
@@ -171,10 +181,7 @@ def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel
     >>> sdcg([[1, 0]], [[1]], k=2).round(4)
     array([0.6131])
     """
-    k = check_k(k, "sdcg@k", required=True)
-    gains, i = _gain_matrix(lists, "sdcg@k", depth, min_rel, max_rel)
-    cont = np.where(i < k, np.log2(i + 1.0) / np.log2(i + 2.0), 0.0)
-    return _expected_utility(gains, np.broadcast_to(cont, gains.shape))
+    return _cut_at_k(lists, "sdcg@k", k, depth, min_rel, max_rel, lambda gains, i: np.log2(i + 1.0) / np.log2(i + 2.0))
 
 
 _NERR = "Azzopardi, Mackenzie & Moffat (2021), ICTIR, 'ERR is not C/W/L: exploring the relationship between " \
@@ -192,9 +199,7 @@ def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     >>> nerr8([[0, 1]], [[1]], k=2).round(4)
     array([0.5])
     """
-    k = check_k(k, "nerr8@k", required=True)
-    gains, i = _gain_matrix(lists, "nerr8@k", depth, min_rel, max_rel)
-    return _expected_utility(gains, np.where(i < k, 1.0 - gains, 0.0))
+    return _cut_at_k(lists, "nerr8@k", k, depth, min_rel, max_rel, lambda gains, i: 1.0 - gains)
 
 
 @measure("nerr9@k", higher_is_better=True, bounds=(0.0, 1.0),
@@ -209,9 +214,7 @@ def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
     >>> nerr9([[0, 1]], [[1]], k=2).round(4)
     array([0.3333])
     """
-    k = check_k(k, "nerr9@k", required=True)
-    gains, i = _gain_matrix(lists, "nerr9@k", depth, min_rel, max_rel)
-    return _expected_utility(gains, np.where(i < k, i / (i + 1.0) * (1.0 - gains), 0.0))
+    return _cut_at_k(lists, "nerr9@k", k, depth, min_rel, max_rel, lambda gains, i: i / (i + 1.0) * (1.0 - gains))
 
 
 @measure("nerr10", higher_is_better=True, bounds=(0.0, 1.0),

@@ -27,9 +27,11 @@ SH = "Scheuerer & Hamill (2015), Monthly Weather Review 143(11):4578-4596"
 _CSG0 = {"shape": ("positive", None), "rate": ("positive", None), "shift": ("nonnegative", 0.0)}
 
 
-@register_dist("crps_csg0", _CSG0, "[0, inf)", SH,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+# What every CRPS here is tested against (tests/metrics/scoring_rules/).
+_TESTED = (('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13))
+
+
+@register_dist("crps_csg0", _CSG0, "[0, inf)", SH, tested_against=_TESTED)
 def crps_csg0(obs: Any, shape: Any, rate: Any, shift: Any = 0.0) -> np.ndarray:
     r"""CRPS of the censored shifted gamma distribution, :math:`X = \max(0, Z - \delta)` with
     :math:`Z \sim \Gamma(\alpha, \beta)` (shape, rate) and shift :math:`\delta \ge 0`.
@@ -101,9 +103,7 @@ def log_location_scale(obs: Any, spec: dict, mulog: Any, sigmalog: Any, *,
 _LOG = {"mulog": ("real", None), "sigmalog": ("(0, 1)", None)}
 
 
-@register_dist("crps_loglaplace", _LOG, "(0, inf)", JKL,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_loglaplace", _LOG, "(0, inf)", JKL, tested_against=_TESTED)
 def crps_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""CRPS of the log-Laplace distribution (:math:`\log X` Laplace with location
     :math:`\mu` and scale :math:`\sigma \in (0, 1)`).
@@ -132,9 +132,7 @@ def crps_loglaplace(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     return obs * (2.0 * cdf - 1.0) + np.exp(mulog) * (sigmalog / (4.0 - sigmalog ** 2) + a)
 
 
-@register_dist("crps_loglogistic", _LOG, "(0, inf)", JKL,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_loglogistic", _LOG, "(0, inf)", JKL, tested_against=_TESTED)
 def crps_loglogistic(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""CRPS of the log-logistic distribution (:math:`\log X` logistic with location
     :math:`\mu` and scale :math:`\sigma \in (0, 1)`).

@@ -72,10 +72,14 @@ def gks_score(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimato
     return (0.5 + 0.5 * pair - near).reshape(batch)
 
 
-@register("gksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+# What the two registrations share; each adds its name and kind.
+_ENTRY: dict[str, Any] = {"family": FAMILY, "inputs": ("y", "ens"), "higher_is_better": False,
+                          "bounds": (0.0, 1.0), "proper": "strict", "per_row": True, "params": _PARAMS,
+                          "citation": GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
+                          "tested_against": ('scoringrules 0.7 (numpy backend)', 1e-10)}
+
+
+@register("gksuv_ensemble", kind="ensemble", **_ENTRY)
 def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a univariate ensemble.
@@ -101,10 +105,7 @@ def gksuv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_polic
     return gks_score(obs_f[:, None], ens_f[:, :, None], batch, estimator, nan_policy, ens_w)
 
 
-@register("gksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, 1.0), proper="strict", per_row=True,
-          params=_PARAMS, citation=GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("gksmv_ensemble", kind="multivariate", **_ENTRY)
 def gksmv_ensemble(obs: Any, ens: Any, *, estimator: str = "standard", nan_policy: str = "propagate",
                    ens_w: Any = None) -> np.ndarray:
     r"""Gaussian kernel score of a multivariate ensemble (Euclidean distance, unit scale).

@@ -74,12 +74,14 @@ def _vr(obs, ens, a, b, nan_policy, ens_w, univariate: bool) -> np.ndarray:
     return (0.5 * wy + 0.5 * pair - wy * near).reshape(batch)
 
 
-_CITE = ALLEN + "; " + GNEITING_RAFTERY
+# What the six registrations share; each adds its name, kind and parameters.
+_ENTRY: dict[str, Any] = {"family": FAMILY, "inputs": ("y", "ens"), "higher_is_better": False,
+                          "bounds": (0.0, 1.0), "proper": "proper", "per_row": True,
+                          "citation": ALLEN + "; " + GNEITING_RAFTERY,
+                          "tested_against": ('scoringrules 0.7 (numpy backend)', 1e-10)}
 
 
-@register("twgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
-          citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("twgksuv_ensemble", kind="ensemble", params={**_PARAMS, "estimator": "standard"}, **_ENTRY)
 def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Threshold-weighted Gaussian kernel score of a univariate ensemble.
@@ -101,9 +103,7 @@ def twgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
     return _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate=True)
 
 
-@register("owgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("owgksuv_ensemble", kind="ensemble", params=_PARAMS, **_ENTRY)
 def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a univariate ensemble.
@@ -125,9 +125,7 @@ def owgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
     return _ow(obs, ens, a, b, nan_policy, ens_w, True, "owgksuv_ensemble")
 
 
-@register("vrgksuv_ensemble", family=FAMILY, kind="ensemble", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("vrgksuv_ensemble", kind="ensemble", params=_PARAMS, **_ENTRY)
 def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a univariate ensemble (the module
@@ -145,9 +143,7 @@ def vrgksuv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
     return _vr(obs, ens, a, b, nan_policy, ens_w, True)
 
 
-@register("twgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params={**_PARAMS, "estimator": "standard"},
-          citation=_CITE, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("twgksmv_ensemble", kind="multivariate", params={**_PARAMS, "estimator": "standard"}, **_ENTRY)
 def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, estimator: str = "standard",
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Threshold-weighted Gaussian kernel score of a multivariate ensemble: every variable
@@ -165,9 +161,7 @@ def twgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF, e
     return _tw(obs, ens, a, b, estimator, nan_policy, ens_w, univariate=False)
 
 
-@register("owgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("owgksmv_ensemble", kind="multivariate", params=_PARAMS, **_ENTRY)
 def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted Gaussian kernel score of a multivariate ensemble (the module
@@ -185,9 +179,7 @@ def owgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
     return _ow(obs, ens, a, b, nan_policy, ens_w, False, "owgksmv_ensemble")
 
 
-@register("vrgksmv_ensemble", family=FAMILY, kind="multivariate", inputs=("y", "ens"), higher_is_better=False,
-          bounds=(0.0, 1.0), proper="proper", per_row=True, params=_PARAMS, citation=_CITE,
-          tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("vrgksmv_ensemble", kind="multivariate", params=_PARAMS, **_ENTRY)
 def vrgksmv_ensemble(obs: Any, ens: Any, *, a: float = -_INF, b: float = _INF,
                      nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled Gaussian kernel score of a multivariate ensemble (the module

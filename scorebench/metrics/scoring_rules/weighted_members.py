@@ -27,7 +27,7 @@ import pandas as pd
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import NO_EXTERNAL_REFERENCE, register
-from scorebench.core.tables import GROUP_COLUMNS, Column, Inputs, multivariate_columns, numeric_column, register_kind, require_columns, \
+from scorebench.core.tables import Column, Inputs, check_long_members, multivariate_columns, numeric_column, register_kind, require_columns, \
     start_table, unit_frame
 from scorebench.core.validation import describe_rows
 from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
@@ -58,14 +58,8 @@ def _check_weights(w: np.ndarray, index: pd.Index) -> None:
 
 def _long_to_wide(df: pd.DataFrame) -> pd.DataFrame:
     """A long weighted ensemble (``id, member, value, weight, y``) as a wide one."""
-    require_columns(df, ["id", "member", "value", "weight", "y"], "weighted_ensemble")
-    index = [c for c in GROUP_COLUMNS if c in df.columns] + ["id"]
-    dup = df.duplicated(subset=[*index, "member"], keep=False).to_numpy()
-    if dup.any():
-        raise InputError(f"long weighted ensemble table: duplicate (id, member) in {describe_rows(dup, df.index)}")
-    y = df.groupby(index, sort=False)["y"]
-    if (y.nunique(dropna=False) > 1).any():
-        raise InputError("long weighted ensemble table: column 'y' differs between members of the same id")
+    index, y = check_long_members(df, ["id", "member", "value", "weight", "y"], "weighted_ensemble",
+                                  "long weighted ensemble table")
     value = df.pivot(index=index, columns="member", values="value")
     weight = df.pivot(index=index, columns="member", values="weight")
     if df.groupby(index, sort=False)["member"].size().nunique() > 1:

@@ -65,10 +65,15 @@ def check_outcome_rows(wy: np.ndarray, wbar: np.ndarray, name: str, a: Any, b: A
     return np.where(wbar > 0, wbar, 1.0)
 
 
-@register("owenergy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None},
-          citation=ALLEN + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+# What the four registrations share; each adds its name, parameters and citation.
+_ENTRY: dict[str, Any] = {"family": FAMILY, "kind": "multivariate", "inputs": ("y", "ens"), "higher_is_better": False,
+                          "bounds": (0.0, math.inf), "proper": "proper", "per_row": True,
+                          "tested_against": ('scoringrules 0.7 (numpy backend)', 1e-10)}
+_WINDOW = {"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None}
+_VARIOGRAM = {"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate", "ens_w": None}
+
+
+@register("owenergy_score", params=_WINDOW, citation=ALLEN + "; " + GNEITING_RAFTERY, **_ENTRY)
 def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                    nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted energy score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -102,10 +107,7 @@ def owenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     return (wy * (near / safe - 0.5 * pair / safe**2)).reshape(batch)
 
 
-@register("vrenergy_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None},
-          citation=ALLEN + "; " + GNEITING_RAFTERY, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("vrenergy_score", params=_WINDOW, citation=ALLEN + "; " + GNEITING_RAFTERY, **_ENTRY)
 def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf,
                    nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled energy score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -137,10 +139,7 @@ def vrenergy_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.
     return out.reshape(batch)
 
 
-@register("owvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate",
-                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("owvariogram_score", params=_VARIOGRAM, citation=ALLEN + "; " + SCHEUERER, **_ENTRY)
 def owvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf, p: float = 0.5,
                       weights: Any = None, nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Outcome-weighted variogram score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
@@ -170,10 +169,7 @@ def owvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = ma
     return (wy * np.where(wbar > 0, t["mean"], 0.0)).reshape(batch)
 
 
-@register("vrvariogram_score", family=FAMILY, kind="multivariate", inputs=("y", "ens"),
-          higher_is_better=False, bounds=(0.0, math.inf), proper="proper", per_row=True,
-          params={"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate",
-                  "ens_w": None}, citation=ALLEN + "; " + SCHEUERER, tested_against=('scoringrules 0.7 (numpy backend)', 1e-10))
+@register("vrvariogram_score", params=_VARIOGRAM, citation=ALLEN + "; " + SCHEUERER, **_ENTRY)
 def vrvariogram_score(obs: Any, ens: Any, *, a: float = -math.inf, b: float = math.inf, p: float = 0.5,
                       weights: Any = None, nan_policy: str = "propagate", ens_w: Any = None) -> np.ndarray:
     r"""Vertically re-scaled variogram score for the box weight :math:`w(z) = \prod_k \mathbb 1\{a \le z_k \le b\}`.
