@@ -118,21 +118,24 @@ def banded_estep(ops, params: np.ndarray, grid, bands: Bands, *,
     wraps the result in a :class:`~scorebench.irt.quadrature.Posterior`.
     """
     log_p, log_q = log_prob(params, grid.theta)
-    ll = np.full((ops.shape[0], grid.theta.size), -np.inf)
+    n_sys, n_nodes = ops.shape[0], grid.theta.size
+    log_w = grid.log_weights
+    post = np.zeros((n_sys, n_nodes))
+    lse = np.empty(n_sys)
+    r = np.zeros((ops.shape[1], n_nodes)) if counts else np.empty((0, 0))
+    n = np.zeros_like(r) if counts and ops.m is not None else None
     with blas_limit(0.0):  # narrow products: BLAS threads cost more than they save (and spin under load)
         for rows, lo, hi in bands.blocks:
-            ll[rows, lo:hi] = ops.block_loglik(rows, log_p[:, lo:hi], log_q[:, lo:hi])
-    ll += grid.log_weights[None, :]
-    post, lse = normalise(ll)
-    if not counts:
-        return post, lse, np.empty((0, 0)), np.empty((0, 0))
-    r = np.zeros((ops.shape[1], grid.theta.size))
-    n = np.zeros_like(r) if ops.m is not None else None
-    with blas_limit(0.0):
-        for rows, lo, hi in bands.blocks:
-            r[:, lo:hi] += ops.block_right(rows, ops.y, post[rows, lo:hi])
-            if n is not None:
-                n[:, lo:hi] += ops.block_right(rows, ops.m, post[rows, lo:hi])
-    if n is None:
+            # one gather of the block's responses serves both products (rows are normalised alone)
+            y, m = ops.block(rows)
+            ll = y @ (log_p[:, lo:hi] - log_q[:, lo:hi])
+            ll += log_q[:, lo:hi].sum(axis=0)[None, :] if m is None else m @ log_q[:, lo:hi]
+            ll += log_w[None, lo:hi]
+            post[rows, lo:hi], lse[rows] = normalise(ll)
+            if counts:
+                r[:, lo:hi] += y.T @ post[rows, lo:hi]
+                if n is not None:
+                    n[:, lo:hi] += m.T @ post[rows, lo:hi]
+    if counts and n is None:
         n = np.broadcast_to(post.sum(axis=0)[None, :], r.shape)
-    return post, lse, r, n
+    return post, lse, r, (n if n is not None else np.empty((0, 0)))

@@ -115,18 +115,11 @@ class ResponseOps:
         n = np.broadcast_to(post.sum(axis=0)[None, :], r.shape) if self.m is None else self._right(self.m, post)
         return r, n
 
-    def block_loglik(self, rows: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
-        """:meth:`loglik_nodes` of the systems ``rows`` only, shape (len(rows), Q)."""
-        out = self.y[rows].astype(np.float64, copy=False) @ (log_p - log_q)
-        if self.m is None:
-            out += log_q.sum(axis=0)[None, :]
-        else:
-            out += self.m[rows].astype(np.float64, copy=False) @ log_q
-        return out
-
-    def block_right(self, rows: np.ndarray, x: np.ndarray, post: np.ndarray) -> np.ndarray:
-        """``x[rows].T @ post`` with x (N, J) stored dense or int8, shape (J, Q)."""
-        return x[rows].astype(np.float64, copy=False).T @ post
+    def block(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The responses and the answered mask (``None`` without missing cells) of the systems
+        ``rows`` as float64, shapes (len(rows), J)."""
+        m = None if self.m is None else self.m[rows].astype(np.float64, copy=False)
+        return self.y[rows].astype(np.float64, copy=False), m
 
     def rows(self, index: np.ndarray) -> np.ndarray:
         """Selected rows as float64 with NaN for missing (used by scoring)."""
