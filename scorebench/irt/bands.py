@@ -47,11 +47,15 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scorebench.irt.blas import blas_limit
 from scorebench.irt.models import log_prob
+
+if TYPE_CHECKING:  # quadrature imports this module
+    from scorebench.irt.quadrature import Grid, ResponseOps
 
 __all__ = ["Bands", "BAND_MIN_CELLS", "banded_estep", "concave", "find_bands", "normalise"]
 
@@ -74,7 +78,7 @@ def concave(params: np.ndarray) -> bool:
     return bool(np.all(params[:, 2] == 0.0) and np.all(params[:, 3] == 1.0))
 
 
-def find_bands(ops, params: np.ndarray, grid, *, stride: int = 8, drop: float = 50.0,
+def find_bands(ops: ResponseOps, params: np.ndarray, grid: Grid, *, stride: int = 8, drop: float = 50.0,
                block: int = 256) -> Bands:
     """Node windows outside which every posterior weight is below ``exp(-drop)`` of its maximum.
 
@@ -110,7 +114,7 @@ def normalise(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return post, (top + np.log(total))[:, 0]
 
 
-def banded_estep(ops, params: np.ndarray, grid, bands: Bands, *,
+def banded_estep(ops: ResponseOps, params: np.ndarray, grid: Grid, bands: Bands, *,
                  counts: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The E-step with the products restricted to ``bands``: ``(post, loglik_person, r, n)``.
 
@@ -134,7 +138,7 @@ def banded_estep(ops, params: np.ndarray, grid, bands: Bands, *,
             post[rows, lo:hi], lse[rows] = normalise(ll)
             if counts:
                 r[:, lo:hi] += y.T @ post[rows, lo:hi]
-                if n is not None:
+                if n is not None and m is not None:
                     n[:, lo:hi] += m.T @ post[rows, lo:hi]
     if counts and n is None:
         n = np.broadcast_to(post.sum(axis=0)[None, :], r.shape)
