@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scorebench.irt.bands import BAND_MIN_CELLS, MAX_FRACTION, banded_estep, concave, find_bands, normalise
 from scorebench.irt.models import item_information, log_prob
 
 __all__ = ["Grid", "Posterior", "ResponseOps", "choose_grid", "estep"]
@@ -114,6 +115,12 @@ class ResponseOps:
         n = np.broadcast_to(post.sum(axis=0)[None, :], r.shape) if self.m is None else self._right(self.m, post)
         return r, n
 
+    def block(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The responses and the answered mask (``None`` without missing cells) of the systems
+        ``rows`` as float64, shapes (len(rows), J)."""
+        m = None if self.m is None else self.m[rows].astype(np.float64, copy=False)
+        return self.y[rows].astype(np.float64, copy=False), m
+
     def rows(self, index: np.ndarray) -> np.ndarray:
         """Selected rows as float64 with NaN for missing (used by scoring)."""
         y = self.y[index].astype(np.float64)
@@ -136,15 +143,24 @@ class Posterior:
         return float(self.loglik_person.sum())
 
 
-def estep(ops: ResponseOps, params: np.ndarray, grid: Grid, *, counts: bool = True) -> Posterior:
-    """Posterior over the grid for every system, the marginal log-likelihood and counts."""
+def estep(ops: ResponseOps, params: np.ndarray, grid: Grid, *, counts: bool = True,
+          banded: bool | None = None) -> Posterior:
+    """Posterior over the grid for every system, the marginal log-likelihood and counts.
+
+    ``banded`` (default: automatic) restricts the products to the nodes where each posterior
+    is not negligible (:mod:`scorebench.irt.bands`; same numbers to float64 rounding): used for
+    1PL/2PL parameters on the NumPy backend above ``BAND_MIN_CELLS`` systems x items x nodes
+    when the windows cover at most ``MAX_FRACTION`` of the cells.
+    """
+    if banded is None:
+        banded = (ops.backend == "numpy" and grid.theta.size >= 32
+                  and ops.shape[0] * ops.shape[1] * grid.theta.size > BAND_MIN_CELLS)
+    if banded and concave(params):
+        bands = find_bands(ops, params, grid)
+        if bands.fraction <= MAX_FRACTION:
+            return Posterior(*banded_estep(ops, params, grid, bands, counts=counts))
     log_p, log_q = log_prob(params, grid.theta)
-    ll = ops.loglik_nodes(log_p, log_q) + grid.log_weights[None, :]
-    top = ll.max(axis=1, keepdims=True)
-    post = np.exp(ll - top, out=ll)
-    total = post.sum(axis=1, keepdims=True)
-    post /= total
-    lse = (top + np.log(total))[:, 0]
+    post, lse = normalise(ops.loglik_nodes(log_p, log_q) + grid.log_weights[None, :])
     if not counts:
         return Posterior(post, lse, np.empty((0, 0)), np.empty((0, 0)))
     r, n = ops.counts(post)
