@@ -46,6 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorebench.core.rewardbench_subsets import EXAMPLE_COUNTS, SECTIONS
+
 SEED = 20240321
 OUT = Path(__file__).with_name("reward.csv")
 OUT_JUDGMENTS = Path(__file__).with_name("reward_judgments.csv")
@@ -64,22 +66,9 @@ ARENA = {  # true strength r (Elo = 400 r), mean tokens, mean headers, list item
 ARENA_GAMMA = (0.40, 0.05, 0.10, 0.08)  # log-odds per sd of: length, headers, lists, bold
 JUDGES = {"judge-careful": (0.0, 0.0), "judge-first-position": (0.8, 0.0), "judge-verbose": (0.0, 0.8),
           "judge-weak": (0.3, 0.3)}  # (position bias, length bias) in log-odds
-SECTIONS = {
-    "Chat": ("alpacaeval-easy", "alpacaeval-length", "alpacaeval-hard", "mt-bench-easy", "mt-bench-med"),
-    "Chat Hard": ("mt-bench-hard", "llmbar-natural", "llmbar-adver-neighbor", "llmbar-adver-GPTInst",
-                  "llmbar-adver-GPTOut", "llmbar-adver-manual"),
-    "Safety": ("refusals-dangerous", "refusals-offensive", "xstest-should-refuse", "xstest-should-respond",
-               "donotanswer"),
-    "Reasoning": ("math-prm", "hep-cpp", "hep-go", "hep-java", "hep-js", "hep-python", "hep-rust"),
-}
-# prompts per subset in RewardBench (math-prm has 447 prompts; its weight of 984 is a scoring convention)
-REAL_COUNTS = {
-    "alpacaeval-easy": 100, "alpacaeval-length": 95, "alpacaeval-hard": 95, "mt-bench-easy": 28, "mt-bench-med": 40,
-    "mt-bench-hard": 37, "llmbar-natural": 100, "llmbar-adver-neighbor": 134, "llmbar-adver-GPTInst": 92,
-    "llmbar-adver-GPTOut": 47, "llmbar-adver-manual": 46, "refusals-dangerous": 100, "refusals-offensive": 100,
-    "xstest-should-refuse": 154, "xstest-should-respond": 250, "donotanswer": 136, "math-prm": 447,
-    "hep-cpp": 164, "hep-go": 164, "hep-java": 164, "hep-js": 164, "hep-python": 164, "hep-rust": 164,
-}
+# RewardBench's sections and official subset sizes; the generator draws as many prompts per subset as
+# the real benchmark has (math-prm has 447 prompts; its weight of 984 is a scoring convention)
+REAL_COUNTS = {**EXAMPLE_COUNTS, "math-prm": 447}
 LENGTH_BIAS = {  # mean log(len_chosen / len_rejected)
     "alpacaeval-easy": 1.0, "alpacaeval-length": 0.0, "alpacaeval-hard": 0.6, "mt-bench-easy": 0.4,
     "mt-bench-med": 0.2, "mt-bench-hard": 0.0, "llmbar-natural": 0.1, "llmbar-adver-neighbor": -0.3,
