@@ -38,7 +38,8 @@ def command(family: str | None, fmt: str) -> None:
 
 
 #: Columns of ``scorebench metrics --format markdown`` (the catalogue view).
-MARKDOWN_COLUMNS = ("name", "aliases", "family", "kind", "direction", "param_types", "interval", "tested_against", "citation")
+MARKDOWN_COLUMNS = ("name", "aliases", "family", "kind", "direction", "param_types", "interval", "tested_against",
+                    "citation")
 
 
 def markdown_catalogue(table) -> str:

@@ -34,7 +34,8 @@ def test_the_field_names_are_aliases_of_the_function_names():
     assert {a: n for a, n in metric_aliases().items() if a in EXPECTED} == EXPECTED
 
 
-@pytest.mark.parametrize(("alias", "name"), [("p@10", "p@10"), ("map@10", "average_precision@10"), ("map", "average_precision"),
+@pytest.mark.parametrize(("alias", "name"), [("p@10", "p@10"), ("map@10", "average_precision@10"),
+                                             ("map", "average_precision"),
                                              ("mrr", "reciprocal_rank"), ("11pt_avg", "eleven_point_average"),
                                              ("relative_p@5", "relative_precision@5"), ("unj@5", "unjudged@5"),
                                              ("set_relative_p", "set_relative_precision")])
