@@ -358,8 +358,9 @@ def metric_aliases() -> dict[str, str]:
 
     Examples
     --------
-    >>> metric_aliases()["map@k"]
-    'average_precision@k'
+    >>> import scorebench
+    >>> scorebench.metric("map@k").fn is scorebench.metric("average_precision@k").fn
+    True
     """
     _ensure_loaded()
     return {alias: m.name for m in _REGISTRY.values() for alias in m.aliases}
