@@ -102,7 +102,7 @@ def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarra
     >>> relative_precision([[1, 0, 1, 0]], [[1, 1]], k=3).round(4)
     array([1.])
     """
-    k = check_k(k, "relative_p@k", required=True)
+    k = check_k(k, "relative_precision@k", required=True)
     return safe_ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
 
 
@@ -169,7 +169,7 @@ def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> unjudged([[1, float("nan"), 0]], [[1, 0]], k=4).tolist()
     [0.25]
     """
-    k = check_k(k, "unj@k", required=True)
+    k = check_k(k, "unjudged@k", required=True)
     unknown = ~(lists.rel >= 0)  # not in the qrels (NaN) or judged "in pool, unjudged" (< 0)
     return segment_sum(unknown & (lists.pos < k), lists.seg, lists.n) / float(k)
 
