@@ -96,6 +96,7 @@ def metric_entry(m: Any) -> str:
     target = f"{fn.__module__}.{fn.__qualname__}"
     rows = [
         ("Family", m.family),
+        ("Also spelled", ", ".join(f"``{a}``" for a in m.aliases) or "-"),
         ("Table kind", f":ref:`{m.kind} <{anchor('kind', m.kind)}>`"),
         ("Inputs", ", ".join(f"``{i}``" for i in m.inputs) or "the kind's arrays"),
         ("Direction", _direction(m)),

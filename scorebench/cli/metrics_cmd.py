@@ -21,7 +21,8 @@ CITATION_CHARS = 60
                                       "in short); csv / json: every field in full; markdown: a catalogue "
                                       "table with typed parameters and what each metric is tested against.")
 def command(family: str | None, fmt: str) -> None:
-    """List registered metrics with direction, bounds, kind, interval rule, what the interval covers,
+    """List registered metrics with their aliases (other spellings that resolve to the same
+    metric, e.g. "also: map@k"), direction, bounds, kind, interval rule, what the interval covers,
     typed parameters, what each is tested against (reference and tolerance) and citation.
 
     The interval column names the rule that puts the bootstrap interval on the metric (the
@@ -37,7 +38,8 @@ def command(family: str | None, fmt: str) -> None:
 
 
 #: Columns of ``scorebench metrics --format markdown`` (the catalogue view).
-MARKDOWN_COLUMNS = ("name", "family", "kind", "direction", "param_types", "interval", "tested_against", "citation")
+MARKDOWN_COLUMNS = ("name", "aliases", "family", "kind", "direction", "param_types", "interval", "tested_against",
+                    "citation")
 
 
 def markdown_catalogue(table) -> str:
@@ -47,7 +49,7 @@ def markdown_catalogue(table) -> str:
     --------
     >>> from scorebench.core.registry import list_metrics
     >>> print(markdown_catalogue(list_metrics()[lambda t: t["name"] == "ece"]).splitlines()[2])  # doctest: +ELLIPSIS
-    | ece | calibration | binary | lower | n_bins (an integer, default 15); binning (text {uniform, ...
+    | ece | - | calibration | binary | lower | n_bins (an integer, default 15); binning (text {uniform, ...
     """
     shown = table.assign(direction=table["higher_is_better"].map({True: "higher", False: "lower"}).fillna("none"))
     header = "| " + " | ".join(MARKDOWN_COLUMNS) + " |"
@@ -88,10 +90,11 @@ _COVERS_SHORT = _short_covers()
 
 
 def _shown(table):
-    shown = table[["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
+    shown = table[["name", "aliases", "family", "kind", "higher_is_better", "lower_bound", "upper_bound",
                    "proper", "interval", "interval_covers", "param_types", "citation"]].copy()
     shown["direction"] = shown.pop("higher_is_better").map({True: "higher", False: "lower"}).fillna("none")
     shown["interval_covers"] = shown["interval_covers"].map(_COVERS_SHORT)
     shown["citation"] = [shorten(c) if isinstance(c, str) else "" for c in shown["citation"]]
     shown["param_types"] = [shorten(c) if c else "-" for c in shown["param_types"]]
+    shown["aliases"] = [f"also: {c}" if c else "" for c in shown["aliases"]]
     return shown

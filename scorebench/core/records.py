@@ -22,7 +22,7 @@ ValueError: colour 'red' is already registered (by a.py:red)
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 __all__ = ["Registry"]
@@ -52,9 +52,10 @@ class Registry(Mapping[str, T], Generic[T]):
         self._records[name] = record
         return record
 
-    def suggest(self, name: object, n: int = 3) -> str:
-        """``"; did you mean 'a', 'b'?"`` for the names close to ``name``, else ``""``."""
-        close = difflib.get_close_matches(str(name), self._records.keys(), n=n, cutoff=0.6)
+    def suggest(self, name: object, n: int = 3, also: Iterable[str] = ()) -> str:
+        """``"; did you mean 'a', 'b'?"`` for the names (and the other spellings ``also``) close
+        to ``name``, else ``""``."""
+        close = difflib.get_close_matches(str(name), [*self._records, *also], n=n, cutoff=0.6)
         return f"; did you mean {', '.join(map(repr, close))}?" if close else ""
 
     def __getitem__(self, name: str) -> T:

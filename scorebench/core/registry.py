@@ -9,8 +9,18 @@ A metric is registered by one call, :func:`register`, naming its public numpy fu
              citation="Brier (1950), Monthly Weather Review 78(1)")
 
 Family helpers (the ranking ``measure``, the parametric ``register_dist``) only build that
-call. The registry name is the public function's name (``fn.__name__``), plus an optional
-``@param`` suffix; :func:`register` refuses any other name.
+call. The registry name is the public function's name: ``fn.__name__``, or ``X@param`` for a
+function ``X`` or ``X_at_param`` (``ndcg@k`` for ``ndcg``, ``pass@k`` for ``pass_at_k``);
+:func:`canonical_name_matches` states the rule and the contract test holds every metric to it.
+
+A metric may also have **aliases**, other spellings of the same record that resolve exactly
+like its name (the field's short names: ``p@k``, ``map@k``, ``mrr``, ``11pt_avg``)::
+
+    register("average_precision@k", core=average_precision, aliases=("map@k",), ...)
+
+``metric("map@10")`` is ``metric("average_precision@10")`` named ``map@10``: a lookup keeps the
+spelling it was given, so output columns read as the user asked. An alias may not collide with
+any registered name or other alias; :func:`register` refuses it with one error.
 
 Parameters are declared like kind options, as :class:`~scorebench.core.table_schema.Option`
 (type, choices, default, doc); a plain default declares an option whose type is the
@@ -40,7 +50,7 @@ from scorebench.core.errors import InputError, UnknownMetricError
 from scorebench.core.table_schema import Option
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT",
-           "NO_EXTERNAL_REFERENCE", "describe_tested_against"]
+           "NO_EXTERNAL_REFERENCE", "describe_tested_against", "metric_aliases", "canonical_name_matches"]
 
 ENTRY_POINT_GROUP = "scorebench.metrics"
 _PROPER = (None, "proper", "strict")
@@ -133,6 +143,9 @@ class Metric:
         For rules of a parametric forecast distribution: ``{"parameters": {name: (support,
         default)}, "support": <support of the outcome>}`` (default ``None`` = required), the
         columns a ``parametric`` table provides.
+    aliases : tuple of str
+        Other registered spellings of this metric (``("p@k",)``), each resolving to this
+        record; a lookup by an alias names the result as spelled (``p@10``).
     """
 
     name: str
@@ -160,6 +173,7 @@ class Metric:
     covers: str | None = None
     options: tuple[Option, ...] = field(default=(), compare=False)
     tested_against: tuple[tuple[str, float | None], ...] = ()
+    aliases: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def interval_covers(self) -> str:
@@ -231,7 +245,8 @@ class Metric:
     def _variant_name(self, merged: dict[str, Any]) -> str:
         """The name of the variant with parameters ``merged``: ``base@at(changed=...)``."""
         base = self.name.split("@", 1)[0].split("(", 1)[0]
-        defaults = _REGISTRY[base].params if base in _REGISTRY else self.params
+        registered = _lookup(base)
+        defaults = registered.params if registered is not None else self.params
         name = base
         if self.at_param and merged.get(self.at_param) is not None:
             name += f"@{_format_param(merged[self.at_param])}"
@@ -292,7 +307,63 @@ class Positional:
 
 
 _REGISTRY: Registry[Metric] = Registry("metric", site=lambda m: definition_site(m.fn))
+#: Alias base name -> registered base name (``"map"`` -> ``"average_precision"``).
+_ALIASES: dict[str, str] = {}
 _entry_points_loaded = False
+
+
+def _lookup(base: str) -> Metric | None:
+    """The record registered as ``base`` or under the alias ``base``, else None."""
+    return _REGISTRY.get(_ALIASES.get(base, base))
+
+
+def canonical_name_matches(name: str, fn_name: str) -> bool:
+    """Whether registry ``name`` follows the naming rule for a function called ``fn_name``.
+
+    The rule: the name is the function's name, or ``X@param`` for a function ``X`` or
+    ``X_at_param`` (``ndcg@k`` for ``ndcg``, ``pass@k`` for ``pass_at_k``).
+
+    Examples
+    --------
+    >>> canonical_name_matches("ndcg@k", "ndcg"), canonical_name_matches("pass@k", "pass_at_k")
+    (True, True)
+    >>> canonical_name_matches("p@k", "precision")
+    False
+    """
+    base, _, at = name.partition("@")
+    return fn_name == name or fn_name == base or (bool(at) and fn_name == f"{base}_at_{at}")
+
+
+def _check_aliases(name: str, aliases: tuple[str, ...]) -> None:
+    """Refuse aliases that are malformed or taken (one error naming the clash)."""
+    base, _, at_param = name.partition("@")
+    if _ALIASES.get(base, base) != base:
+        raise ValueError(f"metric {name!r}: the name is already an alias of metric {_ALIASES[base]!r}")
+    for alias in aliases:
+        if not isinstance(alias, str) or not alias or alias != alias.strip() or "(" in alias:
+            raise ValueError(f"metric {name!r}: alias must be a plain name, got {alias!r}")
+        alias_base, _, alias_at = alias.partition("@")
+        if alias_at != at_param:
+            expected = f"'<name>@{at_param}'" if at_param else "no '@' part"
+            raise ValueError(f"metric {name!r}: alias {alias!r} must spell the same parameter ({expected})")
+        owner = _ALIASES.get(alias_base)
+        if alias_base == base or alias_base in _REGISTRY or (owner is not None and owner != base):
+            taken = "its own name" if alias_base == base else (
+                f"an alias of metric {owner!r}" if owner is not None else f"the metric {alias_base!r}")
+            raise ValueError(f"metric {name!r}: alias {alias!r} collides with {taken}")
+
+
+def metric_aliases() -> dict[str, str]:
+    """Every alias and the registered name it resolves to (``{"map@k": "average_precision@k"}``).
+
+    Examples
+    --------
+    >>> import scorebench
+    >>> scorebench.metric("map@k").fn is scorebench.metric("average_precision@k").fn
+    True
+    """
+    _ensure_loaded()
+    return {alias: m.name for m in _REGISTRY.values() for alias in m.aliases}
 
 
 def _format_param(value: Any) -> str:
@@ -392,7 +463,8 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
              note: Callable[..., Any] | None = None,
              distribution: Mapping[str, Any] | None = None,
              covers: str | None = None,
-             tested_against: Any = ()) -> Any:
+             tested_against: Any = (),
+             aliases: tuple[str, ...] | str = ()) -> Any:
     """Register ``core`` (the metric's public function) as metric ``name``; returns ``core``.
 
     The one way to define a metric. Without ``core`` it is the same call as a decorator:
@@ -403,8 +475,10 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
     :class:`~scorebench.core.table_schema.Option` declaration, or to a plain default (typed by
     the function's annotation of that keyword, else by the default). ``tested_against`` is a
     ``(reference, tolerance)`` pair, or several, naming what the test suite compares the
-    metric with (:data:`NO_EXTERNAL_REFERENCE` when nothing external).
-    Registering a name twice raises, so two plugins cannot silently shadow each other.
+    metric with (:data:`NO_EXTERNAL_REFERENCE` when nothing external). ``aliases`` are other
+    spellings that resolve to this metric (``("map@k",)``; each spells the same ``@param``).
+    Registering a name twice, or an alias that is taken (a name or another metric's alias), raises,
+    so two plugins cannot silently shadow each other.
     """
     if proper not in _PROPER:
         raise ValueError(f"proper must be one of {_PROPER}, got {proper!r}")
@@ -420,9 +494,11 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
     if at_param is not None and at_param not in params:
         raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
     tested = _tested_against(name, tested_against)
+    aliases = (aliases,) if isinstance(aliases, str) else tuple(aliases)
 
     def decorate(fn: Callable) -> Callable:
         defaults, options = _declare(name, fn, params)
+        _check_aliases(name, aliases)
         # The same function registering again is its module being imported a second
         # time (e.g. by a doctest runner); the newer definition replaces the older one.
         _REGISTRY.add(base, Metric(
@@ -432,8 +508,9 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
             bootstrap_stats=bootstrap_stats, note=note, distribution=distribution, covers=covers,
-            options=options, tested_against=tested,
+            options=options, tested_against=tested, aliases=aliases,
         ))
+        _ALIASES.update((alias.partition("@")[0], base) for alias in aliases)
         return fn
 
     return decorate if core is None else decorate(core)
@@ -470,7 +547,9 @@ def metric(name: str, **params: Any) -> Metric:
 
     Parameters can also be spelled in the name, ``"crps_ensemble(estimator=fair)"`` or
     ``"ndcg@10(gain=exponential)"`` (handy on the command line). Keyword arguments override parameters. An unknown name raises
-    :class:`~scorebench.core.errors.UnknownMetricError` listing close matches.
+    :class:`~scorebench.core.errors.UnknownMetricError` listing close matches (aliases included).
+    An alias resolves like the registered name and keeps its spelling: ``metric("map@10")`` is
+    average precision cut at 10, named ``map@10``.
 
     Examples
     --------
@@ -482,6 +561,9 @@ def metric(name: str, **params: Any) -> Metric:
     0.1
     >>> scorebench.metric("crps_ensemble", estimator="fair").name
     'crps_ensemble(estimator=fair)'
+    >>> m = scorebench.metric("map@10")
+    >>> m.name, m.fn.__name__, dict(m.params)
+    ('map@10', 'average_precision', {'k': 10})
     """
     if not isinstance(name, str) or not name.strip():
         raise UnknownMetricError(f"metric name must be a non-empty string, got {name!r}")
@@ -493,9 +575,12 @@ def metric(name: str, **params: Any) -> Metric:
             raise UnknownMetricError(f"metric {name!r}: expected name(param=value, ...)")
         params = {**_parse_call_params(name, tail[:-1]), **params}
     base, sep, value = head.strip().partition("@")
-    record = _REGISTRY.get(base)
+    record = _lookup(base)
     if record is None:
-        raise UnknownMetricError(f"unknown metric {name!r}{_REGISTRY.suggest(base, n=4)} (see `scorebench metrics`)")
+        hint = _REGISTRY.suggest(base, n=4, also=_ALIASES)
+        raise UnknownMetricError(f"unknown metric {name!r}{hint} (see `scorebench metrics`)")
+    if base in _ALIASES:  # another spelling of the record: keep it, so output reads as asked
+        record = replace(record, name=base + record.name[len(record.name.split("@", 1)[0]):])
     if sep:
         if record.at_param is None:
             raise UnknownMetricError(f"metric {base!r} takes no '@' parameter (got {name!r})")
@@ -526,7 +611,8 @@ def all_metrics() -> list[Metric]:
 
 
 def list_metrics(family: str | None = None):
-    """The registry as a DataFrame: one row per metric with its metadata.
+    """The registry as a DataFrame: one row per metric with its metadata (``aliases``: the
+    other spellings that resolve to it, comma-separated).
 
     Examples
     --------
@@ -534,12 +620,14 @@ def list_metrics(family: str | None = None):
     >>> table = scorebench.list_metrics(family="scoring_rules")
     >>> "crps_normal" in set(table["name"])
     True
+    >>> scorebench.list_metrics(family="ranking").set_index("name").loc["reciprocal_rank", "aliases"]
+    'mrr'
     """
     import pandas as pd
 
     rows = [
         {
-            "name": m.name, "family": m.family, "kind": m.kind,
+            "name": m.name, "aliases": ", ".join(m.aliases), "family": m.family, "kind": m.kind,
             "higher_is_better": m.higher_is_better, "lower_bound": m.bounds[0],
             "upper_bound": m.bounds[1], "proper": m.proper, "per_row": m.per_row,
             "interval": "wilson" if m.proportion else m.interval_method, "interval_covers": COVERS_TEXT[m.interval_covers],
@@ -554,6 +642,6 @@ def list_metrics(family: str | None = None):
     if family is not None and not rows:
         families = sorted({m.family for m in all_metrics()})
         raise UnknownMetricError(f"unknown family {family!r}; known families: {', '.join(families)}")
-    columns = ["name", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
+    columns = ["name", "aliases", "family", "kind", "higher_is_better", "lower_bound", "upper_bound", "proper",
                "per_row", "interval", "interval_covers", "params", "param_types", "tested_against", "needs_torch", "differentiable", "description", "citation"]
     return pd.DataFrame(rows, columns=columns)

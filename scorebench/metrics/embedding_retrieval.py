@@ -49,7 +49,7 @@ from scorebench.core.tables import Column, Inputs, hash_labels, unit_frame, star
 from scorebench.core.validation import as_float_array, check_choice, check_finite, describe_rows
 from scorebench.metrics.ranking.measures import binary_ndcg
 
-__all__ = ["recall_at_k", "ndcg_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
+__all__ = ["embedding_recall", "embedding_ndcg", "recall_at_k", "ndcg_at_k", "r_precision", "map_at_r", "retrieval_per_query", "retrieval_scores",
            "RetrievalScores", "extract_embeddings", "SIMILARITIES"]
 
 SIMILARITIES = ("cosine", "euclidean")
@@ -353,7 +353,7 @@ def retrieval_scores(labels: Any, embeddings: Any, *, ks: Sequence[int] = (1, 2,
                      chunk_size: int | None = None) -> RetrievalScores:
     """Recall@k for each ``k`` in ``ks``, R-precision and MAP@R in one chunked pass.
 
-    Same definitions as :func:`recall_at_k`, :func:`r_precision` and :func:`map_at_r`; one pass
+    Same definitions as :func:`embedding_recall`, :func:`r_precision` and :func:`map_at_r`; one pass
     over the similarities instead of one per metric (the usual metric-learning report).
 
     Examples
@@ -394,7 +394,7 @@ _CITATION_MAPR = "Musgrave, Belongie & Lim (2020), A Metric Learning Reality Che
 @register("embedding_recall@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("recall"), params={"k": 1, "metric": "cosine", "chunk_size": None},
           citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR", tested_against=('scikit-learn', 1e-12))
-def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosine",
+def embedding_recall(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosine",
                 chunk_size: int | None = None) -> float:
     r"""Recall@k of leave-one-out retrieval: share of queries with a same-label item in their top k.
 
@@ -405,7 +405,7 @@ def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosi
     Examples
     --------
     >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
-    >>> recall_at_k([0, 0, 1, 1, 1], X, k=1)
+    >>> embedding_recall([0, 0, 1, 1, 1], X, k=1)
     0.8
     """
     return _mean(labels, embeddings, measure="recall", k=k, metric=metric, chunk_size=chunk_size)
@@ -415,7 +415,7 @@ def recall_at_k(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosi
           bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("ndcg"),
           params={"k": 10, "metric": "cosine", "chunk_size": None},
           citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)", tested_against=('scikit-learn', 1e-12))
-def ndcg_at_k(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosine",
+def embedding_ndcg(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosine",
               chunk_size: int | None = None) -> float:
     r"""NDCG@k of leave-one-out retrieval with binary relevance (same label).
 
@@ -428,7 +428,7 @@ def ndcg_at_k(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosin
     Examples
     --------
     >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
-    >>> round(ndcg_at_k([0, 0, 1, 1, 1], X, k=2), 4)
+    >>> round(embedding_ndcg([0, 0, 1, 1, 1], X, k=2), 4)
     0.8774
     """
     return _mean(labels, embeddings, measure="ndcg", k=k, metric=metric, chunk_size=chunk_size)
@@ -526,3 +526,7 @@ def _vectors(column: pd.Series) -> np.ndarray:
     X = np.vstack(rows)
     check_finite(X, "column 'embedding'", labels=column.index)
     return X
+
+
+# The earlier names of embedding_recall and embedding_ndcg, still importable.
+recall_at_k, ndcg_at_k = embedding_recall, embedding_ndcg

@@ -137,7 +137,8 @@ for _name, _registered, _summary, _params, _bounds, _citation, _tested in _LISTW
              higher_is_better=False, bounds=_bounds, per_row=True, params=_params, needs_torch=True,
              differentiable=True, citation=_citation, tested_against=_tested)
 
-@register("anyloss", family=_FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
+@register("anyloss_value", aliases=("anyloss",),
+          family=_FAMILY, kind="binary", inputs=("y", "p"), higher_is_better=False,
           bounds=(0.0, 2.0), per_row=False, params={"metric": "f1", "beta": 1.0, "amplifier": 73.0},
           needs_torch=True, differentiable=True,
           citation="Han, Dong & Kwon (2024), AnyLoss, KDD", tested_against=('scikit-learn', 1e-12))

@@ -34,7 +34,14 @@ import pytest
 
 import scorebench
 from scorebench.core.errors import InputError
-from scorebench.core.registry import NO_EXTERNAL_REFERENCE, Metric, Positional, all_metrics
+from scorebench.core.registry import (
+    NO_EXTERNAL_REFERENCE,
+    Metric,
+    Positional,
+    all_metrics,
+    canonical_name_matches,
+    metric_aliases,
+)
 from scorebench.core.stats import MIN_BOOT
 from scorebench.core.table_schema import OPTION_TYPES
 from scorebench.core.tables import all_kinds, get_kind
@@ -357,15 +364,30 @@ def test_every_metric_says_what_it_is_tested_against():
                 assert 0 <= tolerance < 0.1, (m.name, tolerance)
 
 
-#: Registry names that still differ from their public function's name (issue 30 item 3, not yet
-#: renamed: the README and the llm/retrieval boards use these names, and p/r/rprec collide with the
-#: generative precision/recall and the embedding r_precision). The list may only shrink.
-NAME_DIFFERS = {"embedding_ndcg@k", "embedding_recall@k", "anyloss", "11pt_avg", "map@k", "mrr", "p@k", "r@k",
-                "relative_p@k", "rprec", "rr@k", "set_relative_p", "unj@k", "g_pass@k", "maj@k", "mg_pass@k",
-                "pass@k", "pass_hat@k"}
-
-
 def test_the_registry_name_is_the_public_function_name():
-    differ = {m.name for m in RECORDS if m.name.split("@", 1)[0] != m.fn.__name__}
-    assert differ <= NAME_DIFFERS, sorted(differ - NAME_DIFFERS)  # a new metric is named like its function
-    assert NAME_DIFFERS <= differ, sorted(NAME_DIFFERS - differ)  # a renamed one leaves the list
+    """Issue 30: the registry name is the function's name ``X``, or ``X@param`` for a function
+    ``X`` (``ndcg@k`` <-> ``ndcg``) or ``X_at_param`` (``pass@k`` <-> ``pass_at_k``). The
+    field's short spellings (``p@k``, ``map@k``, ``mrr``) are aliases of the record."""
+    def follows(name: str, fn_name: str) -> bool:  # the rule, written out independently of the registry's
+        base, _, at = name.partition("@")
+        return fn_name in (name, base) or (at != "" and fn_name == f"{base}_at_{at}")
+
+    differ = sorted((m.name, m.fn.__name__) for m in RECORDS if not follows(m.name, m.fn.__name__))
+    assert not differ, differ
+    assert all(canonical_name_matches(m.name, m.fn.__name__) for m in RECORDS)
+
+
+def test_every_alias_resolves_to_its_record():
+    """An alias is the same metric under another spelling: same function, kind, parameters and
+    declarations, and the lookup keeps the alias's spelling."""
+    aliases = metric_aliases()
+    assert len(aliases) >= 8
+    by_name = {m.name: m for m in RECORDS}
+    for alias, name in aliases.items():
+        record, via_alias = by_name[name], scorebench.metric(alias)
+        assert via_alias.name == alias
+        assert via_alias.fn is record.fn and via_alias.table_fn is record.table_fn
+        assert (via_alias.kind, via_alias.family, via_alias.at_param) == (record.kind, record.family, record.at_param)
+        assert dict(via_alias.params) == dict(record.params) and via_alias.options == record.options
+        assert via_alias.interval_method == record.interval_method and via_alias.bounds == record.bounds
+        assert alias.partition("@")[0] not in {m.name.partition("@")[0] for m in RECORDS}

@@ -1,11 +1,13 @@
 """Exact ranking (information retrieval) metrics with trec_eval 10.0 semantics.
 
 Importing this package registers the ``ranking`` table kind (:mod:`.kind`) and the metrics
-(:mod:`.measures`): ``ndcg@k``, ``dcg@k``, ``map@k`` (``map``), ``mrr``, ``p@k``, ``r@k``,
-``rprec``, ``bpref``, ``success@k``, ``err@k``, ``rbp``, ``iprec_at_recall@r``,
-``11pt_avg``, ``num_ret``, ``num_rel``, ``num_rel_ret``, and (:mod:`.set_measures`) ``set_f``,
-``set_map``, ``set_relative_p``, ``relative_p@k``, ``rprec_mult@m``, ``utility``, ``unj@k``,
-``judged@k``, ``rr@k``. All metrics share one engine
+(:mod:`.measures`): ``ndcg@k``, ``dcg@k``, ``average_precision@k`` (alias ``map@k``; ``map``
+uncut), ``reciprocal_rank`` (``mrr``), ``p@k``, ``r@k``, ``rprec``, ``bpref``, ``success@k``,
+``err@k``, ``rbp``, ``iprec_at_recall@r``, ``eleven_point_average`` (``11pt_avg``), ``num_ret``,
+``num_rel``, ``num_rel_ret``, and (:mod:`.set_measures`) ``set_f``, ``set_map``,
+``set_relative_precision`` (``set_relative_p``), ``relative_precision@k`` (``relative_p@k``),
+``rprec_mult@m``, ``utility``, ``unjudged@k`` (``unj@k``), ``judged@k``, ``rr@k``. The short
+field names in brackets are registry aliases: they resolve to the same metric. All metrics share one engine
 (:mod:`._lists`): each query's retrieved documents are sorted once, and every metric is a
 few vectorised segment operations on the resulting relevance lists.
 
@@ -31,12 +33,13 @@ from scorebench.metrics.ranking import diversity_kind  # noqa: F401  (registers 
 from scorebench.metrics.ranking import prefs_measures  # noqa: F401  (registers the prefs kind and trec_eval's prefs_* measures)
 from scorebench.metrics.ranking.measures import (
     average_precision, bpref, dcg, eleven_point_average, err, iprec_at_recall, ndcg, num_rel,
-    num_rel_ret, num_ret, precision, r_precision, rbp, recall, reciprocal_rank, success,
+    num_rel_ret, num_ret, p_at_k, precision, r_at_k, r_precision, rbp, recall, reciprocal_rank, rprec, success,
 )
 
 __all__ = [
     "RankedLists", "extract_ranking", "load_qrels",
-    "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
+    "ndcg", "dcg", "average_precision", "reciprocal_rank", "p_at_k", "r_at_k", "rprec",
+    "precision", "recall", "r_precision",  # the earlier names of p_at_k, r_at_k, rprec
     "bpref", "success", "err", "rbp", "iprec_at_recall", "eleven_point_average",
     "num_ret", "num_rel", "num_rel_ret",
 ]

@@ -38,7 +38,7 @@ from scorebench.metrics.ranking._lists import (
 )
 
 __all__ = [
-    "ndcg", "dcg", "average_precision", "reciprocal_rank", "precision", "recall", "r_precision",
+    "ndcg", "dcg", "average_precision", "reciprocal_rank", "p_at_k", "r_at_k", "rprec",
     "bpref", "success", "err", "rbp", "iprec_at_recall", "eleven_point_average",
     "num_ret", "num_rel", "num_rel_ret",
 ]
@@ -206,7 +206,7 @@ _LEVEL = inspect.Parameter("relevance_level", inspect.Parameter.KEYWORD_ONLY, de
 
 def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, float] = (0.0, 1.0),
             params: Mapping[str, Any] | None = None, citation: str = "",
-            tested_against: Any = ()) -> Callable[[Callable], Callable]:
+            tested_against: Any = (), aliases: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
     """Register a ranking metric from its one definition, ``core(lists, **params) -> per query``.
 
     From the core it derives and registers the two forms: the public array function
@@ -214,6 +214,7 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
     docstring and name; the core stays reachable as ``fn.core``) and the table function the
     ``ranking`` kind's arrays go through. Both run the same core on the same
     :class:`._lists.RankedLists`, so the array and table values agree by construction.
+    ``aliases`` are the field's other spellings of ``name`` (``("map@k",)``).
     """
 
     def decorate(core: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
@@ -226,7 +227,8 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
         fn.__signature__ = inspect.Signature([*_ARRAY_ARGS, *options, _LEVEL], return_annotation="np.ndarray")
         fn.core = core
         return register(name, core=fn, family=_FAMILY, kind=_KIND, higher_is_better=higher_is_better, bounds=bounds,
-                        params=params, table_fn=lists_table_fn(core), citation=citation, tested_against=tested_against)
+                        params=params, table_fn=lists_table_fn(core), citation=citation, tested_against=tested_against,
+                        aliases=aliases)
 
     return decorate
 
@@ -296,7 +298,7 @@ def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np
     return _dcg_parts(lists, k, gain, "dcg@k")[0]
 
 
-@measure("map@k", higher_is_better=True, bounds=(0.0, 1.0),
+@measure("average_precision@k", aliases=("map@k",), higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
          citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut",
          tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
@@ -320,7 +322,7 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
     return safe_ratio(segment_sum(prec, head.hit_seg, lists.n), lists.num_rel)
 
 
-@measure("mrr", higher_is_better=True, bounds=(0.0, 1.0),
+@measure("reciprocal_rank", aliases=("mrr",), higher_is_better=True, bounds=(0.0, 1.0),
          citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank",
          tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def reciprocal_rank(lists: RankedLists) -> np.ndarray:
@@ -343,14 +345,14 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
          citation=TREC_EVAL + " P / set_P",
          tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
                            ('pytrec_eval', 1e-12),))
-def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+def p_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
     of the whole retrieved set (``set_P``).
 
     Examples
     --------
-    >>> precision([[1, 0, 1]], [[1, 1]], k=5)
+    >>> p_at_k([[1, 0, 1]], [[1, 1]], k=5)
     array([0.4])
     """
     k = check_k(k, "p@k")
@@ -363,13 +365,13 @@ def precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
          citation=TREC_EVAL + " recall / set_recall",
          tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
                            ('pytrec_eval', 1e-12),))
-def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+def r_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
 
     Examples
     --------
-    >>> recall([[1, 0, 1]], [[1, 1, 1, 0]], k=2).round(4)
+    >>> r_at_k([[1, 0, 1]], [[1, 1, 1, 0]], k=2).round(4)
     array([0.3333])
     """
     k = check_k(k, "r@k")
@@ -378,16 +380,21 @@ def recall(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec",
          tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
-def r_precision(lists: RankedLists) -> np.ndarray:
+def rprec(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
     Examples
     --------
-    >>> r_precision([[1, 0, 1]], [[1, 1, 0]])
+    >>> rprec([[1, 0, 1]], [[1, 1, 0]])
     array([0.5])
     """
     mask = lists.is_rel & (lists.pos < lists.num_rel[lists.seg])
     return safe_ratio(segment_sum(mask, lists.seg, lists.n), lists.num_rel)
+
+
+# The ranking functions' earlier names, still importable; the registry names (p@k, r@k, rprec)
+# follow the functions, as the generative precision/recall and the embedding r_precision own those names.
+precision, recall, r_precision = p_at_k, r_at_k, rprec
 
 
 @measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
@@ -542,7 +549,7 @@ def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray
     return out
 
 
-@measure("11pt_avg", higher_is_better=True, bounds=(0.0, 1.0),
+@measure("eleven_point_average", aliases=("11pt_avg",), higher_is_better=True, bounds=(0.0, 1.0),
          params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg",
          tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:

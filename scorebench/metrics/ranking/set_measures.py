@@ -1,8 +1,9 @@
 r"""Set-based and cut-off trec_eval measures beyond the core set, on the shared engine.
 
-``set_f`` (trec_eval ``set_F``), ``set_map``, ``set_relative_p`` (``set_relative_P``),
-``relative_p@k`` (``relative_P``), ``rprec_mult@m`` (``Rprec_mult``), ``utility`` and
-``unj@k`` / ``judged@k``, ``rr@k``. Every one is a few segment counts on
+``set_f`` (trec_eval ``set_F``), ``set_map``, ``set_relative_precision`` (alias
+``set_relative_p``; trec_eval ``set_relative_P``), ``relative_precision@k`` (alias ``relative_p@k``;
+``relative_P``), ``rprec_mult@m`` (``Rprec_mult``), ``utility`` and ``unjudged@k`` (alias ``unj@k``) /
+``judged@k``, ``rr@k``. Every one is a few segment counts on
 :class:`~scorebench.metrics.ranking._lists.RankedLists` (the engine of :mod:`.measures`),
 defined once with :func:`~scorebench.metrics.ranking.measures.measure` (which derives the
 public array function and the ``ranking`` kind's table function from it),
@@ -27,7 +28,7 @@ from scorebench.metrics.ranking._lists import RankedLists, segment_sum
 from scorebench.metrics.ranking.measures import TREC_EVAL, check_k, measure, reciprocal_rank, safe_ratio
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
-           "unjudged", "judged", "reciprocal_rank_at"]
+           "unjudged", "judged", "rr_at_k", "reciprocal_rank_at"]
 
 
 @measure("set_f", higher_is_better=True, bounds=(0.0, 1.0), params={"beta": 1.0},
@@ -73,7 +74,8 @@ def set_map(lists: RankedLists) -> np.ndarray:
     return safe_ratio(hits * hits, lists.num_rel * lists.n_ret)
 
 
-@measure("set_relative_p", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " set_relative_P",
+@measure("set_relative_precision", aliases=("set_relative_p",),
+         higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " set_relative_P",
          tested_against=NO_EXTERNAL_REFERENCE)
 def set_relative_precision(lists: RankedLists) -> np.ndarray:
     r"""Set precision relative to the best possible (trec_eval ``set_relative_P``),
@@ -87,7 +89,8 @@ def set_relative_precision(lists: RankedLists) -> np.ndarray:
     return safe_ratio(lists.count_rel(), np.minimum(lists.n_ret, lists.num_rel))
 
 
-@measure("relative_p@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
+@measure("relative_precision@k", aliases=("relative_p@k",),
+         higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
          citation=TREC_EVAL + " relative_P",
          tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
 def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
@@ -99,7 +102,7 @@ def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarra
     >>> relative_precision([[1, 0, 1, 0]], [[1, 1]], k=3).round(4)
     array([1.])
     """
-    k = check_k(k, "relative_p@k", required=True)
+    k = check_k(k, "relative_precision@k", required=True)
     return safe_ratio(lists.count_rel(k), np.minimum(float(k), lists.num_rel))
 
 
@@ -152,7 +155,8 @@ def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0
     return a * rel_ret + b * nonrel_ret + c * rel_not + d * nonrel_not
 
 
-@measure("unj@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=TREC_EVAL + " unj",
+@measure("unjudged@k", aliases=("unj@k",),
+         higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=TREC_EVAL + " unj",
          tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12),
                            ('ir_measures', 1e-12),))
 def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
@@ -165,7 +169,7 @@ def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     >>> unjudged([[1, float("nan"), 0]], [[1, 0]], k=4).tolist()
     [0.25]
     """
-    k = check_k(k, "unj@k", required=True)
+    k = check_k(k, "unjudged@k", required=True)
     unknown = ~(lists.rel >= 0)  # not in the qrels (NaN) or judged "in pool, unjudged" (< 0)
     return segment_sum(unknown & (lists.pos < k), lists.seg, lists.n) / float(k)
 
@@ -194,16 +198,20 @@ def judged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
          citation="Voorhees (1999), TREC-8 QA track; ir_measures RR@k (MRR@10 of MS MARCO)",
          tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
                            ('ir_measures', 1e-12),))
-def reciprocal_rank_at(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
+def rr_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Reciprocal rank with a cut-off: :math:`1 / r_1` when the first relevant document sits
     at rank :math:`r_1 \le k`, else 0 (``mrr`` is the uncut version; MS MARCO reports MRR@10).
     k is required.
 
     Examples
     --------
-    >>> reciprocal_rank_at([[0, 0, 1], [0, 1]], [[1], [1]], k=2)
+    >>> rr_at_k([[0, 0, 1], [0, 1]], [[1], [1]], k=2)
     array([0. , 0.5])
     """
     k = check_k(k, "rr@k", required=True)
     rr = reciprocal_rank.core(lists)
     return np.where(rr * k >= 1.0, rr, 0.0)  # first relevant document below rank k scores 0
+
+
+#: The earlier name of :func:`rr_at_k`, still importable.
+reciprocal_rank_at = rr_at_k

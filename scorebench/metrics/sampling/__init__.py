@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from scorebench.core.registry import register
 from scorebench.metrics.sampling import kind as _kind  # noqa: F401  (registers the attempts kind)
-from scorebench.metrics.sampling.estimators import (avg_at_n, bayes_at_n, bayes_at_n_posterior, g_pass_at_k_tau, majority_at_k, mg_pass_at_k,
-                         pass_at_k, pass_at_k_curve, pass_hat_k)
+from scorebench.metrics.sampling.estimators import (avg_at_n, bayes_at_n, bayes_at_n_posterior, g_pass_at_k, g_pass_at_k_tau,
+                         majority_at_k, mg_pass_at_k, pass_at_k, pass_at_k_curve, pass_hat_at_k, pass_hat_k)
 
-__all__ = ["pass_at_k", "pass_hat_k", "g_pass_at_k_tau", "mg_pass_at_k", "avg_at_n", "bayes_at_n",
+__all__ = ["pass_at_k", "pass_hat_at_k", "g_pass_at_k", "pass_hat_k", "g_pass_at_k_tau", "mg_pass_at_k", "avg_at_n", "bayes_at_n",
            "bayes_at_n_posterior", "majority_at_k", "pass_at_k_curve"]
 
 _FAMILY = "sampling"
@@ -40,9 +40,9 @@ _SHARED = dict(family=_FAMILY, kind=_KIND, higher_is_better=True, bounds=(0.0, 1
 register("pass@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
          citation=_CHEN + " (unbiased estimator, product form)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(pass_at_k)
 register("pass_hat@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
-         citation="Yao et al. (2024), tau-bench, arXiv:2406.12045 (pass^k)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(pass_hat_k)
+         citation="Yao et al. (2024), tau-bench, arXiv:2406.12045 (pass^k)", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(pass_hat_at_k)
 register("g_pass@k", inputs=("outcomes",), params={"k": None, "tau": 1.0}, interval="centered_percentile",
-         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(g_pass_at_k_tau)
+         citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(g_pass_at_k)
 register("mg_pass@k", inputs=("outcomes",), params={"k": None}, interval="centered_percentile",
          citation=_LIU, **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(mg_pass_at_k)
 register("avg_at_n", inputs=("outcomes",), interval="percentile",
@@ -50,6 +50,6 @@ register("avg_at_n", inputs=("outcomes",), interval="percentile",
 register("bayes_at_n", inputs=("outcomes",), interval="percentile",
          citation="Hariri et al. (2026), Don't Pass@k: A Bayesian Framework for LLM Evaluation, ICLR 2026, "
                   "arXiv:2510.04265", **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(bayes_at_n)
-register("maj@k", inputs=("answers", "outcomes"), params={"k": None}, interval="centered_percentile",
+register("majority@k", aliases=("maj@k",), inputs=("answers", "outcomes"), params={"k": None}, interval="centered_percentile",
          citation="Wang et al. (2023), Self-Consistency, ICLR 2023 (majority vote; ties split evenly)",
          **_SHARED, tested_against=('closed forms and brute-force enumeration (tests/evaluation/test_sampling.py)', 1e-12))(majority_at_k)

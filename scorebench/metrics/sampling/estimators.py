@@ -26,7 +26,8 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 
-__all__ = ["attempt_counts", "pass_at_k", "pass_hat_k", "g_pass_at_k_tau", "mg_pass_at_k", "avg_at_n",
+__all__ = ["attempt_counts", "pass_at_k", "pass_hat_at_k", "g_pass_at_k", "pass_hat_k", "g_pass_at_k_tau",
+           "mg_pass_at_k", "avg_at_n",
            "bayes_at_n", "bayes_at_n_posterior", "pass_at_k_curve", "majority_at_k", "tau_threshold"]
 
 
@@ -103,7 +104,7 @@ def pass_at_k(outcomes: np.ndarray, *, k: int = 1) -> np.ndarray:
     return out
 
 
-def pass_hat_k(outcomes: np.ndarray, *, k: int = 1) -> np.ndarray:
+def pass_hat_at_k(outcomes: np.ndarray, *, k: int = 1) -> np.ndarray:
     r"""Unbiased pass^k per item (tau-bench): the probability that all ``k`` attempts are correct.
 
     .. math:: \widehat{\text{pass}^k}_i = \frac{\binom{c_i}{k}}{\binom{n_i}{k}}
@@ -112,7 +113,7 @@ def pass_hat_k(outcomes: np.ndarray, *, k: int = 1) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> pass_hat_k(np.array([[1, 1, 1, 0], [1, 0, 0, 0]]), k=2).round(4).tolist()
+    >>> pass_hat_at_k(np.array([[1, 1, 1, 0], [1, 0, 0, 0]]), k=2).round(4).tolist()
     [0.5, 0.0]
     """
     n, c = attempt_counts(outcomes)
@@ -144,7 +145,7 @@ def tau_threshold(tau: float, k: int) -> int:
     return max(1, j)
 
 
-def g_pass_at_k_tau(outcomes: np.ndarray, *, k: int = 1, tau: float = 1.0) -> np.ndarray:
+def g_pass_at_k(outcomes: np.ndarray, *, k: int = 1, tau: float = 1.0) -> np.ndarray:
     r"""G-Pass@k_tau per item (Liu et al. 2024): P(at least :math:`\lceil\tau k\rceil` of ``k`` attempts correct).
 
     .. math:: \text{G-Pass@}k_{\tau,i} = \sum_{j=j_0}^{k}
@@ -156,7 +157,7 @@ def g_pass_at_k_tau(outcomes: np.ndarray, *, k: int = 1, tau: float = 1.0) -> np
     Examples
     --------
     >>> import numpy as np
-    >>> round(float(g_pass_at_k_tau(np.array([[0, 1, 1, 0, 1]]), k=2, tau=0.5)[0]), 6)
+    >>> round(float(g_pass_at_k(np.array([[0, 1, 1, 0, 1]]), k=2, tau=0.5)[0]), 6)
     0.9
     """
     n, c = attempt_counts(outcomes)
@@ -326,3 +327,7 @@ def _vote_share(own: int, others: tuple[int, ...], k: int) -> float:
             continue
         total += math.comb(own, x) * float(np.sum(ways[rest] / (np.arange(ways.shape[1]) + 1.0)))
     return total / math.comb(n, k)
+
+
+# The earlier names of pass_hat_at_k and g_pass_at_k, still importable.
+pass_hat_k, g_pass_at_k_tau = pass_hat_at_k, g_pass_at_k
