@@ -212,6 +212,15 @@ class Metric:
         return self.name.split("@", 1)[0] + (f"@{self.at_param}" if self.at_param else "")
 
     @property
+    def canonical_name(self) -> str:
+        """The name with an alias's spelling replaced by the registered one (``map@10`` ->
+        ``average_precision@10``): the key of the metric's random streams, so an alias gives the
+        same intervals as the name it stands for."""
+        base, sep, rest = self.name.partition("@")
+        head, paren, tail = base.partition("(")
+        return _ALIASES.get(head, head) + paren + tail + sep + rest
+
+    @property
     def description(self) -> str:
         """First line of the function's docstring."""
         doc = inspect.getdoc(self.fn) or ""

@@ -134,7 +134,7 @@ def compare(table: Any, metric: str | Metric, *, baseline: str | None = None, ki
         design = _design(prep, contrib, task, cluster, repeats)
         rows = []
         for a, b in _pairs(design.systems, baseline):
-            rng = rng_for(seed, record.name, task, a, b)
+            rng = rng_for(seed, record.canonical_name, task, a, b)
             rows.extend(_pair_rows(record, task, a, b, design, tests, ci, n_boot, n_perm, rng, horizon,
                                    alpha, power))
         frames.append(pd.DataFrame(rows))

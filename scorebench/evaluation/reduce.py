@@ -157,7 +157,7 @@ def group_resampler(plan: Plan, record: Metric, label: tuple, idx: np.ndarray, h
                     clusters: np.ndarray | None) -> Resampler:
     """The resampler of one (metric, group): its own stream of the seed (so adding a metric
     or group never moves another's interval), and the group's hashes or clusters."""
-    return Resampler(plan.n_boot, rng_for(plan.seed, record.name, label), plan.seed,
+    return Resampler(plan.n_boot, rng_for(plan.seed, record.canonical_name, label), plan.seed,
                      None if hashes is None else hashes[idx], None if clusters is None else clusters[idx])
 
 

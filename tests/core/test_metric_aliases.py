@@ -44,12 +44,19 @@ def test_an_alias_gives_the_same_numbers_under_its_own_column(alias, name):
     via_alias = scorebench.evaluate(run, [alias], kind="ranking", qrels=qrels, n_boot=50, seed=4)
     canonical = scorebench.evaluate(run, [name], kind="ranking", qrels=qrels, n_boot=50, seed=4)
     assert set(via_alias["metric"]) == {alias} and set(canonical["metric"]) == {name}
-    # values exactly; the bootstrap stream is seeded by the spelled name (so boards written with the
-    # short names keep their intervals byte for byte), hence intervals are compared between equal spellings
-    cols = ["system", "value", "n"]
+    # values and intervals exactly: the bootstrap stream is keyed by the registered spelling
+    # (Metric.canonical_name), so an alias and its name give one interval for one seed
+    cols = ["system", "value", "ci_low", "ci_high", "n"]
     pd.testing.assert_frame_equal(via_alias[cols].reset_index(drop=True), canonical[cols].reset_index(drop=True))
     again = scorebench.evaluate(run, [alias], kind="ranking", qrels=qrels, n_boot=50, seed=4)
     pd.testing.assert_frame_equal(again, via_alias)
+
+
+def test_the_canonical_name_replaces_only_an_alias_spelling():
+    assert scorebench.metric("map@10").canonical_name == "average_precision@10"
+    assert scorebench.metric("mrr").canonical_name == "reciprocal_rank"
+    assert scorebench.metric("p@5").canonical_name == "p@5"
+    assert scorebench.metric("ndcg@10").canonical_name == "ndcg@10"
 
 
 def test_an_alias_takes_parameters_like_the_name():
