@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 import scorebench  # noqa: E402
 from scorebench.core.errors import InputError  # noqa: E402
+from scorebench.core.registry import metric_aliases  # noqa: E402
 from scorebench.losses import (AnyLoss, ApproxNDCG, LambdaLoss, ListMLE, ListNet, RankNet, RCRLoss,  # noqa: E402
                                anyloss, approx_ndcg, lambda_loss, listmle_loss, listnet_loss, neural_ndcg,
                                ranknet_loss, rcr_loss, soft_confusion)
@@ -231,7 +232,8 @@ def test_registry_metadata():
     assert scorebench.metric("anyloss").kind == "binary"
     names = set(scorebench.list_metrics(family="losses")["name"])
     assert {"neural_ndcg@k", "approx_ndcg", "listnet_loss", "listmle_loss", "ranknet_loss", "lambda_loss",
-            "rcr_loss", "anyloss"} <= names
+            "rcr_loss", "anyloss_value"} <= names
+    assert metric_aliases()["anyloss"] == "anyloss_value"  # the torch loss owns the plain name
 
 
 def test_evaluate_listwise_table_matches_direct_calls():
