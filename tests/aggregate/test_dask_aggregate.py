@@ -10,6 +10,8 @@ import pytest
 
 dd = pytest.importorskip("dask.dataframe")
 
+from _same_ranking import assert_same_ranking  # noqa: E402
+
 import scorebench  # noqa: E402
 from scorebench.aggregate.dask_aggregate import battle_cells, dask_methods, partition_battle_cells  # noqa: E402
 from scorebench.core.errors import InputError  # noqa: E402
@@ -29,21 +31,6 @@ def _battles(n=2500, seed=0, weights=False):
     return t
 
 
-def _same(got, want):
-    g, w = got.to_frame(), want.to_frame()
-    assert list(g.columns) == list(w.columns)
-    assert g["system"].tolist() == w["system"].tolist()
-    for col in g.columns:
-        if col == "system":
-            continue
-        if col.startswith("rank"):
-            assert g[col].tolist() == w[col].tolist(), col
-        else:
-            np.testing.assert_allclose(g[col].to_numpy(float), w[col].to_numpy(float), rtol=1e-9, atol=1e-9,
-                                       err_msg=col)
-    assert got.resample == want.resample and got.n_boot == want.n_boot
-
-
 def test_the_claims():
     assert "bradley_terry" in dask_methods()
     assert "elo" not in dask_methods()  # order-dependent: no counts record
@@ -59,7 +46,7 @@ def test_dask_equals_pandas(method, weights, intervals, nparts):
     shuffled = t.sample(frac=1.0, random_state=nparts).reset_index(drop=True)
     got = scorebench.aggregate(dd.from_pandas(shuffled, npartitions=nparts), method, n_boot=150, seed=3,
                                intervals=intervals)
-    _same(got, want)
+    assert_same_ranking(got, want)
     assert got.rank_low is not None
 
 
@@ -68,7 +55,7 @@ def test_point_only_and_prior(method):
     t = _battles(seed=11)
     want = scorebench.aggregate(t, method, n_boot=0, prior=0.5)
     got = scorebench.aggregate(dd.from_pandas(t, npartitions=4), method, n_boot=0, prior=0.5)
-    _same(got, want)
+    assert_same_ranking(got, want)
     assert got.rank_low is None
 
 

@@ -14,6 +14,8 @@ import pytest
 
 dd = pytest.importorskip("dask.dataframe")
 
+from _same_ranking import assert_same_ranking  # noqa: E402
+
 import scorebench  # noqa: E402
 from scorebench.aggregate import aggregate  # noqa: E402
 from scorebench.aggregate.items import item_scores  # noqa: E402
@@ -43,22 +45,6 @@ def _items(systems=6, tasks=2, n=40, seed=0, metrics=("accuracy",), binary=False
     return rows
 
 
-def _same(got, want):
-    g = got.to_frame().sort_values("system").reset_index(drop=True)
-    w = want.to_frame().sort_values("system").reset_index(drop=True)
-    assert list(g.columns) == list(w.columns)
-    assert g["system"].tolist() == w["system"].tolist()
-    for col in g.columns:
-        if col == "system":
-            continue
-        if col.startswith("rank"):
-            assert g[col].tolist() == w[col].tolist(), col
-        else:
-            np.testing.assert_allclose(g[col].to_numpy(float), w[col].to_numpy(float), rtol=1e-9, atol=1e-9,
-                                       err_msg=col)
-    assert got.resample == want.resample and got.n_boot == want.n_boot
-
-
 @pytest.mark.parametrize("method", ["mean", "borda", "win_rate", "copeland"])
 @pytest.mark.parametrize("nparts", [1, 3, 9])
 def test_dask_equals_in_memory_poisson(method, nparts):
@@ -66,7 +52,7 @@ def test_dask_equals_in_memory_poisson(method, nparts):
     want = aggregate(t, method, n_boot=80, seed=4, intervals="poisson")
     shuffled = t.sample(frac=1.0, random_state=nparts).reset_index(drop=True)
     got = aggregate(dd.from_pandas(shuffled, npartitions=nparts), method, n_boot=80, seed=4)
-    _same(got, want)
+    assert_same_ranking(got, want, sort=True)
     assert got.resample == "items" and got.rank_low is not None
     assert got.details["bootstrap"] == want.details["bootstrap"]
     assert got.details["n_boot_failed"] == want.details["n_boot_failed"]
@@ -81,7 +67,7 @@ def test_tasks_and_items_two_metrics_binary(nparts):
     want = aggregate(full, "borda", n_boot=60, seed=2, intervals="poisson")
     got = aggregate(dd.from_pandas(t.sample(frac=1.0, random_state=1), npartitions=nparts), "borda", n_boot=60,
                     seed=2)
-    _same(got, want)
+    assert_same_ranking(got, want, sort=True)
     assert got.resample == "tasks+items"
 
 
@@ -89,7 +75,7 @@ def test_point_scores_equal_the_multinomial_path():
     t = _items(seed=3)
     got = aggregate(dd.from_pandas(t, npartitions=4), "mean", n_boot=0)
     want = aggregate(t, "mean", n_boot=0)
-    _same(got, want)
+    assert_same_ranking(got, want, sort=True)
     assert got.rank_low is None
 
 
@@ -137,7 +123,7 @@ def test_failed_rounds_are_counted_alike():
     want = aggregate(t, "mean", n_boot=60, seed=0, intervals="poisson")
     got = aggregate(dd.from_pandas(t, npartitions=2), "mean", n_boot=60, seed=0)
     assert got.details["n_boot_failed"] == want.details["n_boot_failed"] > 0
-    _same(got, want)
+    assert_same_ranking(got, want, sort=True)
 
 
 def test_refusals():
@@ -212,7 +198,7 @@ def test_only_all_rows_or_no_task_column():
     no_task = t[t["task"] == "t0"].drop(columns="task")  # metric only: one implicit task
     want = aggregate(no_task, "mean", n_boot=30, seed=0, intervals="poisson")
     got = aggregate(dd.from_pandas(no_task, npartitions=3), "mean", n_boot=30, seed=0)
-    _same(got, want)
+    assert_same_ranking(got, want, sort=True)
 
 
 def test_cli_pandas_poisson_equals_cli_dask(tmp_path):
