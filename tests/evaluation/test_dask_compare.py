@@ -15,15 +15,6 @@ distributed = pytest.importorskip("distributed")
 NUMBERS = ["n", "mean_diff", "ci_low", "ci_high", "mde", "statistic", "p_value", "p_holm", "p_bh"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="2GB")
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _correct(n=400, k=5, seed=0, tasks=("t1", "t2")):
     rng = np.random.default_rng(seed)
     frames = []

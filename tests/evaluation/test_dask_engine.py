@@ -12,15 +12,6 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="2GB")
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _binary(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
