@@ -42,12 +42,15 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorebench.core.builtins import load_builtins
 from scorebench.core.records import Registry
 from scorebench.core.errors import InputError, UnknownMetricError
 from scorebench.core.table_schema import Option
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Metric", "register", "metric", "list_metrics", "all_metrics", "ENTRY_POINT_GROUP", "COVERS", "COVERS_TEXT",
            "NO_EXTERNAL_REFERENCE", "describe_tested_against", "metric_aliases", "canonical_name_matches"]
@@ -200,11 +203,17 @@ class Metric:
 
     def partial_stats(self, arrays: Mapping[str, Any], weights: Any = None) -> Any:
         """Sufficient statistics of a set-level mergeable metric (see ``partial``)."""
-        return self.partial(arrays, weights, **self._call_params())
+        return self._mergeable_part(self.partial, "partial")(arrays, weights, **self._call_params())
 
     def finalize_stats(self, stats: Any) -> Any:
         """Values from (batched) sufficient statistics (see ``finalize``)."""
-        return self.finalize(stats, **self._call_params())
+        return self._mergeable_part(self.finalize, "finalize")(stats, **self._call_params())
+
+    def _mergeable_part(self, fn: Callable[..., Any] | None, what: str) -> Callable[..., Any]:
+        # An engine asks only mergeable metrics; a None here is a caller's bug, named plainly.
+        if fn is None:
+            raise TypeError(f"metric {self.name!r} has no {what}: it is not mergeable (see Metric.mergeable)")
+        return fn
 
     @property
     def base_name(self) -> str:
@@ -280,8 +289,9 @@ class Metric:
 
     def compute(self, arrays: Mapping[str, Any]) -> Any:
         """Apply the metric to a kind's arrays: per-row contributions or one value."""
+        table_fn = self.table_fn if self.table_fn is not None else Positional(self.fn, self.inputs)
         try:
-            return self.table_fn(arrays, **self._call_params())
+            return table_fn(arrays, **self._call_params())
         except MissingInputs as exc:
             raise InputError(f"metric {self.name!r} needs input(s) {exc.names} that the table does not "
                              "provide") from None
@@ -502,6 +512,8 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
     params = dict(params or {})
     if at_param is not None and at_param not in params:
         raise ValueError(f"metric {name!r}: parameter {at_param!r} must be listed in params")
+    if len(bounds) != 2:
+        raise ValueError(f"metric {name!r}: bounds must be (lower, upper), got {bounds!r}")
     tested = _tested_against(name, tested_against)
     aliases = (aliases,) if isinstance(aliases, str) else tuple(aliases)
 
@@ -512,7 +524,7 @@ def register(name: str, *, core: Callable | None = None, family: str, kind: str,
         # time (e.g. by a doctest runner); the newer definition replaces the older one.
         _REGISTRY.add(base, Metric(
             name=name, family=family, kind=kind, fn=fn, inputs=tuple(inputs),
-            higher_is_better=higher_is_better, bounds=tuple(float(b) for b in bounds),
+            higher_is_better=higher_is_better, bounds=(float(bounds[0]), float(bounds[1])),
             proper=proper, per_row=per_row, params=MappingProxyType(defaults), at_param=at_param,
             needs_torch=needs_torch, differentiable=differentiable, citation=citation,
             table_fn=table_fn, partial=partial, finalize=finalize, proportion=proportion, interval=interval,
@@ -619,7 +631,7 @@ def all_metrics() -> list[Metric]:
     return sorted(_REGISTRY.values(), key=lambda m: (m.family, m.name))
 
 
-def list_metrics(family: str | None = None):
+def list_metrics(family: str | None = None) -> pd.DataFrame:
     """The registry as a DataFrame: one row per metric with its metadata (``aliases``: the
     other spellings that resolve to it, comma-separated).
 
