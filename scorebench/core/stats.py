@@ -1,6 +1,7 @@
 """Statistics behind every number: bootstrap intervals, paired tests, corrections.
 
-Imports nothing of scorebench except its errors, so every layer can use it.
+Imports nothing of scorebench but the ground floor's errors, docstrings and generic
+:class:`~scorebench.core.records.Registry`, so every layer can use it.
 
 Bootstrap of a mean
 -------------------
@@ -25,11 +26,13 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
+from scorebench.core.records import Registry
 
 __all__ = ["weighted_sums", 
     "EXACT_BOOTSTRAP_LIMIT", "BootstrapResult", "rng_for", "bootstrap_means",
-    "percentile_interval", "holm", "benjamini_hochberg", "PairedTest",
+    "percentile_interval", "holm", "benjamini_hochberg", "P_CORRECTIONS", "adjust_p_values", "PairedTest",
     "paired_bootstrap", "paired_permutation", "check_sign_flips", "paired_t",
     "diebold_mariano", "poisson_weights", "PoissonRounds",
     "MIN_BOOT", "INTERVAL_METHODS", "Resampling", "check_resampling", "rng_from_seed", "HALF_SAMPLING_RULES", "interval_bounds", "half_sample", "half_sample_masks",
@@ -351,10 +354,27 @@ def _bh_steps(p_sorted: np.ndarray) -> np.ndarray:
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error control).
+    r"""Holm's step-down adjusted p-values (family-wise error control).
+
+    With the :math:`m` p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`,
+
+    .. math:: \tilde p_{(i)} = \min\Bigl(1,\ \max_{j \le i}\,(m - j + 1)\,p_{(j)}\Bigr);
+
+    rejecting where :math:`\tilde p < \alpha` keeps the chance of any false rejection below
+    :math:`\alpha` under any dependence between the tests.
+
+    %(parameters_returns)s
+
+    References
+    ----------
+    Holm (1979), "A simple sequentially rejective multiple test procedure", Scandinavian
+    Journal of Statistics 6(2), 65-70.
 
     Examples
     --------
+    The smallest p-value is multiplied by 3, the next by 2; the running maximum keeps the
+    order:
+
     >>> holm(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.06, 0.06]
     """
@@ -362,14 +382,81 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (false-discovery-rate control).
+    r"""Benjamini–Hochberg adjusted p-values (false-discovery-rate control).
+
+    With the :math:`m` p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`,
+
+    .. math:: \tilde p_{(i)} = \min\Bigl(1,\ \min_{j \ge i}\,\frac{m}{j}\,p_{(j)}\Bigr);
+
+    rejecting where :math:`\tilde p < \alpha` keeps the expected share of false rejections
+    among the rejections below :math:`\alpha` for independent (or positively dependent) tests.
+    It never adjusts more than :func:`holm`.
+
+    %(parameters_returns)s
+
+    References
+    ----------
+    Benjamini & Hochberg (1995), "Controlling the false discovery rate: a practical and
+    powerful approach to multiple testing", Journal of the Royal Statistical Society B
+    57(1), 289-300.
 
     Examples
     --------
+    The same p-values as for :func:`holm`: the largest one is left as it is, and the step-up
+    minimum carries it down to the second largest.
+
     >>> benjamini_hochberg(np.array([0.01, 0.04, 0.03])).round(3).tolist()
     [0.03, 0.04, 0.04]
     """
     return _sorted_adjustment(p_values, _bh_steps)
+
+
+#: Multiple-comparison corrections by name (the ``correction`` choices of
+#: :func:`scorebench.report.comparison_report` and ``scorebench report``):
+#: ``P_CORRECTIONS[name](p_values)`` gives the adjusted p-values, and
+#: :func:`scorebench.compare` adds a column ``p_<name>`` for each, in this order.
+P_CORRECTIONS: Registry[Callable[[np.ndarray], np.ndarray]] = Registry("p-value correction")
+P_CORRECTIONS.add("holm", holm)
+P_CORRECTIONS.add("bh", benjamini_hochberg)
+
+
+def adjust_p_values(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
+    """p-values adjusted for multiple comparisons by the correction named ``method``.
+
+    Parameters
+    ----------
+    %(p_values)s
+    method : str
+        A name in :data:`P_CORRECTIONS`: ``"holm"`` (:func:`holm`, family-wise error) or
+        ``"bh"`` (:func:`benjamini_hochberg`, false discovery rate).
+
+    Returns
+    -------
+    %(adjusted)s
+
+    Raises
+    ------
+    InputError
+        ``method`` is not a registered correction.
+
+    Examples
+    --------
+    >>> p = np.array([0.01, 0.04, 0.03])
+    >>> {name: adjust_p_values(p, name).round(3).tolist() for name in P_CORRECTIONS}
+    {'holm': [0.03, 0.06, 0.06], 'bh': [0.03, 0.04, 0.04]}
+    """
+    if not isinstance(method, str) or method not in P_CORRECTIONS:
+        raise InputError(f"adjust_p_values: method must be one of {', '.join(map(repr, P_CORRECTIONS))}, "
+                         f"got {method!r}{P_CORRECTIONS.suggest(method)}")
+    return P_CORRECTIONS[method](p_values)
+
+
+_P_VALUES = """p_values : array_like
+    Raw p-values of the :math:`m` tests of one family, in any order."""
+_ADJUSTED = """ndarray
+    Adjusted p-values (float64), capped at 1, in the input order."""
+fill_doc(holm, benjamini_hochberg, adjust_p_values, p_values=_P_VALUES, adjusted=_ADJUSTED,
+         parameters_returns=f"Parameters\n----------\n{_P_VALUES}\n\nReturns\n-------\n{_ADJUSTED}")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from scorebench.evaluation.plan import Units, cluster_labels, load_table, make_p
 from scorebench.evaluation.reduce import contributions
 from scorebench.evaluation.pairwise import PAIRWISE_TESTS, pair_sums, pair_tests, permutation_rounds
 from scorebench.core.registry import Metric
-from scorebench.core.stats import (PairedTest, benjamini_hochberg, check_resampling, check_sign_flips, diebold_mariano, holm,
+from scorebench.core.stats import (P_CORRECTIONS, PairedTest, check_resampling, check_sign_flips, diebold_mariano,
                     paired_permutation, paired_t, percentile_interval, rng_for)
 from scorebench.analysis.stats_tests import (cluster_bootstrap_means, cluster_robust_se, cluster_sign_flip, cluster_t, mcnemar,
                           minimum_detectable_effect, two_level_bootstrap)
@@ -190,11 +190,12 @@ def _pairs(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
 
 
 def corrected(out: pd.DataFrame, tests: list[str], alpha: float) -> pd.DataFrame:
-    """Holm and Benjamini–Hochberg p-values within each test; ``better`` only where significant."""
+    """Each registered correction's p-values (``p_holm``, ``p_bh``: ``P_CORRECTIONS``) within each
+    test; ``better`` only where Holm-significant."""
     for test in tests:
         mask = out["test"] == test
-        out.loc[mask, "p_holm"] = holm(out.loc[mask, "p_value"].to_numpy())
-        out.loc[mask, "p_bh"] = benjamini_hochberg(out.loc[mask, "p_value"].to_numpy())
+        for name, adjust in P_CORRECTIONS.items():
+            out.loc[mask, f"p_{name}"] = adjust(out.loc[mask, "p_value"].to_numpy())
     significant = out["p_holm"] < alpha
     out["better"] = np.where(significant, out["better"], "")
     return out

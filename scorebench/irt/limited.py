@@ -114,14 +114,16 @@ def m2(fit: Any, responses: Any = None, *, type: str = "M2*") -> dict[str, float
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from scorebench.irt import fit
-    >>> rng = np.random.default_rng(0)
-    >>> th = rng.normal(size=(800, 1))
-    >>> y = (rng.random((800, 6)) < 1 / (1 + np.exp(-(th - np.linspace(-1, 1, 6))))).astype(float)
-    >>> out = m2(fit(y, "2pl"), y)
-    >>> out["df"], bool(out["p"] > 0.01)
+    Six 2PL items whose slopes range from 0.3 to 3: the 2PL fits, the Rasch model (one
+    common slope, 7 parameters instead of 12) is rejected.
+
+    >>> from scorebench.irt import fit, simulate_2pl
+    >>> y = simulate_2pl(800, 6, seed=0, slopes=(0.3, 3.0))
+    >>> good, rasch = m2(fit(y, "2pl"), y), m2(fit(y, "rasch"), y)
+    >>> good["df"], bool(good["p"] > 0.01)
     (9, True)
+    >>> rasch["df"], bool(rasch["p"] < 1e-6), bool(rasch["RMSEA"] > good["RMSEA"])
+    (14, True, True)
     """
     if type not in ("M2*", "M2"):
         raise InputError(f"m2: type must be 'M2*' or 'M2', got {type!r}")
@@ -237,11 +239,11 @@ def marginal_reliability(fit: Any) -> float:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from scorebench.irt import fit
-    >>> rng = np.random.default_rng(0)
-    >>> y = (rng.random((400, 10)) < 1 / (1 + np.exp(-rng.normal(size=(400, 1))))).astype(float)
-    >>> 0.0 < marginal_reliability(fit(y, "2pl")) < 1.0
+    More items measure the ability more reliably:
+
+    >>> from scorebench.irt import fit, simulate_2pl
+    >>> short, long = (marginal_reliability(fit(simulate_2pl(400, n, seed=0), "2pl")) for n in (5, 20))
+    >>> 0.0 < short < long < 1.0
     True
     """
     from scorebench.irt.polyfit import PolyIRTFit

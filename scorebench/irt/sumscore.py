@@ -152,13 +152,11 @@ def eap_sum_table(fit: Any, responses: Any = None) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from scorebench.irt import fit
-    >>> rng = np.random.default_rng(0)
-    >>> y = (rng.random((300, 6)) < 1 / (1 + np.exp(-rng.normal(size=(300, 1))))).astype(float)
+    >>> from scorebench.irt import fit, simulate_2pl
+    >>> y = simulate_2pl(300, 6, seed=0)
     >>> t = eap_sum_table(fit(y, "2pl"), y)
-    >>> list(t.index), bool(t["theta"].is_monotonic_increasing)
-    ([0, 1, 2, 3, 4, 5, 6], True)
+    >>> list(t.index), bool(t["theta"].is_monotonic_increasing), t.attrs["df"]
+    ([0, 1, 2, 3, 4, 5, 6], True, 6)
     """
     curves, nodes, w, values, _ = model_curves(fit, responses)
     values = complete_responses(values, "eap_sum_table")
@@ -225,13 +223,17 @@ def s_x2(fit: Any, responses: Any = None, *, mincell: float = 1.0) -> pd.DataFra
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from scorebench.irt import fit
-    >>> rng = np.random.default_rng(3)
-    >>> th = rng.normal(size=(500, 1))
-    >>> y = (rng.random((500, 8)) < 1 / (1 + np.exp(-(th - np.linspace(-1, 1, 8))))).astype(float)
-    >>> list(s_x2(fit(y, "2pl"), y).columns)
-    ['S_X2', 'df', 'RMSEA', 'p']
+    Eight 2PL items whose slopes range from 0.3 to 3: under the 2PL no item misfits at the
+    1% level; the Rasch model's common slope misfits the items far from it.
+
+    >>> from scorebench.irt import fit, simulate_2pl
+    >>> y = simulate_2pl(500, 8, seed=1, slopes=(0.3, 3.0))
+    >>> table = s_x2(fit(y, "2pl"), y)
+    >>> list(table.columns), table.index[table["p"] < 0.01].tolist()
+    (['S_X2', 'df', 'RMSEA', 'p'], [])
+    >>> rasch = s_x2(fit(y, "rasch"), y)
+    >>> rasch.index[rasch["p"] < 0.01].tolist()
+    [0, 2, 6, 7]
     """
     curves, nodes, w, values, npar = model_curves(fit, responses)
     extra = npar.pop()

@@ -39,6 +39,7 @@ from scorebench.analysis.gates import GATES, gate as run_gate
 from scorebench.analysis.planner import design_effect, icc as estimate_icc, items_needed, paired_power
 from scorebench.analysis.stats_tests import cluster_robust_se
 from scorebench.core.errors import InputError
+from scorebench.core.stats import P_CORRECTIONS
 from scorebench.core.validation import check_choice, check_level
 from scorebench.evaluation.comparison import compare
 from scorebench.evaluation.evaluate import evaluate, resolve_metrics
@@ -47,7 +48,8 @@ from scorebench.evaluation.paired_units import paired_units, usable_rows
 __all__ = ["ComparisonReport", "comparison_report", "read_runs", "REPORT_TESTS", "CORRECTIONS"]
 
 REPORT_TESTS = ("auto", "mcnemar", "bootstrap", "permutation", "t")
-CORRECTIONS = {"holm": "p_holm", "bh": "p_bh"}
+#: Each registered p-value correction (``scorebench.core.stats.P_CORRECTIONS``) -> its column in ``compare``.
+CORRECTIONS = {name: f"p_{name}" for name in P_CORRECTIONS}
 _SEP = " | "  # joins task and id into the pooled table's unit key
 _NOT_SCORES = {"system", "task", "id", "doc_id", "row", "qid"}
 
