@@ -23,6 +23,9 @@ from scorebench.core.validation import as_float_array, broadcast_arrays, check_b
 
 FAMILY = "scoring_rules"
 GNEITING_RAFTERY = "Gneiting & Raftery (2007), JASA 102(477):359-378"
+#: Reference implementations named in the registry's ``tested_against`` pairs.
+SCORINGRULES = "scoringrules 0.7 (numpy backend)"
+SCIPY = "scipy (distributions / numerical integration)"
 
 #: Probabilities are clipped to ``[PROB_CLIP, 1 - PROB_CLIP]`` before taking logarithms.
 #: The constant is fixed (not ``np.finfo(dtype).eps``) so a score never depends on the

@@ -35,7 +35,7 @@ from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.table_schema import Option
 from scorebench.core.validation import as_float_array, broadcast_arrays, check_positive
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_batch
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, SCIPY, SCORINGRULES, check_batch
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
 from scorebench.metrics.scoring_rules._incomplete import betainc_next
 from scorebench.core.docstrings import fill_doc
@@ -50,6 +50,10 @@ __all__ = [
 ]
 
 JKL = "Jordan, Krüger & Lerch (2019), J. Stat. Software 90(12)"
+#: ``tested_against`` of the closed forms checked against scoringrules and properscoring,
+#: and against scoringrules and scipy's distributions (integrals of the CDF).
+_VS_PROPERSCORING = ((SCORINGRULES, 1e-10), ("properscoring 0.1", 1e-10))
+_VS_SCIPY = ((SCORINGRULES, 1e-10), (SCIPY, 1e-12))
 _SQRT_PI = math.sqrt(math.pi)
 
 
@@ -68,6 +72,13 @@ def _prep(obs: Any, *, positive: tuple[str, ...] = (), **params: Any) -> list[np
     return list(arrays.values())
 
 
+def _standardised(obs: Any, mu: Any, scale: Any, scale_name: str = "sigma") -> tuple[np.ndarray, np.ndarray]:
+    """``z = (y - mu) / scale`` and ``scale`` of a location-scale forecast, broadcast
+    together; ``scale`` (named ``scale_name`` in errors) must be > 0."""
+    obs, mu, scale = _prep(obs, mu=mu, **{scale_name: scale}, positive=(scale_name,))
+    return (obs - mu) / scale, scale
+
+
 def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict | None = None, *,
                 tested_against: Any):
     return register(name, family=FAMILY, kind="parametric", inputs=("y", *columns),
@@ -75,7 +86,7 @@ def _parametric(name: str, columns: tuple[str, ...], citation: str, params: dict
                     params=params, citation=citation, tested_against=tested_against)
 
 
-@_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-13),))
+@_parametric("crps_normal", ("mu", "sigma"), GNEITING_RAFTERY, tested_against=((SCORINGRULES, 1e-10), ("properscoring 0.1", 1e-13)))
 def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)`.
 
@@ -103,12 +114,11 @@ def crps_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> round(float(crps_normal(0.0, 0.0, 1.0)), 6)
     0.233695
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
-    z = (obs - mu) / sigma
+    z, sigma = _standardised(obs, mu, sigma)
     return sigma * (z * special.erf(z / math.sqrt(2.0)) + 2.0 * _norm_pdf(z) - 1.0 / _SQRT_PI)
 
 
-@_parametric("crps_logistic", ("mu", "s"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
+@_parametric("crps_logistic", ("mu", "s"), JKL, tested_against=_VS_PROPERSCORING)
 def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     r"""CRPS of the logistic distribution with location :math:`\mu` and scale :math:`s`.
 
@@ -122,12 +132,11 @@ def crps_logistic(obs: Any, mu: Any, s: Any) -> np.ndarray:
     >>> round(float(crps_logistic(0.0, 0.0, 1.0)), 6)
     0.386294
     """
-    obs, mu, s = _prep(obs, mu=mu, s=s, positive=("s",))
-    z = (obs - mu) / s
+    z, s = _standardised(obs, mu, s, "s")
     return s * (z - 2.0 * special.log_expit(z) - 1.0)
 
 
-@_parametric("crps_laplace", ("mu", "b"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
+@_parametric("crps_laplace", ("mu", "b"), JKL, tested_against=_VS_PROPERSCORING)
 def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     r"""CRPS of the Laplace distribution with location :math:`\mu` and scale :math:`b`.
 
@@ -138,12 +147,11 @@ def crps_laplace(obs: Any, mu: Any, b: Any) -> np.ndarray:
     >>> float(crps_laplace(0.0, 0.0, 1.0))
     0.25
     """
-    obs, mu, b = _prep(obs, mu=mu, b=b, positive=("b",))
-    z = np.abs(obs - mu) / b
-    return b * (z + np.exp(-z) - 0.75)
+    z, b = _standardised(obs, mu, b, "b")
+    return b * (np.abs(z) + np.exp(-np.abs(z)) - 0.75)
 
 
-@_parametric("crps_exponential", ("rate",), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+@_parametric("crps_exponential", ("rate",), JKL, tested_against=_VS_SCIPY)
 def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
     r"""CRPS of the exponential distribution with rate :math:`\lambda` (support :math:`[0, \infty)`).
 
@@ -160,7 +168,7 @@ def crps_exponential(obs: Any, rate: Any) -> np.ndarray:
     return np.abs(obs) - 2.0 * cdf / rate + 0.5 / rate
 
 
-@_parametric("crps_gamma", ("shape", "rate"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+@_parametric("crps_gamma", ("shape", "rate"), JKL, tested_against=_VS_SCIPY)
 def crps_gamma(obs: Any, shape: Any, rate: Any) -> np.ndarray:
     r"""CRPS of the gamma distribution with shape :math:`\alpha` and rate :math:`\beta`.
 
@@ -197,7 +205,7 @@ def _gamma_ratio_half(a: np.ndarray) -> np.ndarray:
     return np.where(a < 100.0, direct, series)
 
 
-@_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+@_parametric("crps_lognormal", ("mulog", "sigmalog"), "Baran & Lerch (2015), QJRMS 141:2289-2299; " + JKL, tested_against=_VS_SCIPY)
 def crps_lognormal(obs: Any, mulog: Any, sigmalog: Any) -> np.ndarray:
     r"""CRPS of the log-normal distribution (:math:`\log X \sim N(\mu, \sigma^2)`).
 
@@ -245,7 +253,7 @@ def log_ndtr_diff(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 _UNIFORM = {"low": ("real", None), "high": ("real", None), "lmass": ("[0, 1]", 0.0), "umass": ("[0, 1]", 0.0)}
 
 
-@register_dist("crps_uniform", _UNIFORM, "[low, high]", JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-12),))
+@register_dist("crps_uniform", _UNIFORM, "[low, high]", JKL, tested_against=((SCORINGRULES, 1e-13), (SCIPY, 1e-12)))
 def crps_uniform(obs: Any, low: Any, high: Any, lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the uniform distribution on :math:`[l, u]`, optionally with point masses
     :math:`L` at :math:`l` and :math:`U` at :math:`u` (the rest, :math:`1 - L - U`, uniform).
@@ -329,7 +337,7 @@ def _beta_half_gini_ratio(a: np.ndarray, b: np.ndarray, log_beta: np.ndarray | N
 @register_dist("crps_beta", {"a": ("positive", None), "b": ("positive", None),
                              "lower": ("real", 0.0), "upper": ("real", 1.0)}, "[lower, upper]", JKL,
                params={"lower": Option("lower", float, None, "lower end of the support (None: column, else 0)"),
-                       "upper": Option("upper", float, None, "upper end of the support (None: column, else 1)")}, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+                       "upper": Option("upper", float, None, "upper end of the support (None: column, else 1)")}, tested_against=_VS_SCIPY)
 def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> np.ndarray:
     r"""CRPS of the beta distribution :math:`\mathrm{Beta}(a, b)` on :math:`[l, u]`.
 
@@ -366,7 +374,7 @@ def crps_beta(obs: Any, a: Any, b: Any, lower: Any = 0.0, upper: Any = 1.0) -> n
     return width * core
 
 
-@_parametric("crps_t", ("df", "mu", "sigma"), JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('scipy (distributions / numerical integration)', 1e-12),))
+@_parametric("crps_t", ("df", "mu", "sigma"), JKL, tested_against=_VS_SCIPY)
 def crps_t(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0) -> np.ndarray:
     r"""CRPS of the location-scale Student-t distribution with :math:`\nu > 1` degrees of freedom.
 
@@ -442,7 +450,7 @@ def mixnorm_inputs(obs: Any, mu: Any, sigma: Any, w: Any) -> tuple[np.ndarray, .
 @register("crps_mixnorm", family=FAMILY, kind="parametric", inputs=("y",), higher_is_better=False,
           bounds=(0.0, math.inf), proper="strict", per_row=True, table_fn=lambda arrays: crps_mixnorm(*mixnorm_columns(arrays, "crps_mixnorm")),
           distribution=MIXNORM_DIST,
-          citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-12), ('scipy (distributions / numerical integration)', 1e-12),))
+          citation="Grimit et al. (2006), QJRMS 132:2925-2942; " + JKL, tested_against=((SCORINGRULES, 1e-12), (SCIPY, 1e-12)))
 def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
     r"""CRPS of a mixture of normal distributions :math:`\sum_k w_k N(\mu_k, \sigma_k^2)`.
 
@@ -475,7 +483,7 @@ def crps_mixnorm(obs: Any, mu: Any, sigma: Any, w: Any = None) -> np.ndarray:
 
 @register("log_score_normal", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper="strict", per_row=True,
-          citation="Good (1952); " + GNEITING_RAFTERY, tested_against=(('scoringrules 0.7 (numpy backend)', 1e-10), ('properscoring 0.1', 1e-10),))
+          citation="Good (1952); " + GNEITING_RAFTERY, tested_against=_VS_PROPERSCORING)
 def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""Logarithmic score (negative log density) of :math:`N(\mu, \sigma^2)`.
 
@@ -488,14 +496,13 @@ def log_score_normal(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> round(float(log_score_normal(0.0, 0.0, 1.0)), 6)
     0.918939
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
-    z = (obs - mu) / sigma
+    z, sigma = _standardised(obs, mu, sigma)
     return 0.5 * math.log(2.0 * math.pi) + np.log(sigma) + 0.5 * z * z
 
 
 @register("dawid_sebastiani_score", family=FAMILY, kind="parametric", inputs=("y", "mu", "sigma"),
           higher_is_better=False, bounds=(-math.inf, math.inf), proper="proper", per_row=True,
-          citation="Dawid & Sebastiani (1999), Annals of Statistics 27(1):65-81", tested_against=('scipy (distributions / numerical integration)', 1e-12))
+          citation="Dawid & Sebastiani (1999), Annals of Statistics 27(1):65-81", tested_against=(SCIPY, 1e-12))
 def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     r"""Dawid-Sebastiani score of a forecast with mean :math:`\mu` and standard deviation :math:`\sigma`.
 
@@ -509,8 +516,7 @@ def dawid_sebastiani_score(obs: Any, mu: Any, sigma: Any) -> np.ndarray:
     >>> float(dawid_sebastiani_score(1.0, 0.0, 1.0))
     1.0
     """
-    obs, mu, sigma = _prep(obs, mu=mu, sigma=sigma, positive=("sigma",))
-    z = (obs - mu) / sigma
+    z, sigma = _standardised(obs, mu, sigma)
     return z * z + 2.0 * np.log(sigma)
 
 

@@ -24,6 +24,20 @@ probabilities: :math:`D`, :math:`T` and :math:`P/D` are evaluated from differenc
 upper-tail (or log) CDFs, so truncation far in a tail keeps its digits where the published
 form divides 0 by 0.
 
+Each family (normal, logistic, Student t) has three scores: ``crps_gtc<family>`` (bounds
+and free masses), ``crps_t<family>`` (truncated: the gtc score with no masses) and
+``crps_c<family>`` (censored: the gtc score with the tail masses :math:`F(l)`, :math:`1 - F(u)`).
+With no bounds and no masses, each is the CRPS of its base distribution:
+
+>>> import numpy as np
+>>> from scipy.stats import norm
+>>> from scorebench.metrics.scoring_rules import crps_cnormal, crps_gtcnormal, crps_normal
+>>> bool(np.isclose(crps_gtcnormal(0.3, 0.0, 1.0), crps_normal(0.3, 0.0, 1.0)))
+True
+>>> censored = crps_cnormal(0.3, 0.0, 1.0, -1.0, 2.0)
+>>> bool(np.isclose(censored, crps_gtcnormal(0.3, 0.0, 1.0, -1.0, 2.0, norm.cdf(-1.0), norm.sf(2.0))))
+True
+
 In a ``parametric`` table the parameters are columns ``mu``, ``sigma`` (``s`` for the
 logistic, plus ``df`` for Student's t) and, optionally, ``lower``, ``upper``, ``lmass``,
 ``umass`` (defaults :math:`-\infty`, :math:`\infty`, 0, 0).
@@ -43,6 +57,7 @@ import numpy as np
 from scorebench.core.lazy import lazy_module
 
 from scorebench.core.errors import InputError
+from scorebench.metrics.scoring_rules._common import SCIPY, SCORINGRULES
 from scorebench.metrics.scoring_rules.crps_closed import JKL
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
 from scorebench.core.docstrings import fill_doc
@@ -65,6 +80,17 @@ NORMAL_PARAMS = {"mu": ("real", None), "sigma": ("positive", None)}
 LOGISTIC_PARAMS = {"mu": ("real", None), "s": ("positive", None)}
 T_PARAMS = {"df": ("(1, inf)", None), "mu": ("real", 0.0), "sigma": ("positive", 1.0)}
 GTC = "Jordan, Krüger & Lerch (2019), J. Stat. Software 90(12), appendix A"
+_NORMAL = {**NORMAL_PARAMS, **BOUNDS_PARAMS}
+_LOGISTIC = {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}
+_T = {**T_PARAMS, **BOUNDS_PARAMS}
+_GTCNORMAL_SPEC = {**_NORMAL, **_MASSES}
+_GTCLOGISTIC_SPEC = {**_LOGISTIC, **_MASSES}
+_GTCT_SPEC = {**_T, **_MASSES}
+#: ``tested_against``: scoringrules, and scipy's quadrature of the CDF to 1e-13 (``_EXACT``) or
+#: to 0.02 (``_QUADRATURE``: a coarse grid that only confirms the formula, the tails are
+#: checked against the high-precision quadrature of the test suite).
+_EXACT = ((SCORINGRULES, 1e-13), (SCIPY, 1e-13))
+_QUADRATURE = ((SCORINGRULES, 1e-13), (SCIPY, 0.02))
 
 
 def _standardise(obs, mu, scale, lower, upper, lmass, umass):
@@ -150,9 +176,7 @@ def gtcnormal_core(obs, mu, sigma, lower, upper, lmass, umass, censored=False):
         return sigma * _assemble(omega, l, u, lmass, umass, t_z, rp(z), rp(u), rp(l), r2k)
 
 
-@register_dist("crps_gtcnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_gtcnormal", _GTCNORMAL_SPEC, "real", GTC, tested_against=_EXACT)
 def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF,
                    lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored normal distribution.
@@ -186,18 +210,12 @@ def crps_gtcnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any
     --------
     >>> round(float(crps_gtcnormal(0.5, 0.0, 1.0, -1.0, 2.0, 0.1, 0.2)), 6)
     0.308741
-    >>> from scorebench.metrics.scoring_rules import crps_normal
-    >>> bool(np.isclose(crps_gtcnormal(0.3, 0.0, 1.0), crps_normal(0.3, 0.0, 1.0)))
-    True
     """
-    args = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS, **_MASSES},
-                dict(mu=mu, sigma=sigma, lower=lower, upper=upper, lmass=lmass, umass=umass))
+    args = prep(obs, _GTCNORMAL_SPEC, dict(mu=mu, sigma=sigma, lower=lower, upper=upper, lmass=lmass, umass=umass))
     return gtcnormal_core(*args)
 
 
-@register_dist("crps_tnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+@register_dist("crps_tnormal", _NORMAL, "[lower, upper]", GTC, tested_against=_EXACT)
 def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` truncated to :math:`(l, u)`.
 
@@ -210,15 +228,10 @@ def crps_tnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     >>> round(float(crps_tnormal(40.0, 0.0, 1.0, 38.0, 45.0)), 6)  # scoringrules: nan
     1.960585
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS},
-                                        dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
-    zero = np.zeros_like(obs)
-    return gtcnormal_core(obs, mu, sigma, lower, upper, zero, zero)
+    return crps_gtcnormal(obs, mu, sigma, lower, upper)
 
 
-@register_dist("crps_cnormal", {**NORMAL_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_cnormal", _NORMAL, "[lower, upper]", GTC, tested_against=_QUADRATURE)
 def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the normal distribution :math:`N(\mu, \sigma^2)` censored to :math:`[l, u]`.
 
@@ -230,9 +243,8 @@ def crps_cnormal(obs: Any, mu: Any, sigma: Any, lower: Any = -_INF, upper: Any =
     >>> round(float(crps_cnormal(0.0, 0.5, 1.0, 0.0, np.inf)), 6)
     0.297015
     """
-    obs, mu, sigma, lower, upper = prep(obs, {**NORMAL_PARAMS, **BOUNDS_PARAMS},
-                                        dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
-    return gtcnormal_core(obs, mu, sigma, lower, upper, None, None, censored=True)
+    args = prep(obs, _NORMAL, dict(mu=mu, sigma=sigma, lower=lower, upper=upper))
+    return gtcnormal_core(*args, None, None, censored=True)
 
 
 # --- logistic -----------------------------------------------------------------------------
@@ -319,9 +331,7 @@ def gtclogistic_core(obs, mu, s, lower, upper, lmass, umass, censored=False):
     return s * out
 
 
-@register_dist("crps_gtclogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES}, "real", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_gtclogistic", _GTCLOGISTIC_SPEC, "real", GTC, tested_against=_QUADRATURE)
 def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF,
                      lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored logistic distribution.
@@ -335,18 +345,17 @@ def crps_gtclogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any =
     --------
     >>> round(float(crps_gtclogistic(0.5, 0.0, 1.0, -1.0, 2.0, 0.1, 0.2)), 6)
     0.325741
-    >>> from scorebench.metrics.scoring_rules import crps_logistic
-    >>> bool(np.isclose(crps_gtclogistic(0.3, 0.0, 1.0), crps_logistic(0.3, 0.0, 1.0)))
-    True
+
+    A point mass on the bound the observation falls on lowers the score:
+
+    >>> crps_gtclogistic(2.0, 0.0, 1.0, -1.0, 2.0, umass=[0.0, 0.2]).round(6)
+    array([1.184022, 0.757774])
     """
-    args = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS, **_MASSES},
-                dict(mu=mu, s=s, lower=lower, upper=upper, lmass=lmass, umass=umass))
+    args = prep(obs, _GTCLOGISTIC_SPEC, dict(mu=mu, s=s, lower=lower, upper=upper, lmass=lmass, umass=umass))
     return gtclogistic_core(*args)
 
 
-@register_dist("crps_tlogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_tlogistic", _LOGISTIC, "[lower, upper]", GTC, tested_against=_QUADRATURE)
 def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution truncated to :math:`(l, u)` (:func:`crps_gtclogistic`
     without point masses).
@@ -356,27 +365,25 @@ def crps_tlogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _
     >>> round(float(crps_tlogistic(0.5, 0.0, 1.0, 0.0, np.inf)), 6)
     0.396308
     """
-    obs, mu, s, lower, upper = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS},
-                                    dict(mu=mu, s=s, lower=lower, upper=upper))
-    zero = np.zeros_like(obs)
-    return gtclogistic_core(obs, mu, s, lower, upper, zero, zero)
+    return crps_gtclogistic(obs, mu, s, lower, upper)
 
 
-@register_dist("crps_clogistic", {**LOGISTIC_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_clogistic", _LOGISTIC, "[lower, upper]", GTC, tested_against=_QUADRATURE)
 def crps_clogistic(obs: Any, mu: Any, s: Any, lower: Any = -_INF, upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the logistic distribution censored to :math:`[l, u]` (tail probabilities on
     the bounds).
 
     Examples
     --------
-    >>> round(float(crps_clogistic(0.0, 0.5, 1.0, 0.0, np.inf)), 6)
-    0.351618
+    Between the bounds the censored score is the logistic CRPS less the constant
+    :math:`\int_{-\infty}^{l} F^2 + \int_u^\infty (1 - F)^2`, so with :math:`\mu = 0.5`
+    an observation on the bound 0 scores as one at 1:
+
+    >>> crps_clogistic([0.0, 1.0], 0.5, 1.0, 0.0, np.inf).round(6)
+    array([0.351618, 0.351618])
     """
-    obs, mu, s, lower, upper = prep(obs, {**LOGISTIC_PARAMS, **BOUNDS_PARAMS},
-                                    dict(mu=mu, s=s, lower=lower, upper=upper))
-    return gtclogistic_core(obs, mu, s, lower, upper, None, None, censored=True)
+    args = prep(obs, _LOGISTIC, dict(mu=mu, s=s, lower=lower, upper=upper))
+    return gtclogistic_core(*args, None, None, censored=True)
 
 
 # --- Student t ----------------------------------------------------------------------------
@@ -454,12 +461,7 @@ def gtct_core(obs, df, mu, sigma, lower, upper, lmass, umass, censored=False):
     return sigma * out
 
 
-_GTCT_SPEC = {**T_PARAMS, **BOUNDS_PARAMS, **_MASSES}
-
-
-@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_gtct", _GTCT_SPEC, "real", GTC, tested_against=_QUADRATURE)
 def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF, upper: Any = _INF,
               lmass: Any = 0.0, umass: Any = 0.0) -> np.ndarray:
     r"""CRPS of the generalised truncated-censored Student-t distribution (``df > 1``).
@@ -472,18 +474,12 @@ def crps_gtct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -
     --------
     >>> round(float(crps_gtct(0.5, 3.0, 0.0, 1.0, -1.0, 2.0, 0.1, 0.2)), 6)
     0.309908
-    >>> from scorebench.metrics.scoring_rules import crps_t
-    >>> bool(np.isclose(crps_gtct(0.3, 4.0), crps_t(0.3, 4.0)))
-    True
     """
-    args = prep(obs, _GTCT_SPEC, dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper,
-                                      lmass=lmass, umass=umass))
+    args = prep(obs, _GTCT_SPEC, dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper, lmass=lmass, umass=umass))
     return gtct_core(*args)
 
 
-@register_dist("crps_tt", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_tt", _T, "[lower, upper]", GTC, tested_against=_QUADRATURE)
 def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution truncated to :math:`(l, u)` (``df > 1``).
@@ -493,15 +489,10 @@ def crps_tt(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     >>> round(float(crps_tt(0.5, 3.0, 0.0, 1.0, 0.0, np.inf)), 6)
     0.230241
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**T_PARAMS, **BOUNDS_PARAMS},
-                                            dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
-    zero = np.zeros_like(obs)
-    return gtct_core(obs, df, mu, sigma, lower, upper, zero, zero)
+    return crps_gtct(obs, df, mu, sigma, lower, upper)
 
 
-@register_dist("crps_ct", {**T_PARAMS, **BOUNDS_PARAMS}, "[lower, upper]", GTC,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 0.02),))
+@register_dist("crps_ct", _T, "[lower, upper]", GTC, tested_against=_QUADRATURE)
 def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_INF,
             upper: Any = _INF) -> np.ndarray:
     r"""CRPS of the Student-t distribution censored to :math:`[l, u]` (``df > 1``).
@@ -511,9 +502,8 @@ def crps_ct(obs: Any, df: Any, mu: Any = 0.0, sigma: Any = 1.0, lower: Any = -_I
     >>> round(float(crps_ct(0.0, 3.0, 0.5, 1.0, 0.0, np.inf)), 6)
     0.31284
     """
-    obs, df, mu, sigma, lower, upper = prep(obs, {**T_PARAMS, **BOUNDS_PARAMS},
-                                            dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
-    return gtct_core(obs, df, mu, sigma, lower, upper, None, None, censored=True)
+    args = prep(obs, _T, dict(df=df, mu=mu, sigma=sigma, lower=lower, upper=upper))
+    return gtct_core(*args, None, None, censored=True)
 
 
 # --- two-piece normal ---------------------------------------------------------------------
@@ -523,8 +513,7 @@ TWO_PIECE_PARAMS = {"scale1": ("positive", None), "scale2": ("positive", None), 
 
 
 @register_dist("crps_2pnormal", TWO_PIECE_PARAMS, "real", JKL,
-               tested_against=(('scoringrules 0.7 (numpy backend)', 1e-13),
-                                 ('scipy (distributions / numerical integration)', 1e-13),))
+               tested_against=_EXACT)
 def crps_2pnormal(obs: Any, scale1: Any, scale2: Any, mu: Any) -> np.ndarray:
     r"""CRPS of the two-piece normal distribution (scale ``scale1`` below ``mu``, ``scale2`` above).
 

@@ -24,7 +24,7 @@ import numpy as np
 from scorebench.core.docstrings import fill_doc
 from scorebench.core.registry import register
 from scorebench.core.validation import check_choice
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, SCORINGRULES
 from scorebench.metrics.scoring_rules._members import fair_denominator, member_weights, omit_nan_members
 from scorebench.metrics.scoring_rules.docs import SECTIONS
 from scorebench.metrics.scoring_rules.inputs import ensemble_inputs, mv_inputs
@@ -76,7 +76,7 @@ def gks_score(obs: np.ndarray, ens: np.ndarray, batch: tuple[int, ...], estimato
 _ENTRY: dict[str, Any] = {"family": FAMILY, "inputs": ("y", "ens"), "higher_is_better": False,
                           "bounds": (0.0, 1.0), "proper": "strict", "per_row": True, "params": _PARAMS,
                           "citation": GNEITING_RAFTERY + "; Allen et al. (2023), SIAM/ASA JUQ 11(2)",
-                          "tested_against": ('scoringrules 0.7 (numpy backend)', 1e-10)}
+                          "tested_against": (SCORINGRULES, 1e-10)}
 
 
 @register("gksuv_ensemble", kind="ensemble", **_ENTRY)
