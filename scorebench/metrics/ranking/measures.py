@@ -29,13 +29,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import (
-    RankedLists,
-    gather_segments,
-    segment_offsets,
-    segment_positions,
-    segment_sum,
-)
+from scorebench.metrics.ranking._lists import RankedLists, Segments, gather_segments, segment_sum
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "p_at_k", "r_at_k", "rprec",
@@ -165,8 +159,7 @@ def ideal_gains(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray],
         if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
             order = np.lexsort((-g, seg))
             g, seg = g[order], seg[order]
-    counts = np.bincount(seg, minlength=lists.n)
-    pos = segment_positions(segment_offsets(counts), counts, len(g))
+    pos = Segments(np.bincount(seg, minlength=lists.n), len(g)).positions
     if k is not None:
         top = pos < k
         g, seg, pos = g[top], seg[top], pos[top]

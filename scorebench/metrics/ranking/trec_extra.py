@@ -26,7 +26,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import RankedLists, segment_cumsum, segment_sum
+from scorebench.metrics.ranking._lists import RankedLists, Segments, segment_cumsum, segment_sum
 from scorebench.metrics.ranking.measures import (TREC_EVAL, average_precision, bpref, exclusive_cumsum, gain_function,
                                                  ideal_gains, lists_table_fn, log2_discount, measure, ranked_lists,
                                                  safe_ratio)
@@ -46,13 +46,6 @@ def _fsum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
     return segment_sum(values, seg, n).astype(np.float64, copy=False)
 
 
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts), dtype=np.int64)
-    if len(counts) > 1:
-        np.cumsum(counts[:-1], out=out[1:])
-    return out
-
-
 class _Ideal:
     """Positive gains of each query's judged documents in decreasing order (the ideal
     ranking) with per-query cumulative sums, looked up at any rank."""
@@ -60,8 +53,9 @@ class _Ideal:
     def __init__(self, lists: RankedLists, gain_of: Any) -> None:
         gains, seg, _ = ideal_gains(lists, gain_of)
         self.gains = gains
-        self.count = np.bincount(seg, minlength=lists.n).astype(np.int64)
-        self.offsets = _offsets(self.count)
+        self.segments = Segments(np.bincount(seg, minlength=lists.n).astype(np.int64), len(gains))
+        self.count = self.segments.counts
+        self.offsets = self.segments.offsets
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
         return segment_cumsum(values, self.offsets, self.count)
@@ -221,7 +215,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.6309])
     """
     g, ideal = _gains(lists, gain, "ndcg_rel")
-    icum = ideal.cumsum(ideal.gains * log2_discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
+    icum = ideal.cumsum(ideal.gains * log2_discount(ideal.segments.positions))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
     hit = g > 0
@@ -251,10 +245,10 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.8801])
     """
     g, ideal = _gains(lists, gain, "rndcg")
-    ipos = np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)
+    ipos = ideal.segments.positions
     icum = ideal.cumsum(ideal.gains * log2_discount(ipos))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
-    iseg = np.repeat(np.arange(lists.n), ideal.count)
+    iseg = ideal.segments.ids
     # R-level points: where the ideal gain changes, and the end of the positive gains
     change = np.zeros(len(ideal.gains), dtype=bool)
     change[1:] = (ideal.gains[1:] != ideal.gains[:-1]) & (ipos[1:] > 0)
