@@ -13,6 +13,12 @@ Every ranking metric reads the same structure, :class:`RankedLists`:
 * ``num_rel`` / ``num_nonrel`` -- per query, the judged documents with relevance >=
   ``relevance_level`` and those with ``0 <= relevance < relevance_level``.
 
+Both flat arrays are cut into per-query segments the same way, described by one
+:class:`Segments` each (``segments`` for ``rel``, ``judged_segments`` for ``judged``):
+where each query starts, the query of each element and its 0-based position in the query,
+read by the metrics as ``offsets`` / ``seg`` / ``pos`` and ``judged_offsets`` /
+``judged_seg`` / ``judged_pos``, each computed once per instance.
+
 A table kind stores the flat arrays as constants and the per-query arrays as per-unit
 arrays, so selecting or resampling queries (``Inputs.take``) keeps the structure valid.
 Each metric derives its per-query values from :meth:`RankedLists.from_arrays` with a few
@@ -33,7 +39,7 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.validation import as_float_array
 
-__all__ = ["RankedLists", "segment_sum", "ARRAY_NAMES", "CONST_NAMES"]
+__all__ = ["RankedLists", "Segments", "segment_sum", "ARRAY_NAMES", "CONST_NAMES"]
 
 #: Per-query (per-unit) arrays of the ``ranking`` kind.
 ARRAY_NAMES = ("start", "n_ret", "num_rel", "num_nonrel", "judged_start", "judged_count")
@@ -86,9 +92,72 @@ def gather_segments(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.zeros(len(counts), dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, counts)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - segment_offsets(counts), counts)
+
+
+class Segments:
+    """A flat array cut into consecutive segments of lengths ``counts`` (a query's ranked
+    list, its judgments, its ideal ranking), with the three arrays that locate each element,
+    each computed once, on first use: ``offsets`` (:func:`segment_offsets`), ``ids``
+    (:func:`segment_ids`) and ``positions`` (:func:`segment_positions`).
+
+    Parameters
+    ----------
+    counts : ndarray of int64
+        Length of each segment.
+    size : int
+        Length of the flat array, ``counts.sum()``.
+
+    Examples
+    --------
+    >>> cut = Segments(np.array([2, 0, 3]), 5)
+    >>> cut.offsets.tolist(), cut.ids.tolist(), cut.positions.tolist()
+    ([0, 2, 2], [0, 0, 2, 2, 2], [0, 1, 0, 1, 2])
+    """
+
+    def __init__(self, counts: np.ndarray, size: int) -> None:
+        self.counts = counts
+        self.size = size
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of each segment in the flat array."""
+        return segment_offsets(self.counts)
+
+    @cached_property
+    def ids(self) -> np.ndarray:
+        """Segment index of each element."""
+        return segment_ids(self.counts)
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        """0-based position of each element within its segment."""
+        return segment_positions(self.offsets, self.counts, self.size)
+
+
+class SegmentArray:
+    """A :class:`RankedLists` attribute that is one array of one of its :class:`Segments`
+    (``segments`` names the attribute holding them, ``array`` the array).
+
+    Like :func:`functools.cached_property` it stores the array on the instance at the first
+    read, so every later read is a plain attribute lookup (no call, no allocation).
+    """
+
+    def __init__(self, segments: str, array: str, doc: str) -> None:
+        self.segments = segments
+        self.array = array
+        self.__doc__ = doc
+        self.name = array
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = getattr(getattr(instance, self.segments), self.array)
+        instance.__dict__[self.name] = value
+        return value
 
 
 @dataclass(frozen=True)
@@ -183,19 +252,23 @@ class RankedLists:
         return len(self.n_ret)
 
     @cached_property
-    def offsets(self) -> np.ndarray:
-        """Start of each query's list in ``rel``."""
-        return segment_offsets(self.n_ret)
+    def segments(self) -> Segments:
+        """``rel`` cut into the queries' ranked lists."""
+        return Segments(self.n_ret, len(self.rel))
 
     @cached_property
-    def seg(self) -> np.ndarray:
-        """Query index of each element of ``rel``."""
-        return segment_ids(self.n_ret)
+    def judged_segments(self) -> Segments:
+        """``judged`` cut into the queries' judgments (each in decreasing relevance)."""
+        return Segments(self.judged_count, len(self.judged))
 
-    @cached_property
-    def pos(self) -> np.ndarray:
-        """0-based rank of each element of ``rel`` within its query."""
-        return segment_positions(self.offsets, self.n_ret, len(self.rel))
+    # the arrays of the two segmentations that the metrics read, kept on the instance
+    offsets = SegmentArray("segments", "offsets", "Start of each query's list in ``rel``.")
+    seg = SegmentArray("segments", "ids", "Query index of each element of ``rel``.")
+    pos = SegmentArray("segments", "positions", "0-based rank of each element of ``rel`` within its query.")
+    judged_offsets = SegmentArray("judged_segments", "offsets", "Start of each query's judgments in ``judged``.")
+    judged_seg = SegmentArray("judged_segments", "ids", "Query index of each element of ``judged``.")
+    judged_pos = SegmentArray("judged_segments", "positions",
+                              "0-based position of each judgment within its query (decreasing relevance).")
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -241,21 +314,6 @@ class RankedLists:
         out = np.arange(1, len(self.hits) + 1, dtype=np.int64)
         out -= np.repeat(self.hit_first, self.hit_count)
         return out
-
-    @cached_property
-    def judged_offsets(self) -> np.ndarray:
-        """Start of each query's judgments in ``judged``."""
-        return segment_offsets(self.judged_count)
-
-    @cached_property
-    def judged_seg(self) -> np.ndarray:
-        """Query index of each element of ``judged``."""
-        return segment_ids(self.judged_count)
-
-    @cached_property
-    def judged_pos(self) -> np.ndarray:
-        """0-based position of each judgment within its query (decreasing relevance)."""
-        return segment_positions(self.judged_offsets, self.judged_count, len(self.judged))
 
     @cached_property
     def _heads(self) -> dict[int, RankedLists]:
@@ -350,9 +408,7 @@ def _compact(flat: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarr
     segments already are)."""
     if len(start) == 0:
         return flat[:0]
-    expected = np.zeros(len(count), dtype=np.int64)
-    np.cumsum(count[:-1], out=expected[1:])
-    if start[0] == 0 and np.array_equal(start, expected) and int(count.sum()) == len(flat):
+    if start[0] == 0 and np.array_equal(start, segment_offsets(count)) and int(count.sum()) == len(flat):
         return flat
     return flat[gather_segments(start, count)]
 

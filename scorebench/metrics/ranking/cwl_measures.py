@@ -30,7 +30,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.metrics.ranking._lists import RankedLists
-from scorebench.metrics.ranking.measures import check_k, measure
+from scorebench.metrics.ranking.measures import TREC_EVAL_TESTS, TREC_TESTED, check_k, measure
 
 __all__ = ["inst", "insq", "bpm", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11"]
 
@@ -99,7 +99,7 @@ _SCALE = {"depth": 1000, "min_rel": 0.0, "max_rel": None}
 @measure("inst", higher_is_better=True, bounds=(0.0, 1.0),
          params={"T": 1.0, **_SCALE},
          citation="Moffat, Bailey, Scholer & Thomas (2015), ADCS, 'INST: an adaptive metric for information "
-                  "retrieval evaluation'; " + _CWL, tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05), ('ir_measures', 1e-12),))
+                  "retrieval evaluation'; " + _CWL, tested_against=((TREC_EVAL_TESTS, 5e-05), ('ir_measures', 1e-12),))
 def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""INST, the adaptive user model of Moffat et al. (2015), as C/W/L expected utility.
@@ -124,7 +124,7 @@ def inst(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
 @measure("insq", higher_is_better=True, bounds=(0.0, 1.0),
          params={"T": 1.0, **_SCALE},
          citation="Moffat, Scholer & Thomas (2012), ADCS, 'Models and metrics: IR evaluation as a user "
-                  "process'; " + _CWL, tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+                  "process'; " + _CWL, tested_against=TREC_TESTED)
 def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""INSQ, INST's gain-independent predecessor: :math:`C_i = ((i + 2T - 1)/(i + 2T))^2`.
@@ -142,7 +142,7 @@ def insq(lists: RankedLists, *, T: float = 1.0, depth: int = 1000, min_rel: floa
 @measure("bpm@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "T": 1.0, **_SCALE},
          citation="Zhang, Liu, Li, Zhang, Xu & Ma (2017), SIGIR, 'Evaluating web search with a bejeweled "
-                  "player model'; " + _CWL, tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+                  "player model'; " + _CWL, tested_against=TREC_TESTED)
 def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int = 1000, min_rel: float = 0.0,
         max_rel: float | None = None) -> np.ndarray:
     r"""Static Bejewelled Player Model: the user stops once the gain reaches T or after k
@@ -164,7 +164,7 @@ def bpm(lists: RankedLists, *, k: int | None = None, T: float = 1.0, depth: int 
 @measure("sdcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, **_SCALE},
          citation="Moffat, Bailey, Scholer & Thomas (2017), ACM TOIS 35(3), 'Incorporating user expectations "
-                  "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+                  "and behavior into the measurement of search effectiveness'; " + _CWL + " NDCG-k", tested_against=TREC_TESTED)
 def sdcg(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
          max_rel: float | None = None) -> np.ndarray:
     r"""Scaled DCG at k: DCG@k over the DCG@k of k documents of full gain,
@@ -189,7 +189,7 @@ _NERR = "Azzopardi, Mackenzie & Moffat (2021), ICTIR, 'ERR is not C/W/L: explori
 
 
 @measure("nerr8@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 8", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 8", tested_against=TREC_TESTED)
 def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 8 (truncated cascade): :math:`C_i = 1 - g_i` for i < k, else 0.
@@ -203,7 +203,7 @@ def nerr8(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
 
 
 @measure("nerr9@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 9", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         params={"k": None, **_SCALE}, citation=_NERR + " NERR eq. 9", tested_against=TREC_TESTED)
 def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_rel: float = 0.0,
           max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 9 (cascade with a reciprocal-rank patience):
@@ -218,7 +218,7 @@ def nerr9(lists: RankedLists, *, k: int | None = None, depth: int = 1000, min_re
 
 
 @measure("nerr10", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"p": 0.9, **_SCALE}, citation=_NERR + " NERR eq. 10", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         params={"p": 0.9, **_SCALE}, citation=_NERR + " NERR eq. 10", tested_against=TREC_TESTED)
 def nerr10(lists: RankedLists, *, p: float = 0.9, depth: int = 1000, min_rel: float = 0.0,
            max_rel: float | None = None) -> np.ndarray:
     r"""Not-but-nearly ERR, eq. 10 (cascade with RBP patience): :math:`C_i = p\,(1 - g_i)`.

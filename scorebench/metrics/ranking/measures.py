@@ -29,13 +29,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import (
-    RankedLists,
-    gather_segments,
-    segment_offsets,
-    segment_positions,
-    segment_sum,
-)
+from scorebench.metrics.ranking._lists import RankedLists, Segments, gather_segments, segment_sum
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "reciprocal_rank", "p_at_k", "r_at_k", "rprec",
@@ -165,8 +159,7 @@ def ideal_gains(lists: RankedLists, gain_of: Callable[[np.ndarray], np.ndarray],
         if g.size and np.any((np.diff(g) > 0) & (np.diff(seg) == 0)):
             order = np.lexsort((-g, seg))
             g, seg = g[order], seg[order]
-    counts = np.bincount(seg, minlength=lists.n)
-    pos = segment_positions(segment_offsets(counts), counts, len(g))
+    pos = Segments(np.bincount(seg, minlength=lists.n), len(g)).positions
     if k is not None:
         top = pos < k
         g, seg, pos = g[top], seg[top], pos[top]
@@ -199,6 +192,11 @@ def exclusive_cumsum(values: np.ndarray, lists: RankedLists) -> np.ndarray:
 
 #: The reference implementation the TREC measures follow, for citations.
 TREC_EVAL = "trec_eval 10.0, NIST (https://github.com/usnistgov/trec_eval)"
+#: The reference the measures checked against trec_eval's own test outputs name in ``tested_against``
+#: (tests/metrics/ranking/test_ranking_trec_eval.py reads the data there).
+TREC_EVAL_TESTS = "trec_eval 10.0 test outputs (../shared/reference/trec_eval)"
+#: ``tested_against`` of a measure that matches those outputs to their printed precision (4 decimals).
+TREC_TESTED = (TREC_EVAL_TESTS, 5e-05)
 _ARRAY_ARGS = (inspect.Parameter("ranked", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"),
                inspect.Parameter("judged", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Any"))
 _LEVEL = inspect.Parameter("relevance_level", inspect.Parameter.KEYWORD_ONLY, default=1, annotation="float")
@@ -236,7 +234,7 @@ def measure(name: str, *, higher_is_better: bool | None, bounds: tuple[float, fl
 @measure("ndcg@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "gain": "linear"},
          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_cut / ndcg",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Normalised discounted cumulative gain per query (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
 
@@ -283,7 +281,7 @@ def ndcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> n
 @measure("dcg@k", higher_is_better=True, bounds=(0.0, math.inf),
          params={"k": None, "gain": "linear"},
          citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " dcg",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np.ndarray:
     r"""Discounted cumulative gain per query, :math:`\sum_{i \le k} g(r_i) / \log_2(i+1)`.
 
@@ -301,7 +299,7 @@ def dcg(lists: RankedLists, *, k: int | None = None, gain: Any = "linear") -> np
 @measure("average_precision@k", aliases=("map@k",), higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None},
          citation="Buckley & Voorhees (2000), SIGIR; " + TREC_EVAL + " map / map_cut",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Average precision per query (``map``; ``map@k`` is trec_eval's ``map_cut.k``).
 
@@ -324,7 +322,7 @@ def average_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray
 
 @measure("reciprocal_rank", aliases=("mrr",), higher_is_better=True, bounds=(0.0, 1.0),
          citation="Voorhees (1999), TREC-8 QA track; " + TREC_EVAL + " recip_rank",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document, :math:`1 / \min\{i : r_i \ge \ell\}`
     (0 when none is retrieved); its mean over queries is MRR.
@@ -340,11 +338,12 @@ def reciprocal_rank(lists: RankedLists) -> np.ndarray:
     return out
 
 
-@measure("p@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None},
-         citation=TREC_EVAL + " P / set_P",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
-                           ('pytrec_eval', 1e-12),))
+#: The record precision and recall at k share: a cut-off, checked against trec_eval and pytrec_eval.
+_PRECISION_RECALL: dict[str, Any] = dict(higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
+                                         tested_against=((TREC_EVAL_TESTS, 5e-05), ('pytrec_eval', 1e-12)))
+
+
+@measure("p@k", citation=TREC_EVAL + " P / set_P", **_PRECISION_RECALL)
 def p_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / k` (trec_eval ``P.k``:
     the denominator stays k when fewer documents are retrieved). Without k, the precision
@@ -360,11 +359,7 @@ def p_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     return safe_ratio(lists.count_rel(k), den)
 
 
-@measure("r@k", higher_is_better=True, bounds=(0.0, 1.0),
-         params={"k": None},
-         citation=TREC_EVAL + " recall / set_recall",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
-                           ('pytrec_eval', 1e-12),))
+@measure("r@k", citation=TREC_EVAL + " recall / set_recall", **_PRECISION_RECALL)
 def r_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Recall at cut-off k, :math:`|\{i \le k : r_i \ge \ell\}| / R` (0 when R = 0); without
     k, the recall of the whole retrieved set (``set_recall``).
@@ -379,7 +374,7 @@ def r_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 
 @measure("rprec", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " Rprec",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def rprec(lists: RankedLists) -> np.ndarray:
     r"""R-precision: precision at rank R, the number of relevant judged documents.
 
@@ -400,7 +395,7 @@ precision, recall, r_precision = p_at_k, r_at_k, rprec
 @measure("bpref", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Buckley & Voorhees (2004), SIGIR, 'Retrieval evaluation with incomplete information'; "
                   + TREC_EVAL + " bpref",
-                  tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-09),
+                  tested_against=((TREC_EVAL_TESTS, 1e-09),
                                     ('ranx', 1e-09),))
 def bpref(lists: RankedLists) -> np.ndarray:
     r"""Binary preference, trec_eval's definition.
@@ -435,7 +430,7 @@ def bpref(lists: RankedLists) -> np.ndarray:
 
 @measure("success@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None}, citation=TREC_EVAL + " success",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Success (hit) at k: 1 when a relevant document is in the top k, else 0.
 
@@ -451,7 +446,7 @@ def success(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 @measure("err@k", higher_is_better=True, bounds=(0.0, 1.0),
          params={"k": None, "max_grade": None},
          citation="Chapelle, Metzler, Zhang & Grinspan (2009), CIKM, 'Expected reciprocal rank for graded relevance'",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = None) -> np.ndarray:
     r"""Expected reciprocal rank (cascade model) at cut-off k.
 
@@ -489,7 +484,7 @@ def err(lists: RankedLists, *, k: int | None = None, max_grade: float | None = N
 @measure("rbp", higher_is_better=True, bounds=(0.0, 1.0),
          params={"p": 0.8},
          citation="Moffat & Zobel (2008), ACM TOIS 27(1); " + TREC_EVAL + " rbp",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12), ('ranx', 1e-09),))
+         tested_against=((TREC_EVAL_TESTS, 1e-12), ('ranx', 1e-09),))
 def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Rank-biased precision with persistence p.
 
@@ -519,7 +514,7 @@ def rbp(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
 
 @measure("iprec_at_recall@r", higher_is_better=True, bounds=(0.0, 1.0),
          params={"r": None}, citation=TREC_EVAL + " iprec_at_recall",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12),
+         tested_against=((TREC_EVAL_TESTS, 1e-12),
                            ('pytrec_eval', 1e-12),))
 def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray:
     r"""Interpolated precision at recall level r (trec_eval ``iprec_at_recall``).
@@ -551,7 +546,7 @@ def iprec_at_recall(lists: RankedLists, *, r: float | None = None) -> np.ndarray
 
 @measure("eleven_point_average", aliases=("11pt_avg",), higher_is_better=True, bounds=(0.0, 1.0),
          params={"levels": _ELEVEN}, citation=TREC_EVAL + " 11pt_avg",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.ndarray:
     r"""Mean interpolated precision over recall levels (default 0, 0.1, ..., 1):
     :math:`\frac{1}{|L|}\sum_{r \in L} \mathrm{iP}(r)` (see :func:`iprec_at_recall`).
@@ -567,35 +562,45 @@ def eleven_point_average(lists: RankedLists, *, levels: Any = _ELEVEN) -> np.nda
     return np.mean([iprec_at_recall.core(lists, r=level) for level in levels], axis=0)
 
 
-@measure("num_ret", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_ret",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+#: The record of the two counts that describe a run and its judgments rather than rank
+#: systems (a larger count is neither better nor worse): trec_eval's num_ret and num_rel.
+_INPUT_COUNT: dict[str, Any] = dict(higher_is_better=None, bounds=(0.0, math.inf), tested_against=TREC_TESTED)
+
+
+@measure("num_ret", citation=TREC_EVAL + " num_ret", **_INPUT_COUNT)
 def num_ret(lists: RankedLists) -> np.ndarray:
     """Number of retrieved documents per query (trec_eval reports the sum; the table value
-    here is the mean per query).
+    here is the mean per query). A query that retrieved nothing counts 0.
 
     Examples
     --------
-    >>> num_ret([[1, 0, 1]], [[1]])
-    array([3.])
+    >>> num_ret([[1, 0, 1], []], [[1], [1]])
+    array([3., 0.])
     """
     return lists.n_ret.astype(np.float64)
 
 
-@measure("num_rel", higher_is_better=None, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@measure("num_rel", citation=TREC_EVAL + " num_rel", **_INPUT_COUNT)
 def num_rel(lists: RankedLists) -> np.ndarray:
     """Number of relevant judged documents per query, retrieved or not.
 
+    Relevant means relevance >= ``relevance_level``; this is the R that recall,
+    R-precision and average precision divide by.
+
     Examples
     --------
+    The document of relevance 2 is not retrieved, yet counts; at level 2 only it does:
+
     >>> num_rel([[1, 0]], [[1, 2, 0]])
     array([2.])
+    >>> num_rel([[1, 0]], [[1, 2, 0]], relevance_level=2)
+    array([1.])
     """
     return lists.num_rel.astype(np.float64)
 
 
 @measure("num_rel_ret", higher_is_better=True, bounds=(0.0, math.inf), citation=TREC_EVAL + " num_rel_ret",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def num_rel_ret(lists: RankedLists) -> np.ndarray:
     """Number of relevant documents retrieved per query.
 

@@ -25,7 +25,15 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import NO_EXTERNAL_REFERENCE
 from scorebench.metrics.ranking._lists import RankedLists, segment_sum
-from scorebench.metrics.ranking.measures import TREC_EVAL, check_k, measure, reciprocal_rank, safe_ratio
+from scorebench.metrics.ranking.measures import (
+    TREC_EVAL,
+    TREC_EVAL_TESTS,
+    TREC_TESTED,
+    check_k,
+    measure,
+    reciprocal_rank,
+    safe_ratio,
+)
 
 __all__ = ["set_f", "set_map", "set_relative_precision", "relative_precision", "rprec_mult", "utility",
            "unjudged", "judged", "rr_at_k", "reciprocal_rank_at"]
@@ -60,7 +68,7 @@ def set_f(lists: RankedLists, *, beta: float = 1.0) -> np.ndarray:
 
 
 @measure("set_map", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " set_map",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
+         tested_against=(TREC_EVAL_TESTS, 1e-12))
 def set_map(lists: RankedLists) -> np.ndarray:
     r"""Set average precision (trec_eval ``set_map``): set precision times set recall,
     :math:`|\mathrm{Ret} \cap \mathrm{Rel}|^2 / (|\mathrm{Ret}|\,|\mathrm{Rel}|)`.
@@ -92,7 +100,7 @@ def set_relative_precision(lists: RankedLists) -> np.ndarray:
 @measure("relative_precision@k", aliases=("relative_p@k",),
          higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
          citation=TREC_EVAL + " relative_P",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Precision at k relative to the best possible at k (trec_eval ``relative_P``),
     :math:`|\{i \le k : r_i \ge \ell\}| / \min(k, R)`. The cut-off k is required.
@@ -108,7 +116,7 @@ def relative_precision(lists: RankedLists, *, k: int | None = None) -> np.ndarra
 
 @measure("rprec_mult@m", higher_is_better=True, bounds=(0.0, 1.0), params={"m": None},
          citation=TREC_EVAL + " Rprec_mult",
-         tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         tested_against=TREC_TESTED)
 def rprec_mult(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
     r"""Precision at a multiple of R (trec_eval ``Rprec_mult``): P@c with
     :math:`c = \lfloor mR + 0.9 \rfloor` (trec_eval's rounding; 0 when c = 0); ``m=1`` is
@@ -129,7 +137,7 @@ def rprec_mult(lists: RankedLists, *, m: float | None = None) -> np.ndarray:
 @measure("utility", higher_is_better=True, bounds=(-math.inf, math.inf),
          params={"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0},
          citation="Hull & Robertson (1999), TREC-8 filtering track; " + TREC_EVAL + " utility",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12),
+         tested_against=((TREC_EVAL_TESTS, 1e-12),
                            ('ir_measures', 1e-12),))
 def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: float = 0.0) -> np.ndarray:
     r"""Linear set utility (trec_eval ``utility``, default coefficients 1, -1, 0, 0).
@@ -157,7 +165,7 @@ def utility(lists: RankedLists, *, a: float = 1.0, b: float = -1.0, c: float = 0
 
 @measure("unjudged@k", aliases=("unj@k",),
          higher_is_better=None, bounds=(0.0, 1.0), params={"k": None}, citation=TREC_EVAL + " unj",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12),
+         tested_against=((TREC_EVAL_TESTS, 1e-12),
                            ('ir_measures', 1e-12),))
 def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Fraction of the top k that the qrels do not judge (trec_eval ``unj``):
@@ -176,7 +184,7 @@ def unjudged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("judged@k", higher_is_better=None, bounds=(0.0, 1.0), params={"k": None},
          citation="MacAvaney, Macdonald & Ounis (2022), ECIR, ir-measures (Judged@k)",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
+         tested_against=((TREC_EVAL_TESTS, 5e-05),
                            ('pytrec_eval', 1e-12),))
 def judged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Judged fraction of the top k as ir_measures ``Judged@k`` defines it:
@@ -196,7 +204,7 @@ def judged(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
 
 @measure("rr@k", higher_is_better=True, bounds=(0.0, 1.0), params={"k": None},
          citation="Voorhees (1999), TREC-8 QA track; ir_measures RR@k (MRR@10 of MS MARCO)",
-         tested_against=(('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05),
+         tested_against=((TREC_EVAL_TESTS, 5e-05),
                            ('ir_measures', 1e-12),))
 def rr_at_k(lists: RankedLists, *, k: int | None = None) -> np.ndarray:
     r"""Reciprocal rank with a cut-off: :math:`1 / r_1` when the first relevant document sits

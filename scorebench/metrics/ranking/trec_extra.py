@@ -26,10 +26,10 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import RankedLists, segment_cumsum, segment_sum
-from scorebench.metrics.ranking.measures import (TREC_EVAL, average_precision, bpref, exclusive_cumsum, gain_function,
-                                                 ideal_gains, lists_table_fn, log2_discount, measure, ranked_lists,
-                                                 safe_ratio)
+from scorebench.metrics.ranking._lists import RankedLists, Segments, segment_cumsum, segment_sum
+from scorebench.metrics.ranking.measures import (TREC_EVAL, TREC_EVAL_TESTS, TREC_TESTED, average_precision, bpref,
+                                                 exclusive_cumsum, gain_function, ideal_gains, lists_table_fn,
+                                                 log2_discount, measure, ranked_lists, safe_ratio)
 
 __all__ = ["infap", "gm_map", "gm_bpref", "ndcg_rel", "rndcg", "g", "bin_g", "rbp_resid", "GM_MIN"]
 
@@ -46,13 +46,6 @@ def _fsum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
     return segment_sum(values, seg, n).astype(np.float64, copy=False)
 
 
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts), dtype=np.int64)
-    if len(counts) > 1:
-        np.cumsum(counts[:-1], out=out[1:])
-    return out
-
-
 class _Ideal:
     """Positive gains of each query's judged documents in decreasing order (the ideal
     ranking) with per-query cumulative sums, looked up at any rank."""
@@ -60,8 +53,9 @@ class _Ideal:
     def __init__(self, lists: RankedLists, gain_of: Any) -> None:
         gains, seg, _ = ideal_gains(lists, gain_of)
         self.gains = gains
-        self.count = np.bincount(seg, minlength=lists.n).astype(np.int64)
-        self.offsets = _offsets(self.count)
+        self.segments = Segments(np.bincount(seg, minlength=lists.n).astype(np.int64), len(gains))
+        self.count = self.segments.counts
+        self.offsets = self.segments.offsets
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
         return segment_cumsum(values, self.offsets, self.count)
@@ -129,7 +123,7 @@ def _set_level(name: str, *, citation: str, tested_against: Any) -> Callable[[Ca
 
 @measure("infap", higher_is_better=True, bounds=(0.0, 1.0),
          citation="Yilmaz & Aslam (2006), CIKM, 'Estimating average precision with incomplete and "
-                  "imperfect judgments'; " + TREC_EVAL + " infAP", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
+                  "imperfect judgments'; " + TREC_EVAL + " infAP", tested_against=(TREC_EVAL_TESTS, 1e-12))
 def infap(lists: RankedLists) -> np.ndarray:
     r"""Inferred average precision for a sampled judgment pool (trec_eval ``infAP``).
 
@@ -168,7 +162,7 @@ def infap(lists: RankedLists) -> np.ndarray:
     return safe_ratio(_fsum(term, lists.seg[mask], lists.n), lists.num_rel)
 
 
-@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + TREC_EVAL + " gm_map", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@_set_level("gm_map", citation="Robertson (2006), CIKM, 'On GMAP'; " + TREC_EVAL + " gm_map", tested_against=TREC_TESTED)
 def gm_map(lists: RankedLists) -> float:
     r"""Geometric mean of average precision over queries (trec_eval ``gm_map``, GMAP).
 
@@ -187,7 +181,7 @@ def gm_map(lists: RankedLists) -> float:
     return _geometric(average_precision.core(lists))
 
 
-@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + TREC_EVAL + " gm_bpref", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+@_set_level("gm_bpref", citation="Buckley & Voorhees (2004), SIGIR; " + TREC_EVAL + " gm_bpref", tested_against=TREC_TESTED)
 def gm_bpref(lists: RankedLists) -> float:
     r"""Geometric mean of bpref over queries (trec_eval ``gm_bpref``):
     :math:`\exp(\frac{1}{Q}\sum_q \log \max(\mathrm{bpref}_q, 10^{-5}))`. Set-level.
@@ -202,7 +196,7 @@ def gm_bpref(lists: RankedLists) -> float:
 
 @measure("ndcg_rel", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_rel", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " ndcg_rel", tested_against=(TREC_EVAL_TESTS, 1e-12))
 def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
 
@@ -221,7 +215,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.6309])
     """
     g, ideal = _gains(lists, gain, "ndcg_rel")
-    icum = ideal.cumsum(ideal.gains * log2_discount(np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)))
+    icum = ideal.cumsum(ideal.gains * log2_discount(ideal.segments.positions))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
     hit = g > 0
@@ -235,7 +229,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
 
 @measure("rndcg", higher_is_better=True, bounds=(0.0, 1.0),
          params={"gain": "linear"},
-         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " Rndcg", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
+         citation="Järvelin & Kekäläinen (2002), ACM TOIS 20(4); " + TREC_EVAL + " Rndcg", tested_against=(TREC_EVAL_TESTS, 1e-12))
 def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     r"""NDCG averaged at the R-level points (trec_eval ``Rndcg``, experimental).
 
@@ -251,10 +245,10 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.8801])
     """
     g, ideal = _gains(lists, gain, "rndcg")
-    ipos = np.arange(len(ideal.gains)) - np.repeat(ideal.offsets, ideal.count)
+    ipos = ideal.segments.positions
     icum = ideal.cumsum(ideal.gains * log2_discount(ipos))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
-    iseg = np.repeat(np.arange(lists.n), ideal.count)
+    iseg = ideal.segments.ids
     # R-level points: where the ideal gain changes, and the end of the positive gains
     change = np.zeros(len(ideal.gains), dtype=bool)
     change[1:] = (ideal.gains[1:] != ideal.gains[:-1]) & (ipos[1:] > 0)
@@ -304,7 +298,7 @@ def g(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     return safe_ratio(_fsum(part, lists.seg[hit], lists.n), ideal_total)
 
 
-@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " binG (binary G, experimental)", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 1e-12))
+@measure("bin_g", higher_is_better=True, bounds=(0.0, 1.0), citation=TREC_EVAL + " binG (binary G, experimental)", tested_against=(TREC_EVAL_TESTS, 1e-12))
 def bin_g(lists: RankedLists) -> np.ndarray:
     r"""Binary G (trec_eval ``binG``):
     :math:`\frac{1}{R}\sum_{\text{relevant retrieved } d} 1 / \log_2(2 + n_d)`, with
@@ -322,7 +316,7 @@ def bin_g(lists: RankedLists) -> np.ndarray:
 
 @measure("rbp_resid", higher_is_better=None, bounds=(0.0, 1.0),
          params={"p": 0.8},
-         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + TREC_EVAL + " rbp_resid", tested_against=('trec_eval 10.0 test outputs (../shared/reference/trec_eval)', 5e-05))
+         citation="Moffat & Zobel (2008), ACM TOIS 27(1), sec. 4; " + TREC_EVAL + " rbp_resid", tested_against=TREC_TESTED)
 def rbp_resid(lists: RankedLists, *, p: float = 0.8) -> np.ndarray:
     r"""Residual of rank-biased precision: the most RBP could rise if every unknown
     document had full gain.

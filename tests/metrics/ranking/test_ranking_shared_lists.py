@@ -99,6 +99,30 @@ def test_hit_arrays_equal_their_masked_definitions() -> None:
     assert empty.hit_count.tolist() == [0, 0] and empty.hits.size == 0
 
 
+def test_segment_arrays_of_both_sides_locate_every_element_and_are_kept() -> None:
+    # empty lists first, inside and last; the judged side has other lengths than the retrieved one
+    ranked = [[], [np.nan, 2, 0, 1], [], [0, 0], [3], []]
+    judged = [[1, 0], [2, 1, 0], [], [], [3, 3, 1, 0], [4]]
+    lists = RankedLists.from_sequences(ranked, judged)
+    for flat, counts, offsets, seg, pos in (
+            (lists.rel, lists.n_ret, lists.offsets, lists.seg, lists.pos),
+            (lists.judged, lists.judged_count, lists.judged_offsets, lists.judged_seg, lists.judged_pos)):
+        expected = [(q, i) for q, n in enumerate(counts) for i in range(n)]
+        assert list(zip(seg.tolist(), pos.tolist())) == expected and len(flat) == len(expected)
+        assert offsets.tolist() == [sum(counts[:q]) for q in range(len(counts))]
+        assert seg.dtype == pos.dtype == offsets.dtype == np.int64
+    assert lists.judged_count.tolist() == [2, 3, 0, 0, 4, 1] and lists.n_ret.tolist() == [0, 4, 0, 2, 1, 0]
+    # computed once: later reads return the very same arrays, held on the instance
+    assert lists.pos is lists.pos is lists.segments.positions and "pos" in vars(lists)
+    assert lists.judged_seg is lists.judged_segments.ids
+    # a head has its own segmentation of the cut lists, and the same judged side
+    head = lists.head(1)
+    assert head.pos.tolist() == [0, 0, 0] and head.seg.tolist() == [1, 3, 4]
+    np.testing.assert_array_equal(head.judged_pos, lists.judged_pos)
+    empty = RankedLists.from_sequences([], [])
+    assert empty.offsets.size == empty.seg.size == empty.judged_pos.size == 0
+
+
 @pytest.mark.parametrize("gain,same_as", [("linear", {1: 1, 2: 2, 3: 3}), ("exponential", {1: 1, 2: 3, 3: 7})])
 @pytest.mark.parametrize("k", [1, 2, 5, None])
 def test_ideal_from_the_judged_heads_equals_the_general_path(gain, same_as, k) -> None:
