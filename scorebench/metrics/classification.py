@@ -247,8 +247,13 @@ def f1_micro(y: Any, P: Any, /) -> float:
 
     Examples
     --------
-    >>> f1_micro([0, 0, 1, 1], [[0.9, 0.1], [0.4, 0.6], [0.3, 0.7], [0.2, 0.8]])
-    0.75
+    On single-label data every wrong row is one false positive (its predicted class) and one
+    false negative (its true class), so micro-F1 is the share of correct rows:
+
+    >>> y = [0, 1, 2, 2]
+    >>> P = [[0.6, 0.3, 0.1], [0.5, 0.4, 0.1], [0.1, 0.2, 0.7], [0.2, 0.5, 0.3]]
+    >>> f1_micro(y, P), float(argmax_accuracy(y, P).mean())
+    (0.5, 0.5)
     """
     return _scalar(_f1_micro_finalize, y, P)
 

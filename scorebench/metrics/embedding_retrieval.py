@@ -389,11 +389,15 @@ def retrieval_scores(labels: Any, embeddings: Any, *, ks: Sequence[int] = (1, 2,
 # --- public metrics --------------------------------------------------------------------
 
 _CITATION_MAPR = "Musgrave, Belongie & Lim (2020), A Metric Learning Reality Check, ECCV"
+#: Registry keywords that every leave-one-out retrieval metric shares.
+_ENTRY = dict(family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True, bounds=(0.0, 1.0),
+              per_row=True, tested_against=('scikit-learn', 1e-12))
+#: ... and those of the two metrics cut at R (no k; Musgrave et al.'s protocol).
+_AT_R = dict(params={"metric": "cosine", "chunk_size": None}, citation=_CITATION_MAPR, **_ENTRY)
 
 
-@register("embedding_recall@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("recall"), params={"k": 1, "metric": "cosine", "chunk_size": None},
-          citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR", tested_against=('scikit-learn', 1e-12))
+@register("embedding_recall@k", table_fn=_per_query_table("recall"), params={"k": 1, "metric": "cosine", "chunk_size": None},
+          citation="Jégou, Douze & Schmid (2011), IEEE TPAMI 33(1); Song et al. (2016), CVPR", **_ENTRY)
 def embedding_recall(labels: Any, embeddings: Any, *, k: int = 1, metric: str = "cosine",
                 chunk_size: int | None = None) -> float:
     r"""Recall@k of leave-one-out retrieval: share of queries with a same-label item in their top k.
@@ -411,10 +415,9 @@ def embedding_recall(labels: Any, embeddings: Any, *, k: int = 1, metric: str = 
     return _mean(labels, embeddings, measure="recall", k=k, metric=metric, chunk_size=chunk_size)
 
 
-@register("embedding_ndcg@k", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("ndcg"),
-          params={"k": 10, "metric": "cosine", "chunk_size": None},
-          citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)", tested_against=('scikit-learn', 1e-12))
+@register("embedding_ndcg@k", table_fn=_per_query_table("ndcg"), params={"k": 10, "metric": "cosine", "chunk_size": None},
+          citation="Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4)",
+          **_ENTRY)
 def embedding_ndcg(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "cosine",
               chunk_size: int | None = None) -> float:
     r"""NDCG@k of leave-one-out retrieval with binary relevance (same label).
@@ -434,9 +437,7 @@ def embedding_ndcg(labels: Any, embeddings: Any, *, k: int = 10, metric: str = "
     return _mean(labels, embeddings, measure="ndcg", k=k, metric=metric, chunk_size=chunk_size)
 
 
-@register("r_precision", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("r_precision"), params={"metric": "cosine", "chunk_size": None},
-          citation=_CITATION_MAPR, tested_against=('scikit-learn', 1e-12))
+@register("r_precision", table_fn=_per_query_table("r_precision"), **_AT_R)
 def r_precision(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
     r"""R-precision of leave-one-out retrieval: precision at rank R, the number of same-label items.
 
@@ -451,19 +452,25 @@ def r_precision(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_s
     return _mean(labels, embeddings, measure="r_precision", metric=metric, chunk_size=chunk_size)
 
 
-@register("map_at_r", family=_FAMILY, kind=_KIND, inputs=("labels", "X"), higher_is_better=True,
-          bounds=(0.0, 1.0), per_row=True, table_fn=_per_query_table("map_at_r"), params={"metric": "cosine", "chunk_size": None},
-          citation=_CITATION_MAPR, tested_against=('scikit-learn', 1e-12))
+@register("map_at_r", table_fn=_per_query_table("map_at_r"), **_AT_R)
 def map_at_r(labels: Any, embeddings: Any, *, metric: str = "cosine", chunk_size: int | None = None) -> float:
     r"""MAP@R: mean average precision over the top R neighbours (Musgrave et al., 2020).
 
     .. math:: \mathrm{MAP@R} = \frac{1}{|Q|}\sum_{q \in Q} \frac{1}{R_q}\sum_{i \le R_q} \mathrm{rel}_q(i)\,P_q@i
 
+    Unlike :func:`r_precision` it also rewards the order inside the top R: each hit counts
+    with the precision at its rank.
+
     Examples
     --------
+    Item 4 (label 1) has two relevant items; its nearest neighbour has label 0 and the next
+    one label 1, so R-precision gives it 1/2 and MAP@R :math:`\tfrac12 \cdot P@2 = 1/4`; the
+    four other queries find only relevant items in their top R and score 1 on both:
+
     >>> X = [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.6, 0.55]]
-    >>> round(map_at_r([0, 0, 1, 1, 1], X), 4)
-    0.85
+    >>> labels = [0, 0, 1, 1, 1]
+    >>> r_precision(labels, X), round(map_at_r(labels, X), 4)
+    (0.9, 0.85)
     """
     return _mean(labels, embeddings, measure="map_at_r", metric=metric, chunk_size=chunk_size)
 

@@ -20,6 +20,13 @@ __all__ = ["BrierDecomposition", "brier_decomposition", "brier_reliability", "br
 _MURPHY = "Murphy (1973), A New Vector Partition of the Probability Score, J. Appl. Meteor. 12(4)"
 _STEPHENSON = ("Stephenson, Coelho & Jolliffe (2008), Two Extra Components in the Brier Score Decomposition, "
                "Weather and Forecasting 23(4)")
+#: The binning parameters of the decomposition and of its two registered terms.
+_BINS = """
+n_bins : int or None, default 10
+    Number of bins, or ``None`` for one bin per distinct forecast value.
+binning : {"uniform", "quantile"}, default "uniform"
+    Bin rule when ``n_bins`` is an integer (see :func:`ece`).
+"""
 
 
 @dataclass(frozen=True)
@@ -91,11 +98,7 @@ def brier_decomposition(y: Any, p: Any, *, n_bins: int | None = 10, binning: str
 
     Parameters
     ----------
-    %(binary)s
-    n_bins : int or None, default 10
-        Number of bins, or ``None`` for one bin per distinct forecast value.
-    binning : {"uniform", "quantile"}, default "uniform"
-        Bin rule when ``n_bins`` is an integer (see :func:`ece`).
+    %(binary, murphy_bins)s
 
     Returns
     -------
@@ -176,10 +179,13 @@ def _resolution_finalize(stats: Any, n_bins: int = 10, binning: str = "uniform")
 
 
 
-@register("brier_reliability", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=False,
-          bounds=(0.0, 1.0), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_reliability_finalize,
-          tested_against=('scikit-learn', 1e-15))
+#: Registry keywords of the two registered terms: one partial (the binned sums), two finalizers.
+_TERM = dict(family="calibration", kind="binary", inputs=("y", "p"), per_row=False,
+             params={"n_bins": 10, "binning": BINNING_OPTION}, citation=f"{_MURPHY}; {_STEPHENSON}",
+             partial=_murphy_partial, tested_against=('scikit-learn', 1e-15))
+
+
+@register("brier_reliability", higher_is_better=False, bounds=(0.0, 1.0), finalize=_reliability_finalize, **_TERM)
 def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Reliability (calibration) term of the Murphy decomposition of the Brier score.
 
@@ -187,20 +193,30 @@ def brier_reliability(y: Any, p: Any, *, n_bins: int | None = 10, binning: str =
 
         \\mathrm{REL} = \\frac1n \\sum_k n_k (\\bar p_k - \\bar y_k)^2
 
-    See :func:`brier_decomposition`.
+    the squared gap between each bin's mean forecast and its observed frequency, weighted
+    by the bin's size: 0 for a calibrated forecast, lower is better. See
+    :func:`brier_decomposition`.
+
+    Parameters
+    ----------
+    %(binary, murphy_bins)s
 
     Examples
     --------
-    >>> round(brier_reliability([0, 1, 1, 0], [0.2, 0.8, 0.8, 0.2], n_bins=None), 6)
+    Forecasts of 0.2 and 0.8 for events that never and always happen are under-confident;
+    the climatological forecast 0.5 is calibrated (it says nothing about single cases, but
+    what it says is right on average):
+
+    >>> y = [0, 1, 1, 0]
+    >>> round(brier_reliability(y, [0.2, 0.8, 0.8, 0.2], n_bins=None), 6)
     0.04
+    >>> brier_reliability(y, [0.5, 0.5, 0.5, 0.5], n_bins=None)
+    0.0
     """
     return brier_decomposition(y, p, n_bins=n_bins, binning=binning).reliability
 
 
-@register("brier_resolution", family="calibration", kind="binary", inputs=("y", "p"), higher_is_better=True,
-          bounds=(0.0, 0.25), per_row=False, params={"n_bins": 10, "binning": BINNING_OPTION},
-          citation=f"{_MURPHY}; {_STEPHENSON}", partial=_murphy_partial, finalize=_resolution_finalize,
-          tested_against=('scikit-learn', 1e-15))
+@register("brier_resolution", higher_is_better=True, bounds=(0.0, 0.25), finalize=_resolution_finalize, **_TERM)
 def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = "uniform") -> float:
     """Resolution term of the Murphy decomposition of the Brier score.
 
@@ -208,14 +224,24 @@ def brier_resolution(y: Any, p: Any, *, n_bins: int | None = 10, binning: str = 
 
         \\mathrm{RES} = \\frac1n \\sum_k n_k (\\bar y_k - \\bar y)^2
 
-    See :func:`brier_decomposition`.
+    how far each bin's observed frequency lies from the overall frequency :math:`\\bar y`;
+    at most the uncertainty :math:`\\bar y (1 - \\bar y)` (hence the bound 0.25), higher is
+    better. Calibration does not buy resolution. See :func:`brier_decomposition`.
+
+    Parameters
+    ----------
+    %(binary, murphy_bins)s
 
     Examples
     --------
-    >>> round(brier_resolution([0, 1, 1, 0], [0.2, 0.8, 0.8, 0.2], n_bins=None), 6)
-    0.25
+    The same events: forecasts that separate them from the non-events resolve all of the
+    uncertainty (0.25), the calibrated climatological forecast none of it:
+
+    >>> y = [0, 1, 1, 0]
+    >>> brier_resolution(y, [0.2, 0.8, 0.8, 0.2], n_bins=None), brier_resolution(y, [0.5] * 4, n_bins=None)
+    (0.25, 0.0)
     """
     return brier_decomposition(y, p, n_bins=n_bins, binning=binning).resolution
 
 
-fill_doc(brier_decomposition, **SECTIONS)
+fill_doc(brier_decomposition, brier_reliability, brier_resolution, murphy_bins=_BINS, **SECTIONS)

@@ -33,10 +33,12 @@ Language Model Evaluation, NeurIPS 2024, arXiv:2406.04291.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from scorebench.core.docstrings import fill_doc
 from scorebench.core.errors import InputError
 
 __all__ = ["ppi_mean", "ppi_win_rate", "ppi_mean_interval", "ppi_difference_interval", "stratified_ppi_mean",
@@ -124,17 +126,34 @@ def _estimate(f: np.ndarray, y: np.ndarray, lam: Any, name: str) -> tuple[np.nda
     return ppi_finalize(ppi_stats(f, y), _check_lam(lam, name))
 
 
+def _point_estimate(judge: Any, human: Any, lam: Any, name: str,
+                    check: Callable[[np.ndarray, np.ndarray], None] | None = None) -> float:
+    """The PPI++ point estimate of one group for the public ``name``, after ``check(f, y)`` if given."""
+    f, y = _check(judge, human, name)
+    if check is not None:
+        check(f, y)
+    return float(_estimate(f, y, lam, name)[0])
+
+
+#: The parameters that ppi_mean and ppi_win_rate share (filled in with fill_doc).
+_SECTIONS = {
+    "judge_human_lam": """
+judge : (n,) array
+    The judge's score of every row.
+human : (n,) array
+    The human score; NaN where the row is unlabelled.
+lam : float, optional
+    Power-tuning weight; None tunes it (PPI++), 1 is classical PPI, 0 the human mean.
+""",
+}
+
+
 def ppi_mean(judge: Any, human: Any, *, lam: float | None = None) -> float:
     r"""PPI++ estimate of the mean human score from judge scores on every row and human scores on some.
 
     Parameters
     ----------
-    judge : (n,) array
-        The judge's score of every row.
-    human : (n,) array
-        The human score; NaN where the row is unlabelled.
-    lam : float, optional
-        Power-tuning weight; None tunes it (PPI++), 1 is classical PPI, 0 the human mean.
+    %(judge_human_lam)s
 
     Examples
     --------
@@ -144,8 +163,7 @@ def ppi_mean(judge: Any, human: Any, *, lam: float | None = None) -> float:
     >>> round(ppi_mean(judge, human, lam=1), 4)
     0.5
     """
-    f, y = _check(judge, human, "ppi_mean")
-    return float(_estimate(f, y, lam, "ppi_mean")[0])
+    return _point_estimate(judge, human, lam, "ppi_mean")
 
 
 def _check_preferences(judge: np.ndarray, human: np.ndarray) -> None:
@@ -160,17 +178,29 @@ def _check_preferences(judge: np.ndarray, human: np.ndarray) -> None:
 def ppi_win_rate(judge: Any, human: Any, *, lam: float | None = None) -> float:
     r"""PPI++ estimate of a win rate: the mean human preference (1 win, 0.5 tie, 0 loss).
 
+    Parameters
+    ----------
+    %(judge_human_lam)s
+
     Examples
     --------
+    A judge that favours the system: on the four rows people labelled it counts 3.5 wins
+    where they count 2.5, so its own win rate over all eight rows is too high.
+
     >>> import numpy as np
     >>> judge = np.array([1, 1, 0.5, 1, 1, 0, 1, 1])
     >>> human = np.array([1, 0, 0.5, 1, np.nan, np.nan, np.nan, np.nan])
-    >>> round(ppi_win_rate(judge, human, lam=1), 4)
-    0.5
+
+    Classical PPI (``lam=1``) subtracts that bias, measured on the labelled rows, from the
+    judge's mean over the unlabelled ones:
+
+    >>> float(judge.mean()), round(ppi_win_rate(judge, human, lam=1), 4)
+    (0.8125, 0.5)
     """
-    f, y = _check(judge, human, "ppi_win_rate")
-    _check_preferences(f, y)
-    return float(_estimate(f, y, lam, "ppi_win_rate")[0])
+    return _point_estimate(judge, human, lam, "ppi_win_rate", check=_check_preferences)
+
+
+fill_doc(ppi_mean, ppi_win_rate, **_SECTIONS)
 
 
 def ppi_mean_interval(judge: Any, human: Any, *, ci: float = 0.95, lam: float | None = None) -> tuple[float, float, float]:
