@@ -352,14 +352,14 @@ def _columns_frame(table: Any, systems: Sequence[Any] | None, system_column: str
             raise InputError("give the system names either as systems= or as system_column=, not both")
         lengths = {"systems=": len(systems), **lengths}
     if len(set(lengths.values())) > 1:
-        raise InputError(f"columns of different lengths: {lengths}; expected one value per system in each column")
+        raise InputError(f"columns of different lengths: {lengths}; expected one cell per row in each column")
     return pd.DataFrame(columns, index=None if systems is None else pd.Index(list(systems)))
 
 
 def _column_cells(key: Any, value: Any) -> list[Any]:
     """One column of a mapping as a list of its cells (a 1-D sequence, not text or a scalar)."""
     if not _is_1d(value):
-        raise InputError(f"column {key!r}: expected a 1-D sequence of scores, got {value!r}")
+        raise InputError(f"column {key!r}: expected a 1-D sequence (one cell per row), got {value!r}")
     return list(value)
 
 
@@ -712,10 +712,11 @@ def _finish(values: np.ndarray, systems: list[str], columns: list[str], hib: np.
                                           "draw) or the winner's name"),
                                    Column("weight", "number", "the battle's weight (>= 0)", required=False)),
                stage="aggregate")
-def as_battles(table: pd.DataFrame) -> Battles:
+def as_battles(table: pd.DataFrame | Mapping[Any, Any]) -> Battles:
     """Pairwise battles between systems: who played whom and who won.
 
-    The columns are ``a``/``model_a``, ``b``/``model_b``, ``winner`` and an optional ``weight``.
+    The columns are ``a``/``model_a``, ``b``/``model_b``, ``winner`` and an optional ``weight``,
+    as a DataFrame or a plain mapping of columns (each a 1-D sequence of one length).
 
     ``winner`` holds ``a``/``b``/``tie`` (also ``model_a``, ``model_b``, ``tie (bothbad)``,
     ``both_bad``, ``draw``) or the winning system's name.
@@ -726,9 +727,12 @@ def as_battles(table: pd.DataFrame) -> Battles:
     >>> b = as_battles(pd.DataFrame({"a": ["x", "x"], "b": ["y", "z"], "winner": ["a", "tie"]}))
     >>> b.systems, b.outcome.tolist()
     (('x', 'y', 'z'), [1.0, 0.5])
+    >>> as_battles({"model_a": ["x"], "model_b": ["y"], "winner": ["y"], "weight": [2.0]}).outcome.tolist()
+    [0.0]
     """
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
+    if not isinstance(table, (pd.DataFrame, Mapping)):
+        raise InputError(f"battles: expected a DataFrame or a mapping of columns, got {type(table).__name__}")
+    table = _columns_frame(table, None, None)
     col_a, col_b = _battle_columns(table)
     # factorise first and convert only the distinct names to str (O(rows) integer work at Arena scale)
     code_a, names_a = pd.factorize(table[col_a])

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.aggregate import Ranking, aggregate, as_matrix, read_input
+from scorebench.aggregate import Ranking, aggregate, as_battles, as_matrix, read_input
 from scorebench.aggregate.input import Battles, ScoreMatrix
 from scorebench.aggregate.ranking import competition_ranks
 from scorebench.core.errors import InputError
@@ -167,7 +167,7 @@ def test_mapping_of_columns_without_systems_names_them_itself():
 @pytest.mark.parametrize("table, options, message", [
     ({"t1": [1, 2], "t2": [1]}, {"systems": ["a", "b"]}, r"different lengths: \{'systems=': 2, 't1': 2, 't2': 1\}"),
     ({"t1": [1, 2]}, {"systems": ["a"]}, r"different lengths: \{'systems=': 1, 't1': 2\}"),
-    ({"t1": 3}, {"systems": ["a"]}, "column 't1': expected a 1-D sequence of scores, got 3"),
+    ({"t1": 3}, {"systems": ["a"]}, r"column 't1': expected a 1-D sequence \(one cell per row\), got 3"),
     ({"t1": "ab"}, {}, "column 't1': expected a 1-D sequence"),
     ({"t1": [[1], [1, 2]]}, {"systems": ["a", "b"]}, "column 't1': expected a 1-D sequence"),
     ({"t1": [1, 2]}, {"systems": "ab"}, "systems: expected a sequence of system names"),
@@ -181,3 +181,16 @@ def test_mapping_of_columns_without_systems_names_them_itself():
 def test_mapping_of_columns_errors(table, options, message):
     with pytest.raises(InputError, match=message):
         as_matrix(table, **options)
+
+
+def test_battles_from_a_mapping_of_columns_match_the_frame():
+    columns = {"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"], "winner": ["model_a", "tie", "z"],
+               "weight": [1.0, 2.0, 0.5]}
+    b, frame = as_battles(columns), as_battles(pd.DataFrame(columns))
+    assert b.systems == frame.systems == ("x", "y", "z")
+    for field in ("a", "b", "outcome", "weight"):
+        np.testing.assert_array_equal(getattr(b, field), getattr(frame, field))
+    with pytest.raises(InputError, match=r"different lengths: \{'a': 2, 'b': 1, 'winner': 2\}"):
+        as_battles({"a": ["x", "y"], "b": ["y"], "winner": ["a", "b"]})
+    with pytest.raises(InputError, match="expected a DataFrame or a mapping of columns, got list"):
+        as_battles([("x", "y", "a")])
