@@ -21,6 +21,10 @@ __all__ = ["pairwise", "copeland", "minimax", "schulze", "ranked_pairs", "baldwi
            "schulze_strengths"]
 
 _SKIP = "pairwise: a column where either system is missing is skipped for that pair"
+# The registry keywords every rule here shares; the elimination rules and Black also read ties (pairwise Borda).
+_MAJORITY = dict(family="condorcet", accepts=("matrix", "battles"), missing=_SKIP)
+_PAIRWISE_BORDA = dict(_MAJORITY, missing=_SKIP + " (pairwise Borda)")
+_TIE_VALUES = {"average": 0.5, "min": 0.0, "max": 1.0}  # what a tie counts in a pairwise Borda score
 
 
 def pairwise(data: ScoreMatrix | Battles, *, ties: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -34,7 +38,7 @@ def _result(data: ScoreMatrix | Battles, P: np.ndarray, scores: np.ndarray, **de
                         {"condorcet_winner": None if cw is None else data.systems[cw], **details})
 
 
-@register_method("copeland", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
+@register_method("copeland", **_MAJORITY,
                  citation="Copeland (1951); Rofin et al. (2023), Vote'n'Rank, EACL")
 def copeland(data: ScoreMatrix | Battles) -> MethodResult:
     r"""Copeland: pairwise majority wins minus losses.
@@ -43,17 +47,27 @@ def copeland(data: ScoreMatrix | Battles) -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> copeland(m).scores.tolist()
-    [2.0, 0.0, -2.0]
+    ``a`` beats both others on two of the three columns, so it is the Condorcet winner:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, systems=["a", "b", "c"])
+    >>> copeland(m).scores.tolist(), copeland(m).details["condorcet_winner"]
+    ([2.0, 0.0, -2.0], 'a')
+
+    Copeland counts majorities, not their size: in a majority cycle every system wins once
+    and loses once, whatever the column weights (:func:`minimax`, :func:`schulze` and
+    :func:`ranked_pairs` break this cycle by its margins):
+
+    >>> cycle = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [2, 1, 3]}, systems=["a", "b", "c"],
+    ...                   weights=[4, 3, 2])
+    >>> copeland(cycle).scores.tolist()
+    [0.0, 0.0, 0.0]
     """
     P, _ = pairwise(data, ties=False)
     return _result(data, P, np.sign(P - P.T).sum(axis=1))
 
 
-@register_method("minimax", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
+@register_method("minimax", **_MAJORITY,
                  citation="Simpson (1969); Kramer (1977); Rofin et al. (2023)")
 def minimax(data: ScoreMatrix | Battles, *, score: str = "margins") -> MethodResult:
     r"""Minimax (Simpson–Kramer): minus the worst pairwise defeat.
@@ -65,11 +79,15 @@ def minimax(data: ScoreMatrix | Battles, *, score: str = "margins") -> MethodRes
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> minimax(m).scores.tolist()
-    [1.0, -1.0, -1.0]
+    A weighted majority cycle: ``a`` beats ``b`` 6 to 3, ``b`` beats ``c`` 7 to 2 and ``c``
+    beats ``a`` 5 to 4. ``a``'s worst defeat is the narrowest, so ``a`` wins; by winning votes
+    the defeats weigh 5, 6 and 7:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> cycle = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [2, 1, 3]}, systems=["a", "b", "c"],
+    ...                   weights=[4, 3, 2])
+    >>> minimax(cycle).scores.tolist(), minimax(cycle, score="winning_votes").scores.tolist()
+    ([-1.0, -3.0, -5.0], [-5.0, -6.0, -7.0])
     """
     check_choice(score, "score", ("margins", "winning_votes", "pairwise_opposition"))
     P, _ = pairwise(data, ties=False)
@@ -93,7 +111,7 @@ def schulze_strengths(P: np.ndarray) -> np.ndarray:
     return p
 
 
-@register_method("schulze", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
+@register_method("schulze", **_MAJORITY,
                  citation="Schulze (2011), Social Choice and Welfare 36(2) (beat-path method, margins)")
 def schulze(data: ScoreMatrix | Battles) -> MethodResult:
     r"""Schulze (beat path): ``a`` ranks above ``b`` when its strongest path to ``b`` is stronger.
@@ -105,18 +123,22 @@ def schulze(data: ScoreMatrix | Battles) -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> schulze(m).scores.tolist()
-    [0.0, -1.0, -2.0]
+    In the weighted cycle of :func:`minimax` (margins ``a`` > ``b`` 3, ``b`` > ``c`` 5,
+    ``c`` > ``a`` 1), ``a`` reaches ``c`` through ``b`` with strength min(3, 5) = 3, stronger
+    than ``c``'s direct path of 1 back to ``a``; ``details["strengths"]`` holds :math:`p`:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> result = schulze(as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [2, 1, 3]},
+    ...                            systems=["a", "b", "c"], weights=[4, 3, 2]))
+    >>> result.scores.tolist(), result.details["strengths"].tolist()
+    ([0.0, -1.0, -2.0], [[0.0, 3.0, 3.0], [1.0, 0.0, 5.0], [1.0, 1.0, 0.0]])
     """
     P, _ = pairwise(data, ties=False)
     p = schulze_strengths(P)
     return _result(data, P, 0.0 - (p.T > p).sum(axis=1), strengths=p)
 
 
-@register_method("ranked_pairs", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP,
+@register_method("ranked_pairs", **_MAJORITY,
                  citation="Tideman (1987), Social Choice and Welfare 4(3); ties in margins as pref_voting's "
                           "ranked_pairs (winners over all tie-breaking orders; Brill & Fischer 2012, AAAI)")
 def ranked_pairs(data: ScoreMatrix | Battles, *, max_states: int = MAX_STATES) -> MethodResult:
@@ -144,11 +166,15 @@ def ranked_pairs(data: ScoreMatrix | Battles, *, max_states: int = MAX_STATES) -
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> ranked_pairs(m).scores.tolist()
-    [0.0, -1.0, -2.0]
+    The weighted cycle of :func:`minimax`: ``b`` > ``c`` (margin 5) is locked first, then
+    ``a`` > ``b`` (3); ``c`` > ``a`` (1) would close a cycle and is skipped, giving the order
+    ``a``, ``b``, ``c`` with no tie-breaking needed (``n_states`` 0):
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> locked = ranked_pairs(as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [2, 1, 3]},
+    ...                                 systems=["a", "b", "c"], weights=[4, 3, 2]))
+    >>> locked.scores.tolist(), locked.details["n_states"]
+    ([0.0, -1.0, -2.0], 0)
     """
     check_positive_int(max_states, "max_states")
     P, _ = pairwise(data, ties=False)
@@ -169,9 +195,14 @@ def _borda_on(P: np.ndarray, T: np.ndarray, alive: np.ndarray, tie_value: float)
     return (np.where(sub, P, 0.0) + tie_value * np.where(sub, T, 0.0)).sum(axis=1)
 
 
+def _tie_value(ties: str) -> float:
+    """What a tie counts in a pairwise Borda score (``ties`` as in :func:`~scorebench.aggregate.positional.borda`)."""
+    check_choice(ties, "ties", tuple(_TIE_VALUES))
+    return _TIE_VALUES[ties]
+
+
 def _elimination(data: ScoreMatrix | Battles, ties: str, rule: str) -> MethodResult:
-    check_choice(ties, "ties", ("average", "min", "max"))
-    tie_value = {"average": 0.5, "min": 0.0, "max": 1.0}[ties]
+    tie_value = _tie_value(ties)
     P, T = pairwise(data)
     n = len(P)
     alive = np.ones(n, dtype=bool)
@@ -200,7 +231,7 @@ def _elimination(data: ScoreMatrix | Battles, ties: str, rule: str) -> MethodRes
     return _result(data, P, scores, eliminated=rounds)
 
 
-@register_method("baldwin", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP + " (pairwise Borda)",
+@register_method("baldwin", **_PAIRWISE_BORDA,
                  citation="Baldwin (1926), Proc. Royal Society of Victoria 39; Rofin et al. (2023)")
 def baldwin(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResult:
     r"""Baldwin: repeatedly eliminate the system(s) with the lowest Borda score among those left.
@@ -212,16 +243,22 @@ def baldwin(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResu
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> baldwin(m).details["eliminated"]
-    [['c'], ['b'], ['a']]
+    Four systems on three columns of weights 2, 2, 1; the first round's Borda scores are
+    ``a`` 10, ``b`` 7, ``c`` 6, ``d`` 7. Baldwin drops only ``c``; among the three left
+    ``b`` scores lowest (4, to ``a``'s 6 and ``d``'s 5), and ``d`` then beats ``a`` 3 to 2.
+    :func:`nanson` drops every system below the mean 7.5 at once, ``d`` included, and
+    elects ``a``:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [4, 3, 2, 1], "t2": [3, 1, 2, 4], "t3": [1, 4, 3, 2]},
+    ...               systems=["a", "b", "c", "d"], weights=[2, 2, 1])
+    >>> baldwin(m).details["eliminated"], nanson(m).details["eliminated"]
+    ([['c'], ['b'], ['a'], ['d']], [['b', 'c', 'd'], ['a']])
     """
     return _elimination(data, ties, "baldwin")
 
 
-@register_method("nanson", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP + " (pairwise Borda)",
+@register_method("nanson", **_PAIRWISE_BORDA,
                  citation="Nanson (1882), Trans. Proc. Royal Society of Victoria 19; Niou (1987)")
 def nanson(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResult:
     r"""Nanson: repeatedly eliminate every system whose Borda score is below the mean of those left.
@@ -231,16 +268,20 @@ def nanson(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResul
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> nanson(m).details["eliminated"]
-    [['c'], ['b'], ['a']]
+    On :func:`baldwin`'s example Nanson ends in two rounds: ``b``, ``c`` and ``d`` fall
+    together below the mean, ranked among themselves by their Borda scores 7, 6 and 7
+    (``b`` and ``d`` tie), all below ``a``:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> two_rounds = nanson(as_matrix({"t1": [4, 3, 2, 1], "t2": [3, 1, 2, 4], "t3": [1, 4, 3, 2]},
+    ...                               systems=["a", "b", "c", "d"], weights=[2, 2, 1]))
+    >>> two_rounds.details["eliminated"], two_rounds.scores.tolist()
+    ([['b', 'c', 'd'], ['a']], [16.0, 7.0, 6.0, 7.0])
     """
     return _elimination(data, ties, "nanson")
 
 
-@register_method("black", family="condorcet", accepts=("matrix", "battles"), missing=_SKIP + " (pairwise Borda)",
+@register_method("black", **_PAIRWISE_BORDA,
                  citation="Black (1958), The Theory of Committees and Elections")
 def black(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResult:
     r"""Black: the Condorcet winner when there is one, then everyone by (pairwise) Borda score.
@@ -249,15 +290,24 @@ def black(data: ScoreMatrix | Battles, *, ties: str = "average") -> MethodResult
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
-    >>> black(m).details["condorcet_winner"]
-    'a'
+    A column of weight 3 ranks ``a`` > ``b`` > ``c``, one of weight 2 ``b`` > ``c`` > ``a``.
+    ``a`` wins both its majorities 3 to 2, yet ``b`` has the higher Borda score (7 to 6):
+    Black puts the Condorcet winner first and ranks the others by Borda score.
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2]}, systems=["a", "b", "c"], weights=[3, 2])
+    >>> black(m).details["condorcet_winner"], black(m).scores.tolist()
+    ('a', [12.0, 7.0, 2.0])
+
+    Without a Condorcet winner (the majority cycle of :func:`minimax`) the score is the Borda score:
+
+    >>> black(as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [2, 1, 3]}, systems=["a", "b", "c"],
+    ...                 weights=[4, 3, 2])).scores.tolist()
+    [10.0, 10.0, 7.0]
     """
-    check_choice(ties, "ties", ("average", "min", "max"))
+    tie_value = _tie_value(ties)
     P, T = pairwise(data)
-    b = _borda_on(P, T, np.ones(len(P), dtype=bool), {"average": 0.5, "min": 0.0, "max": 1.0}[ties])
+    b = _borda_on(P, T, np.ones(len(P), dtype=bool), tie_value)
     cw = condorcet_winner(P)
     if cw is not None:
         b = b.copy()

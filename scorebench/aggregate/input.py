@@ -256,7 +256,8 @@ def read_wide(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
                      system_column=system_column, exclude=exclude, shape="wide", convention=convention)
 
 
-def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any = None,
+def as_matrix(table: pd.DataFrame | Mapping[Any, Any], *, systems: Sequence[Any] | None = None,
+              weights: Any = None, higher_is_better: Any = None,
               duplicates: str = "raise", system_column: str | None = None,
               exclude: Sequence[str] = (), shape: str | None = None,
               convention: str | None = None) -> ScoreMatrix:
@@ -264,8 +265,15 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
 
     Parameters
     ----------
-    table : DataFrame
-        Long (``system``, ``task``/``metric``, ``value``) or wide (systems x tasks).
+    table : DataFrame or mapping
+        Long (``system``, ``task``/``metric``, ``value``) or wide (systems x tasks). A plain
+        mapping of columns (``{"t1": [..], "t2": [..]}``, each a 1-D sequence of one length)
+        is read as the DataFrame it builds: a wide table whose rows are named by ``systems``,
+        or, without ``systems``, a table that names them itself (a ``system`` column; a long
+        table's columns).
+    systems : sequence, optional
+        With a mapping of columns only: the system name of each row of the wide table
+        (``table`` then holds only score columns, in the order of ``systems``).
     weights : mapping or sequence, optional
         Column weights (default 1 each). A mapping may name original columns (a split
         ``"F1/acc"`` column shares its weight equally), split columns, or tasks of a long
@@ -300,21 +308,69 @@ def as_matrix(table: pd.DataFrame, *, weights: Any = None, higher_is_better: Any
     (('CoLA', 'MRPC-a', 'MRPC-b'), [1.0, 0.5, 0.5])
     >>> m.values[1].tolist()
     [55.0, nan, nan]
+
+    A mapping of columns with the systems named by keyword builds the same matrix without
+    pandas in the caller's code:
+
+    >>> as_matrix({"t1": [3, 2], "t2": [1, 3]}, systems=["a", "b"]).values.tolist()
+    [[3.0, 1.0], [2.0, 3.0]]
     """
     check_choice(duplicates, "duplicates", DUPLICATE_POLICIES)
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"expected a pandas DataFrame, got {type(table).__name__}")
+    table = _columns_frame(table, systems, system_column)
     check_unique_columns(table.columns)
     if len(table) == 0:
         raise InputError("the scores table has no rows")
     check_choice(shape, "shape", (None, "scores", "wide"))
     if shape == "scores" or (shape is None and get_kind("scores", "aggregate").fits(table)):
+        if systems is not None:
+            raise InputError("systems= names the rows of a wide table; this is a long scores table, whose "
+                             "'system' column names them: leave systems= out")
         if convention is not None:
             raise InputError(f"convention={convention!r} applies to wide leaderboard tables, not to a long "
                              "scores table")
         return _from_long(table, weights, higher_is_better)
     return _from_wide(table, weights, higher_is_better, duplicates, system_column, tuple(exclude),
                       None if convention is None else get_convention(convention))
+
+
+def _columns_frame(table: Any, systems: Sequence[Any] | None, system_column: str | None) -> pd.DataFrame:
+    """``table`` itself when it is a DataFrame (``systems`` must then be left out); a mapping of
+    1-D columns as the DataFrame it builds, indexed by ``systems`` when they are given."""
+    if isinstance(table, pd.DataFrame):
+        if systems is not None:
+            raise InputError("systems= names the rows of a mapping of columns; a DataFrame names its systems "
+                             "itself (its index or a system column)")
+        return table
+    if not isinstance(table, Mapping):
+        raise InputError(f"expected a pandas DataFrame or a mapping of columns, got {type(table).__name__}")
+    columns = {key: _column_cells(key, value) for key, value in table.items()}
+    lengths = {key: len(cells) for key, cells in columns.items()}
+    if systems is not None:
+        if not _is_1d(systems):
+            raise InputError(f"systems: expected a sequence of system names, got {systems!r}")
+        if system_column is not None:
+            raise InputError("give the system names either as systems= or as system_column=, not both")
+        lengths = {"systems=": len(systems), **lengths}
+    if len(set(lengths.values())) > 1:
+        raise InputError(f"columns of different lengths: {lengths}; expected one cell per row in each column")
+    return pd.DataFrame(columns, index=None if systems is None else pd.Index(list(systems)))
+
+
+def _column_cells(key: Any, value: Any) -> list[Any]:
+    """One column of a mapping as a list of its cells (a 1-D sequence, not text or a scalar)."""
+    if not _is_1d(value):
+        raise InputError(f"column {key!r}: expected a 1-D sequence (one cell per row), got {value!r}")
+    return list(value)
+
+
+def _is_1d(value: Any) -> bool:
+    """A flat sequence of cells (a list, tuple, array or Series; not text, a scalar or nested lists)."""
+    if isinstance(value, (str, bytes)):
+        return False
+    try:
+        return bool(np.ndim(value) == 1)
+    except ValueError:  # ragged nesting
+        return False
 
 
 def _from_long(df: pd.DataFrame, weights: Any, higher_is_better: Any) -> ScoreMatrix:
@@ -656,10 +712,11 @@ def _finish(values: np.ndarray, systems: list[str], columns: list[str], hib: np.
                                           "draw) or the winner's name"),
                                    Column("weight", "number", "the battle's weight (>= 0)", required=False)),
                stage="aggregate")
-def as_battles(table: pd.DataFrame) -> Battles:
+def as_battles(table: pd.DataFrame | Mapping[Any, Any]) -> Battles:
     """Pairwise battles between systems: who played whom and who won.
 
-    The columns are ``a``/``model_a``, ``b``/``model_b``, ``winner`` and an optional ``weight``.
+    The columns are ``a``/``model_a``, ``b``/``model_b``, ``winner`` and an optional ``weight``,
+    as a DataFrame or a plain mapping of columns (each a 1-D sequence of one length).
 
     ``winner`` holds ``a``/``b``/``tie`` (also ``model_a``, ``model_b``, ``tie (bothbad)``,
     ``both_bad``, ``draw``) or the winning system's name.
@@ -670,9 +727,12 @@ def as_battles(table: pd.DataFrame) -> Battles:
     >>> b = as_battles(pd.DataFrame({"a": ["x", "x"], "b": ["y", "z"], "winner": ["a", "tie"]}))
     >>> b.systems, b.outcome.tolist()
     (('x', 'y', 'z'), [1.0, 0.5])
+    >>> as_battles({"model_a": ["x"], "model_b": ["y"], "winner": ["y"], "weight": [2.0]}).outcome.tolist()
+    [0.0]
     """
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"battles: expected a DataFrame, got {type(table).__name__}")
+    if not isinstance(table, (pd.DataFrame, Mapping)):
+        raise InputError(f"battles: expected a DataFrame or a mapping of columns, got {type(table).__name__}")
+    table = _columns_frame(table, None, None)
     col_a, col_b = _battle_columns(table)
     # factorise first and convert only the distinct names to str (O(rows) integer work at Arena scale)
     code_a, names_a = pd.factorize(table[col_a])

@@ -72,9 +72,8 @@ def scale_warning(m: ScoreMatrix) -> str | None:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"acc": [0.8, 0.7], "latency_ms": [300.0, 120.0]}, index=["a", "b"]),
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"acc": [0.8, 0.7], "latency_ms": [300.0, 120.0]}, systems=["a", "b"],
     ...               higher_is_better={"latency_ms": False})
     >>> scale_warning(m)[:57]
     'columns on different scales: range of latency_ms is 180, '
@@ -127,16 +126,15 @@ def mean(m: ScoreMatrix, *, normalize: str | None = None, reference: str | None 
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, 1.0]}, index=["a", "b"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [1.0, 3.0], "t2": [5.0, 1.0]}, systems=["a", "b"])
     >>> mean(m).scores.tolist()
     [3.0, 2.0]
 
     ``missing="blank"`` leaves a system without every column unscored (MTEB's Mean (Task));
     ``missing="available"`` averages the columns it has:
 
-    >>> g = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, None]}, index=["a", "b"]))
+    >>> g = as_matrix({"t1": [1.0, 3.0], "t2": [5.0, None]}, systems=["a", "b"])
     >>> mean(g, missing="blank").scores.tolist(), mean(g, missing="available").scores.tolist()
     ([3.0, nan], [3.0, 3.0])
     """
@@ -157,13 +155,18 @@ def geometric_mean(m: ScoreMatrix, *, missing: str = "refuse") -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 4.0], "t2": [4.0, 1.0]}, index=["a", "b"]))
-    >>> geometric_mean(m).scores.tolist()
-    [2.0, 2.0]
-    >>> geometric_mean(as_matrix(pd.DataFrame({"t1": [0.0, 4.0], "t2": [4.0, 1.0]}, index=["a", "b"]))).scores.tolist()
-    [0.0, 2.0]
+    Scores 1 and 4 average to 2.5 but have the geometric mean 2; one zero makes it 0:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> geometric_mean(as_matrix({"t1": [1.0, 0.0], "t2": [4.0, 4.0]}, systems=["a", "b"])).scores.tolist()
+    [2.0, 0.0]
+
+    On a lower-is-better column the reciprocal counts, so a latency of 4 weighs as a score of 1/4:
+
+    >>> slow = as_matrix({"acc": [1.0, 1.0], "latency": [4.0, 1.0]}, systems=["a", "b"],
+    ...                  higher_is_better={"latency": False})
+    >>> geometric_mean(slow).scores.tolist()
+    [0.5, 1.0]
     """
     v = m.values
     used = ~np.isnan(v) & (m.weights > 0)[None, :]
@@ -210,9 +213,8 @@ def median(m: ScoreMatrix, *, normalize: str | None = None, reference: str | Non
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [1.0, 3.0], "t2": [5.0, 1.0], "t3": [2.0, 2.0]}, index=["a", "b"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [1.0, 3.0], "t2": [5.0, 1.0], "t3": [2.0, 2.0]}, systems=["a", "b"])
     >>> median(m).scores.tolist()
     [2.0, 2.0]
     """
@@ -232,9 +234,8 @@ def win_rate(m: ScoreMatrix) -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3.0, 2.0, 2.0]}, index=["a", "b", "c"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3.0, 2.0, 2.0]}, systems=["a", "b", "c"])
     >>> win_rate(m).scores.tolist()
     [1.0, 0.25, 0.25]
     """

@@ -75,12 +75,11 @@ def borda(m: ScoreMatrix, *, ties: str = "average", missing: str = "refuse") -> 
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2]}, index=["a", "b", "c"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2]}, systems=["a", "b", "c"])
     >>> borda(m).scores.tolist()
     [2.0, 3.0, 1.0]
-    >>> gap = as_matrix(pd.DataFrame({"t1": [3, 2, None], "t2": [1, 3, 2]}, index=["a", "b", "c"]))
+    >>> gap = as_matrix({"t1": [3, 2, None], "t2": [1, 3, 2]}, systems=["a", "b", "c"])
     >>> borda(gap, missing="zero").scores.tolist()     # c misses t1: 0 points there
     [2.0, 3.0, 1.0]
     """
@@ -105,11 +104,12 @@ def plurality(m: ScoreMatrix, *, ties: str = "split") -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 3, 1], "t2": [1, 3, 2]}, index=["a", "b", "c"]))
-    >>> plurality(m).scores.tolist()
-    [0.5, 1.5, 0.0]
+    ``a`` and ``b`` tie first on ``t1``; ``b`` alone is first on ``t2``:
+
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 3, 1], "t2": [1, 3, 2]}, systems=["a", "b", "c"])
+    >>> plurality(m).scores.tolist(), plurality(m, ties="none").scores.tolist()
+    ([0.5, 1.5, 0.0], [0.0, 1.0, 0.0])
     """
     check_choice(ties, "ties", ("split", "none", "all"))
     require_complete(m, "plurality")
@@ -132,9 +132,8 @@ def dowdall(m: ScoreMatrix, *, ties: str = "average") -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1]}, index=["a", "b", "c"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 2, 1]}, systems=["a", "b", "c"])
     >>> [round(float(v), 4) for v in dowdall(m).scores]
     [1.0, 0.5, 0.3333]
     """
@@ -166,9 +165,8 @@ def threshold(m: ScoreMatrix, *, k: int | None = None) -> MethodResult:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_matrix
-    >>> m = as_matrix(pd.DataFrame({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, index=["a", "b", "c"]))
+    >>> from scorebench.aggregate import as_matrix
+    >>> m = as_matrix({"t1": [3, 2, 1], "t2": [1, 3, 2], "t3": [3, 1, 2]}, systems=["a", "b", "c"])
     >>> threshold(m).scores.tolist()    # each is last once; a is never second-to-last
     [0.0, -1.0, -2.0]
     >>> threshold(m, k=1).scores.tolist()

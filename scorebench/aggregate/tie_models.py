@@ -291,11 +291,14 @@ def bradley_terry_davidson(data: Battles, *, scale: float = 400.0, base: float =
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_battles
-    >>> b = as_battles(pd.DataFrame({"a": ["x"] * 6, "b": ["y"] * 6, "winner": ["a", "a", "a", "b", "tie", "tie"]}))
+    Six battles of ``x`` against ``y``: three wins, one loss, two ties. The fit is saturated:
+    the strength ratio is wins to losses, 3 (400 log10 3 Elo points), and
+    :math:`\nu = P(\text{tie}) / \sqrt{P(a) P(b)} = 2/\sqrt{3}`:
+
+    >>> from scorebench.aggregate import as_battles
+    >>> b = as_battles({"a": ["x"] * 6, "b": ["y"] * 6, "winner": ["a", "a", "a", "b", "tie", "tie"]})
     >>> r = bradley_terry_davidson(b)
-    >>> round(float(r.scores[0] - r.scores[1]), 2), round(r.details["nu"], 4)   # 400 log10(3/1); nu = 2/sqrt(3)
+    >>> round(float(r.scores[0] - r.scores[1]), 2), round(r.details["nu"], 4)
     (190.85, 1.1547)
     """
     return _result(*_fit(data, "davidson", reweight, min_pair_count), scale, base, init)
@@ -311,12 +314,20 @@ def bradley_terry_rao_kupper(data: Battles, *, scale: float = 400.0, base: float
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from scorebench.aggregate.input import as_battles
-    >>> b = as_battles(pd.DataFrame({"a": ["x"] * 6, "b": ["y"] * 6, "winner": ["a", "a", "a", "b", "tie", "tie"]}))
-    >>> r = bradley_terry_rao_kupper(b)
-    >>> bool(r.scores[0] > r.scores[1]), round(r.details["tie_theta"], 3)   # saturated: sqrt(5)
-    (True, 2.236)
+    On :func:`bradley_terry_davidson`'s six battles (three wins, one loss, two ties) the fit
+    is saturated too, but the two models read the ties differently: here
+    :math:`P(a) = \pi_a / (\pi_a + \vartheta\pi_b) = 1/2` and :math:`P(b) = 1/6` give
+    :math:`\vartheta = \sqrt 5` and the strength ratio :math:`\sqrt 5` (400 log10 √5 Elo
+    points), not Davidson's 3. The fitted model gives back the observed shares 3/6, 1/6, 2/6:
+
+    >>> from scorebench.aggregate import as_battles
+    >>> r = bradley_terry_rao_kupper(as_battles({"a": ["x"] * 6, "b": ["y"] * 6,
+    ...                                          "winner": ["a", "a", "a", "b", "tie", "tie"]}))
+    >>> round(float(r.scores[0] - r.scores[1]), 2), round(r.details["tie_theta"], 3)
+    (139.79, 2.236)
+    >>> d = r.details["theta"][:1] - r.details["theta"][1:]
+    >>> np.round(tie_model_probabilities("rao_kupper", d, r.details["tie_theta"]), 4).ravel().tolist()
+    [0.5, 0.1667, 0.3333]
     """
     return _result(*_fit(data, "rao_kupper", reweight, min_pair_count), scale, base, init)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorebench.aggregate import Ranking, aggregate, as_matrix, read_input
+from scorebench.aggregate import Ranking, aggregate, as_battles, as_matrix, read_input
 from scorebench.aggregate.input import Battles, ScoreMatrix
 from scorebench.aggregate.ranking import competition_ranks
 from scorebench.core.errors import InputError
@@ -138,3 +138,59 @@ def test_wide_table_finds_the_system_column():
     headers = pd.DataFrame({"Model": ["a", "b"], "\tScore": [1.0, 2.0], " CoLA": [3.0, 1.0]})
     m = as_matrix(headers, exclude=["Score"])  # header whitespace is stripped before matching
     assert m.columns == ("CoLA",)
+
+
+def test_mapping_of_columns_with_systems_reads_as_the_wide_frame():
+    columns = {"CoLA": [60.0, 55.0, 50.0], "MRPC": ["90.0/88.0", "-", "85.1/80.0"], "RTE": (70, None, 65)}
+    m = as_matrix(columns, systems=["x", "y", "z"], weights={"MRPC": 3.0}, higher_is_better={"RTE": False})
+    frame = as_matrix(pd.DataFrame(columns, index=["x", "y", "z"]), weights={"MRPC": 3.0},
+                      higher_is_better={"RTE": False})
+    assert m.systems == frame.systems == ("x", "y", "z")
+    assert m.columns == frame.columns == ("CoLA", "MRPC-a", "MRPC-b", "RTE")
+    np.testing.assert_array_equal(m.values, frame.values)
+    assert m.weights.tolist() == frame.weights.tolist() == [1.0, 1.5, 1.5, 1.0]
+    assert m.higher_is_better.tolist() == [True, True, True, False]
+    # cells are taken by position: a Series' own index does not reorder them
+    by_position = as_matrix({"t": pd.Series([1.0, 2.0], index=["q", "r"])}, systems=np.array(["a", "b"]))
+    assert by_position.systems == ("a", "b") and by_position.values[:, 0].tolist() == [1.0, 2.0]
+    # a duplicate system name follows the duplicates= policy, as in a frame
+    assert as_matrix({"t": [1, 2, 3]}, systems=["a", "a", "b"], duplicates="first").systems == ("a", "b")
+
+
+def test_mapping_of_columns_without_systems_names_them_itself():
+    wide = as_matrix({"system": ["a", "b"], "t1": [3, 2], "t2": [1, 3]})
+    assert wide.systems == ("a", "b") and wide.columns == ("t1", "t2")
+    long = as_matrix({"system": ["a", "b", "a", "b"], "task": ["x", "x", "y", "y"], "value": [1, 2, 4, 3]})
+    assert long.columns == ("x", "y") and long.values.tolist() == [[1.0, 4.0], [2.0, 3.0]]
+
+
+@pytest.mark.parametrize("table, options, message", [
+    ({"t1": [1, 2], "t2": [1]}, {"systems": ["a", "b"]}, r"different lengths: \{'systems=': 2, 't1': 2, 't2': 1\}"),
+    ({"t1": [1, 2]}, {"systems": ["a"]}, r"different lengths: \{'systems=': 1, 't1': 2\}"),
+    ({"t1": 3}, {"systems": ["a"]}, r"column 't1': expected a 1-D sequence \(one cell per row\), got 3"),
+    ({"t1": "ab"}, {}, "column 't1': expected a 1-D sequence"),
+    ({"t1": [[1], [1, 2]]}, {"systems": ["a", "b"]}, "column 't1': expected a 1-D sequence"),
+    ({"t1": [1, 2]}, {"systems": "ab"}, "systems: expected a sequence of system names"),
+    ({"t1": [1, 2]}, {"systems": ["a", "b"], "system_column": "t1"}, "either as systems= or as system_column="),
+    ({"system": ["a", "b"], "task": ["x", "x"], "value": [1, 2]}, {"systems": ["a", "b"]},
+     "long scores table.*leave systems= out"),
+    (pd.DataFrame({"t1": [1, 2]}), {"systems": ["a", "b"]}, "systems= names the rows of a mapping"),
+    ([1, 2], {}, "expected a pandas DataFrame or a mapping of columns, got list"),
+    ({"t1": [1, "x"]}, {"systems": ["a", "b"]}, "column 't1': expected numbers"),
+])
+def test_mapping_of_columns_errors(table, options, message):
+    with pytest.raises(InputError, match=message):
+        as_matrix(table, **options)
+
+
+def test_battles_from_a_mapping_of_columns_match_the_frame():
+    columns = {"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"], "winner": ["model_a", "tie", "z"],
+               "weight": [1.0, 2.0, 0.5]}
+    b, frame = as_battles(columns), as_battles(pd.DataFrame(columns))
+    assert b.systems == frame.systems == ("x", "y", "z")
+    for field in ("a", "b", "outcome", "weight"):
+        np.testing.assert_array_equal(getattr(b, field), getattr(frame, field))
+    with pytest.raises(InputError, match=r"different lengths: \{'a': 2, 'b': 1, 'winner': 2\}"):
+        as_battles({"a": ["x", "y"], "b": ["y"], "winner": ["a", "b"]})
+    with pytest.raises(InputError, match="expected a DataFrame or a mapping of columns, got list"):
+        as_battles([("x", "y", "a")])
