@@ -46,6 +46,16 @@ def _files(rows: int) -> int:
     return max(2, -(-rows // ROWS_PER_FILE))
 
 
+def _answers(rng: np.random.Generator, skill: np.ndarray, names: np.ndarray, lo: int, hi: int) -> dict:
+    """Items ``q{lo}..q{hi-1}`` answered by every system under a Rasch model: long columns
+    system, id and a 0/1 ``answer`` (item easiness drawn first, then the answers)."""
+    ease = rng.normal(0, 1, hi - lo)
+    p = 1 / (1 + np.exp(-(ease[:, None] + skill[None, :])))
+    answer = rng.random(p.shape) < p
+    ids = np.array([f"q{i}" for i in range(lo, hi)], dtype=object)
+    return {"system": np.tile(names, hi - lo), "id": np.repeat(ids, len(names)), "answer": answer.ravel()}
+
+
 def _write_compare(folder: Path, rows: int, systems: int = 100) -> dict:
     items = rows // systems
     files = _files(rows)
@@ -54,13 +64,9 @@ def _write_compare(folder: Path, rows: int, systems: int = 100) -> dict:
     names = np.array([f"sys{j:03d}" for j in range(systems)], dtype=object)
     per = -(-items // files)
     for f in range(files):
-        lo, hi = f * per, min(items, (f + 1) * per)
-        ease = rng.normal(0, 1, hi - lo)
-        p = 1 / (1 + np.exp(-(ease[:, None] + skill[None, :])))
-        correct = (rng.random(p.shape) < p).astype(np.int8)
-        ids = np.array([f"q{i}" for i in range(lo, hi)], dtype=object)
-        pd.DataFrame({"system": np.tile(names, hi - lo), "id": np.repeat(ids, systems),
-                      "correct": correct.ravel()}).to_parquet(folder / f"part{f:02d}.parquet")
+        block = _answers(rng, skill, names, f * per, min(items, (f + 1) * per))
+        block["correct"] = block.pop("answer").astype(np.int8)
+        pd.DataFrame(block).to_parquet(folder / f"part{f:02d}.parquet")
     return {"systems": systems, "items": items}
 
 
@@ -93,12 +99,9 @@ def _write_items(folder: Path, rows: int, systems: int = 100, tasks: int = 5) ->
         lo, hi = f * per, min(items, (f + 1) * per)
         frames = []
         for t in range(tasks):
-            ease = rng.normal(0, 1, hi - lo)
-            p = 1 / (1 + np.exp(-(ease[:, None] + skill[None, :])))
-            value = (rng.random(p.shape) < p).astype(np.float64)
-            ids = np.array([f"q{i}" for i in range(lo, hi)], dtype=object)
-            frames.append(pd.DataFrame({"system": np.tile(names, hi - lo), "task": f"task{t}",
-                                        "id": np.repeat(ids, systems), "value": value.ravel()}))
+            block = _answers(rng, skill, names, lo, hi)
+            frames.append(pd.DataFrame({"system": block["system"], "task": f"task{t}", "id": block["id"],
+                                        "value": block["answer"].astype(np.float64)}))
         pd.concat(frames, ignore_index=True).to_parquet(folder / f"part{f:02d}.parquet")
     return {"systems": systems, "tasks": tasks, "items_per_task": items}
 
