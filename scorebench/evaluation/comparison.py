@@ -319,9 +319,9 @@ def sorted_codes(column: pd.Series, mask: np.ndarray | None,
         values = column.array if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) else column.to_numpy()
         codes, unsorted = pd.factorize(values if mask is None else values[mask])
         codes = codes.astype(np.int64, copy=False)
-        _refuse_missing(column, codes)
         rank, uniques = pd.factorize(unsorted, sort=True)
-        np.take(rank.astype(np.int64), codes, out=codes)  # the rank of each row's unique, in place
+        remap = np.append(rank.astype(np.int64), -1)
+        np.take(remap, codes, out=codes)  # the rank of each row's unique, in place; -1 (missing) stays -1
     _refuse_missing(column, codes)
     return codes, uniques
 
