@@ -287,7 +287,7 @@ def group_entry(record: Metric, units: Units, g: int, label: tuple, contrib: np.
     if contrib is None:
         return set_entry(record, units, idx, resampler, plan)
     declared = plan.kind.nested
-    nested = resampler.scheme == "multinomial" and proportion_rule(record, plan) is None and declared is not None
-    entry = row_entry(record, contrib[idx], resampler, plan, draw=not nested)
-    return _two_level(record, units.inputs, idx, entry, resampler, plan, declared) if declared is not None and nested \
-        else entry
+    if declared is None or resampler.scheme != "multinomial" or proportion_rule(record, plan) is not None:
+        return row_entry(record, contrib[idx], resampler, plan)
+    entry = row_entry(record, contrib[idx], resampler, plan, draw=False)
+    return _two_level(record, units.inputs, idx, entry, resampler, plan, declared)
