@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scorebench.core.builtins import load_builtins
 from scorebench.core.records import Registry
@@ -289,7 +289,7 @@ class Metric:
 
     def compute(self, arrays: Mapping[str, Any]) -> Any:
         """Apply the metric to a kind's arrays: per-row contributions or one value."""
-        table_fn = self.table_fn if self.table_fn is not None else Positional(self.fn, self.inputs)
+        table_fn = cast(Callable[..., Any], self.table_fn)  # never None after __post_init__
         try:
             return table_fn(arrays, **self._call_params())
         except MissingInputs as exc:
