@@ -135,31 +135,6 @@ class Segments:
         return segment_positions(self.offsets, self.counts, self.size)
 
 
-class SegmentArray:
-    """A :class:`RankedLists` attribute that is one array of one of its :class:`Segments`
-    (``segments`` names the attribute holding them, ``array`` the array).
-
-    Like :func:`functools.cached_property` it stores the array on the instance at the first
-    read, so every later read is a plain attribute lookup (no call, no allocation).
-    """
-
-    def __init__(self, segments: str, array: str, doc: str) -> None:
-        self.segments = segments
-        self.array = array
-        self.__doc__ = doc
-        self.name = array
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        if instance is None:
-            return self
-        value = getattr(getattr(instance, self.segments), self.array)
-        instance.__dict__[self.name] = value
-        return value
-
-
 @dataclass(frozen=True)
 class RankedLists:
     """Ranked relevance lists of ``n`` queries, compacted so that query i's list is
@@ -262,13 +237,35 @@ class RankedLists:
         return Segments(self.judged_count, len(self.judged))
 
     # the arrays of the two segmentations that the metrics read, kept on the instance
-    offsets = SegmentArray("segments", "offsets", "Start of each query's list in ``rel``.")
-    seg = SegmentArray("segments", "ids", "Query index of each element of ``rel``.")
-    pos = SegmentArray("segments", "positions", "0-based rank of each element of ``rel`` within its query.")
-    judged_offsets = SegmentArray("judged_segments", "offsets", "Start of each query's judgments in ``judged``.")
-    judged_seg = SegmentArray("judged_segments", "ids", "Query index of each element of ``judged``.")
-    judged_pos = SegmentArray("judged_segments", "positions",
-                              "0-based position of each judgment within its query (decreasing relevance).")
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of each query's list in ``rel``."""
+        return self.segments.offsets
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        """Query index of each element of ``rel``."""
+        return self.segments.ids
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """0-based rank of each element of ``rel`` within its query."""
+        return self.segments.positions
+
+    @cached_property
+    def judged_offsets(self) -> np.ndarray:
+        """Start of each query's judgments in ``judged``."""
+        return self.judged_segments.offsets
+
+    @cached_property
+    def judged_seg(self) -> np.ndarray:
+        """Query index of each element of ``judged``."""
+        return self.judged_segments.ids
+
+    @cached_property
+    def judged_pos(self) -> np.ndarray:
+        """0-based position of each judgment within its query (decreasing relevance)."""
+        return self.judged_segments.positions
 
     @cached_property
     def is_rel(self) -> np.ndarray:
