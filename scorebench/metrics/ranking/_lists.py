@@ -135,6 +135,17 @@ class Segments:
         return segment_positions(self.offsets, self.counts, self.size)
 
 
+def _segment_array(segments: str, array: str, doc: str) -> cached_property:
+    """A cached :class:`RankedLists` attribute: array ``array`` of its :class:`Segments`
+    attribute ``segments``."""
+
+    def read(self: Any) -> np.ndarray:
+        return getattr(getattr(self, segments), array)
+
+    read.__doc__ = doc
+    return cached_property(read)
+
+
 @dataclass(frozen=True)
 class RankedLists:
     """Ranked relevance lists of ``n`` queries, compacted so that query i's list is
@@ -237,35 +248,13 @@ class RankedLists:
         return Segments(self.judged_count, len(self.judged))
 
     # the arrays of the two segmentations that the metrics read, kept on the instance
-    @cached_property
-    def offsets(self) -> np.ndarray:
-        """Start of each query's list in ``rel``."""
-        return self.segments.offsets
-
-    @cached_property
-    def seg(self) -> np.ndarray:
-        """Query index of each element of ``rel``."""
-        return self.segments.ids
-
-    @cached_property
-    def pos(self) -> np.ndarray:
-        """0-based rank of each element of ``rel`` within its query."""
-        return self.segments.positions
-
-    @cached_property
-    def judged_offsets(self) -> np.ndarray:
-        """Start of each query's judgments in ``judged``."""
-        return self.judged_segments.offsets
-
-    @cached_property
-    def judged_seg(self) -> np.ndarray:
-        """Query index of each element of ``judged``."""
-        return self.judged_segments.ids
-
-    @cached_property
-    def judged_pos(self) -> np.ndarray:
-        """0-based position of each judgment within its query (decreasing relevance)."""
-        return self.judged_segments.positions
+    offsets = _segment_array("segments", "offsets", "Start of each query's list in ``rel``.")
+    seg = _segment_array("segments", "ids", "Query index of each element of ``rel``.")
+    pos = _segment_array("segments", "positions", "0-based rank of each element of ``rel`` within its query.")
+    judged_offsets = _segment_array("judged_segments", "offsets", "Start of each query's judgments in ``judged``.")
+    judged_seg = _segment_array("judged_segments", "ids", "Query index of each element of ``judged``.")
+    judged_pos = _segment_array("judged_segments", "positions",
+                                "0-based position of each judgment within its query (decreasing relevance).")
 
     @cached_property
     def is_rel(self) -> np.ndarray:
