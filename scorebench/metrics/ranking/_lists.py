@@ -135,29 +135,15 @@ class Segments:
         return segment_positions(self.offsets, self.counts, self.size)
 
 
-class SegmentArray:
-    """A :class:`RankedLists` attribute that is one array of one of its :class:`Segments`
-    (``segments`` names the attribute holding them, ``array`` the array).
+def _segment_array(segments: str, array: str, doc: str) -> cached_property:
+    """A cached :class:`RankedLists` attribute: array ``array`` of its :class:`Segments`
+    attribute ``segments``."""
 
-    Like :func:`functools.cached_property` it stores the array on the instance at the first
-    read, so every later read is a plain attribute lookup (no call, no allocation).
-    """
+    def read(self: Any) -> np.ndarray:
+        return getattr(getattr(self, segments), array)
 
-    def __init__(self, segments: str, array: str, doc: str) -> None:
-        self.segments = segments
-        self.array = array
-        self.__doc__ = doc
-        self.name = array
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        if instance is None:
-            return self
-        value = getattr(getattr(instance, self.segments), self.array)
-        instance.__dict__[self.name] = value
-        return value
+    read.__doc__ = doc
+    return cached_property(read)
 
 
 @dataclass(frozen=True)
@@ -262,13 +248,13 @@ class RankedLists:
         return Segments(self.judged_count, len(self.judged))
 
     # the arrays of the two segmentations that the metrics read, kept on the instance
-    offsets = SegmentArray("segments", "offsets", "Start of each query's list in ``rel``.")
-    seg = SegmentArray("segments", "ids", "Query index of each element of ``rel``.")
-    pos = SegmentArray("segments", "positions", "0-based rank of each element of ``rel`` within its query.")
-    judged_offsets = SegmentArray("judged_segments", "offsets", "Start of each query's judgments in ``judged``.")
-    judged_seg = SegmentArray("judged_segments", "ids", "Query index of each element of ``judged``.")
-    judged_pos = SegmentArray("judged_segments", "positions",
-                              "0-based position of each judgment within its query (decreasing relevance).")
+    offsets = _segment_array("segments", "offsets", "Start of each query's list in ``rel``.")
+    seg = _segment_array("segments", "ids", "Query index of each element of ``rel``.")
+    pos = _segment_array("segments", "positions", "0-based rank of each element of ``rel`` within its query.")
+    judged_offsets = _segment_array("judged_segments", "offsets", "Start of each query's judgments in ``judged``.")
+    judged_seg = _segment_array("judged_segments", "ids", "Query index of each element of ``judged``.")
+    judged_pos = _segment_array("judged_segments", "positions",
+                                "0-based position of each judgment within its query (decreasing relevance).")
 
     @cached_property
     def is_rel(self) -> np.ndarray:

@@ -69,7 +69,8 @@ def load_qrels(qrels: Any) -> pd.DataFrame:
 
 
 def qrels_global_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``max_grade`` of the whole qrels (pandas, Dask or a file), unless the caller set it.
+    """``max_grade`` of the whole qrels (a pandas or Dask DataFrame; a file has been read by the
+    evaluation layer by then), unless the caller set it.
 
     A partitioned engine calls this once, before it splits the qrels by query, so ERR's
     default top grade is a property of the qrels, not of a partition.

@@ -55,7 +55,7 @@ _COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_pre
 
 
 def load_prefs(qrels: Any) -> pd.DataFrame:
-    """Preference judgments as ``qid, jg, jsg, docid, relevance`` from a table or a file path.
+    """Preference judgments as ``qid, jg, jsg, docid, relevance`` from a table.
 
     A table without ``jsg`` is qrels read as prefs (one sub-group per group); one without
     ``jg`` either (its ``iteration`` column, when present, is the group, else one group). A

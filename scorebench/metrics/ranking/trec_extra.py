@@ -26,7 +26,7 @@ import numpy as np
 
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
-from scorebench.metrics.ranking._lists import RankedLists, Segments, segment_cumsum, segment_sum
+from scorebench.metrics.ranking._lists import RankedLists, segment_cumsum, segment_offsets, segment_sum
 from scorebench.metrics.ranking.measures import (TREC_EVAL, TREC_EVAL_TESTS, TREC_TESTED, average_precision, bpref,
                                                  exclusive_cumsum, gain_function, ideal_gains, lists_table_fn,
                                                  log2_discount, measure, ranked_lists, safe_ratio)
@@ -48,14 +48,14 @@ def _fsum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
 
 class _Ideal:
     """Positive gains of each query's judged documents in decreasing order (the ideal
-    ranking) with per-query cumulative sums, looked up at any rank."""
+    ranking) with per-query cumulative sums, looked up at any rank: ``gains``, the query
+    ``seg`` and 0-based ideal rank ``pos`` of each (from :func:`.measures.ideal_gains`), and
+    each query's ``count`` and ``offsets`` in them."""
 
     def __init__(self, lists: RankedLists, gain_of: Any) -> None:
-        gains, seg, _ = ideal_gains(lists, gain_of)
-        self.gains = gains
-        self.segments = Segments(np.bincount(seg, minlength=lists.n).astype(np.int64), len(gains))
-        self.count = self.segments.counts
-        self.offsets = self.segments.offsets
+        self.gains, self.seg, self.pos = ideal_gains(lists, gain_of)
+        self.count = np.bincount(self.seg, minlength=lists.n).astype(np.int64)
+        self.offsets = segment_offsets(self.count)
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
         return segment_cumsum(values, self.offsets, self.count)
@@ -215,7 +215,7 @@ def ndcg_rel(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.6309])
     """
     g, ideal = _gains(lists, gain, "ndcg_rel")
-    icum = ideal.cumsum(ideal.gains * log2_discount(ideal.segments.positions))
+    icum = ideal.cumsum(ideal.gains * log2_discount(ideal.pos))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
     idcg_here = ideal.at(icum, lists.seg, lists.pos + 1)
     hit = g > 0
@@ -245,10 +245,10 @@ def rndcg(lists: RankedLists, *, gain: Any = "linear") -> np.ndarray:
     array([0.8801])
     """
     g, ideal = _gains(lists, gain, "rndcg")
-    ipos = ideal.segments.positions
+    ipos = ideal.pos
     icum = ideal.cumsum(ideal.gains * log2_discount(ipos))
     rcum = _inclusive(g * log2_discount(lists.pos), lists)
-    iseg = ideal.segments.ids
+    iseg = ideal.seg
     # R-level points: where the ideal gain changes, and the end of the positive gains
     change = np.zeros(len(ideal.gains), dtype=bool)
     change[1:] = (ideal.gains[1:] != ideal.gains[:-1]) & (ipos[1:] > 0)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from scorebench.core.lazy import lazy_module
 
+from scorebench.metrics.scoring_rules._common import SCIPY, SCORINGRULES
 from scorebench.metrics.scoring_rules.crps_closed import JKL
 from scorebench.metrics.scoring_rules._dist import prep, register_dist
 from scorebench.metrics.scoring_rules._incomplete import gammainc_next, upper_gamma
@@ -28,7 +29,7 @@ _CSG0 = {"shape": ("positive", None), "rate": ("positive", None), "shift": ("non
 
 
 # What every CRPS here is tested against (tests/metrics/scoring_rules/).
-_TESTED = (('scoringrules 0.7 (numpy backend)', 1e-13), ('scipy (distributions / numerical integration)', 1e-13))
+_TESTED = ((SCORINGRULES, 1e-13), (SCIPY, 1e-13))
 
 
 @register_dist("crps_csg0", _CSG0, "[0, inf)", SH, tested_against=_TESTED)

@@ -28,7 +28,7 @@ import numpy as np
 from scorebench.core.errors import InputError
 from scorebench.core.registry import register
 from scorebench.core.validation import check_choice, describe_rows
-from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, check_thresholds
+from scorebench.metrics.scoring_rules._common import FAMILY, GNEITING_RAFTERY, SCORINGRULES, check_thresholds
 from scorebench.metrics.scoring_rules._members import NAN_POLICIES, member_weights, omit_nan_members
 from scorebench.metrics.scoring_rules.multivariate import energy_terms, pair_weights, variogram_order, variogram_terms
 from scorebench.metrics.scoring_rules.weighted import ALLEN
@@ -68,7 +68,7 @@ def check_outcome_rows(wy: np.ndarray, wbar: np.ndarray, name: str, a: Any, b: A
 # What the four registrations share; each adds its name, parameters and citation.
 _ENTRY: dict[str, Any] = {"family": FAMILY, "kind": "multivariate", "inputs": ("y", "ens"), "higher_is_better": False,
                           "bounds": (0.0, math.inf), "proper": "proper", "per_row": True,
-                          "tested_against": ('scoringrules 0.7 (numpy backend)', 1e-10)}
+                          "tested_against": (SCORINGRULES, 1e-10)}
 _WINDOW = {"a": -math.inf, "b": math.inf, "nan_policy": "propagate", "ens_w": None}
 _VARIOGRAM = {"a": -math.inf, "b": math.inf, "p": 0.5, "weights": None, "nan_policy": "propagate", "ens_w": None}
 
