@@ -60,7 +60,7 @@ import pandas as pd
 from scorebench.aggregate.input import ScoreMatrix, as_matrix
 from scorebench.aggregate.items import ALL, MIN_TASKS, ItemScores, replicate_matrix, unit_column_of
 from scorebench.core.errors import InputError, ScorebenchError
-from scorebench.core.stats import poisson_weights, rng_for, weighted_sums
+from scorebench.core.stats import PoissonRounds, rng_for, weighted_sums
 from scorebench.core.tables import hash_labels
 
 __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", "read_dask_items", "is_dask_item_table",
@@ -68,7 +68,6 @@ __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", 
 
 DETAIL = "Poisson bootstrap (item weights from (seed, hash of task and item, round), shared by all systems)"
 MAX_PARTIAL_BYTES = 1 << 30  # per-partition replicate sums (copies x rounds x columns x systems x 8 bytes)
-_CELLS = 8_388_608  # weight cells (rounds x items) drawn at a time
 _MERGE = 8  # partials merged per task of the reduction tree
 
 
@@ -92,16 +91,13 @@ def task_sums(values: np.ndarray, hashes: np.ndarray, *, seed: int, n_boot: int,
 
     Returns the plain sums (``values.sum(0)``), the Poisson-weighted sums per copy and round
     ``(copies, n_boot, width)`` and the total weights ``(copies, n_boot)``. Rounds are drawn a
-    block at a time (about 8 M weights), so memory stays bounded whatever the number of items.
+    block at a time (:class:`~scorebench.core.stats.PoissonRounds`), so memory stays bounded
+    whatever the number of items.
     """
-    n, width = values.shape
-    boot = np.zeros((copies, n_boot, width))
+    boot = np.zeros((copies, n_boot, values.shape[1]))
     weight = np.zeros((copies, n_boot))
-    step = max(2, (_CELLS // max(n, 1)) // 2 * 2)
     for j in range(copies):
-        s = copy_seed(seed, j)
-        for first in range(0, n_boot, step):
-            w = poisson_weights(hashes, s, min(step, n_boot - first), start_round=first)
+        for first, w in PoissonRounds(hashes, copy_seed(seed, j), n_boot).blocks():
             boot[j, first:first + w.shape[0]] = weighted_sums(w, values)
             weight[j, first:first + w.shape[0]] = w.sum(axis=1)
     return values.sum(axis=0), boot, weight
