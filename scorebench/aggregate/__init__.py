@@ -53,7 +53,7 @@ from scorebench.aggregate.coverage import MixedCoverageWarning, coverage_warning
 from scorebench.aggregate.difficulty import DifficultyRating, difficulty_rating
 from scorebench.aggregate.conventions import Convention, get_convention, list_conventions, register_convention
 from scorebench.aggregate.input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
-from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
+from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_resample, item_scores
 from scorebench.aggregate.means import MixedScaleWarning, scale_warning
 from scorebench.aggregate.multiwinner import Committee, select_committee
 from scorebench.aggregate.pairwise import Intransitivity, intransitivity
@@ -78,7 +78,6 @@ __all__ = [
     "MixedCoverageWarning", "coverage_warning",
 ]
 
-ITEM_RESAMPLE = ("items", "tasks+items")
 ITEM_INTERVALS = (None, "bootstrap", "poisson")
 
 
@@ -100,9 +99,7 @@ def _item_intervals(record: Any, method: str, items: Any, params: dict[str, Any]
         replicates, failed = items.bootstrap(lambda m: record.fn(prepare(record, m), **params).scores)
         details.update(n_boot_failed=failed, bootstrap=POISSON_DETAIL)
         return items.resample, summarize_bootstrap(replicates, ci)
-    used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
-    if used not in ITEM_RESAMPLE:
-        raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+    used = item_resample(resample, len(items.tasks))
     rng = rng_for(seed, "aggregate", method)
     replicates, failed = bootstrap_items(items, lambda m: record.fn(prepare(record, m), **params).scores,
                                          n_boot, rng, used)

@@ -19,6 +19,7 @@ no intervals and says so in ``Ranking.warning``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,11 @@ from scorebench.core.errors import InputError, ScorebenchError
 from scorebench.core.tables import Column, register_kind
 from scorebench.aggregate.input import DIRECTION_OPTION, WEIGHTS_OPTION, ScoreMatrix, as_matrix
 
-__all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items", "unit_column_of",
-           "replicate_matrix"]
+__all__ = ["MIN_TASKS", "ITEM_RESAMPLE", "ItemScores", "item_scores", "is_item_table", "bootstrap_items",
+           "unit_column_of", "replicate_matrix", "run_replicates", "item_resample"]
 
 MIN_TASKS = 5  # fewest task columns for a column (task) bootstrap
+ITEM_RESAMPLE = ("items", "tasks+items")
 _SCORE_COLUMNS = {"system", "task", "metric", "value", "ci_low", "ci_high", "n"}
 ALL = "all"
 
@@ -156,25 +158,50 @@ def bootstrap_items(data: ItemScores, run: Any, n_boot: int, rng: np.random.Gene
     task; ``"items"`` keeps the tasks and draws items only. The same items are drawn for
     every system and every column of a task (paired).
     """
-    m = data.matrix
+    return run_replicates((_multinomial_replicate(data, rng, resample) for _ in range(n_boot)), run)
+
+
+def _multinomial_replicate(data: ItemScores, rng: np.random.Generator, resample: str) -> ScoreMatrix:
+    """One round of :func:`bootstrap_items`: the drawn tasks, each with multinomial item counts."""
     n_tasks = len(data.tasks)
+    drawn = rng.integers(n_tasks, size=n_tasks) if resample == "tasks+items" else np.arange(n_tasks)
+    blocks, cols = [], []
+    for t in drawn:
+        block = data.items[t]
+        n = block.shape[0]
+        w = np.bincount(rng.integers(n, size=n), minlength=n) / n
+        blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
+        cols.append(data.columns_of_task[t])
+    return replicate_matrix(data.matrix, blocks, cols)
+
+
+def run_replicates(replicates: Iterable[ScoreMatrix | None],
+                   run: Callable[[ScoreMatrix], np.ndarray]) -> tuple[np.ndarray, int]:
+    """``run(matrix) -> scores`` on each bootstrap replicate, and the number of rounds without
+    a result (a replicate of ``None``, or one on which the method raised a
+    :class:`~scorebench.core.errors.ScorebenchError`); one line if no round has one."""
     out, failed = [], 0
-    for _ in range(n_boot):
-        drawn = rng.integers(n_tasks, size=n_tasks) if resample == "tasks+items" else np.arange(n_tasks)
-        blocks, cols = [], []
-        for t in drawn:
-            block = data.items[t]
-            n = block.shape[0]
-            w = np.bincount(rng.integers(n, size=n), minlength=n) / n
-            blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
-            cols.append(data.columns_of_task[t])
+    for replicate in replicates:
+        if replicate is None:
+            failed += 1
+            continue
         try:
-            out.append(run(replicate_matrix(m, blocks, cols)))
+            out.append(run(replicate))
         except ScorebenchError:
             failed += 1
     if not out:
         raise InputError("the method failed on every bootstrap replicate")
     return np.array(out), failed
+
+
+def item_resample(resample: str | None, n_tasks: int) -> str:
+    """The resampling of per-item scores over ``n_tasks`` tasks: ``resample``, by default
+    ``"tasks+items"`` from :data:`MIN_TASKS` tasks on and ``"items"`` below; one line if it
+    does not apply."""
+    used = resample or ("tasks+items" if n_tasks >= MIN_TASKS else "items")
+    if used not in ITEM_RESAMPLE:
+        raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+    return used
 
 
 def replicate_matrix(m: ScoreMatrix, blocks: list[np.ndarray], columns: list[np.ndarray]) -> ScoreMatrix:

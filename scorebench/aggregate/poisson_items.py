@@ -58,8 +58,8 @@ import numpy as np
 import pandas as pd
 
 from scorebench.aggregate.input import ScoreMatrix, as_matrix
-from scorebench.aggregate.items import ALL, MIN_TASKS, ItemScores, replicate_matrix, unit_column_of
-from scorebench.core.errors import InputError, ScorebenchError
+from scorebench.aggregate.items import ALL, ItemScores, item_resample, replicate_matrix, run_replicates, unit_column_of
+from scorebench.core.errors import InputError
 from scorebench.core.stats import PoissonRounds, rng_for, weighted_sums
 from scorebench.core.tables import hash_labels
 
@@ -119,13 +119,6 @@ def _copies(draws: np.ndarray, n_tasks: int) -> np.ndarray:
     return counts.max(axis=0)
 
 
-def _resample(resample: str | None, n_tasks: int) -> str:
-    used = resample or ("tasks+items" if n_tasks >= MIN_TASKS else "items")
-    if used not in ("items", "tasks+items"):
-        raise InputError(f"resample={used!r} does not apply to per-item scores (use 'items' or 'tasks+items')")
-    return used
-
-
 @dataclass(frozen=True)
 class PoissonItems:
     """The point matrix and the Poisson-weighted sums behind every bootstrap replicate.
@@ -158,21 +151,10 @@ class PoissonItems:
 
     def bootstrap(self, run: Callable[[ScoreMatrix], np.ndarray]) -> tuple[np.ndarray, int]:
         """Replicates of ``run(matrix) -> scores`` and the number of rounds without one."""
-        out, failed = [], 0
-        for b, drawn in enumerate(self.draws):
-            replicate = self._replicate(b, drawn)
-            if replicate is None:  # a drawn task whose items all got weight 0
-                failed += 1
-                continue
-            try:
-                out.append(run(replicate))
-            except ScorebenchError:
-                failed += 1
-        if not out:
-            raise InputError("the method failed on every bootstrap replicate")
-        return np.array(out), failed
+        return run_replicates((self._replicate(b, drawn) for b, drawn in enumerate(self.draws)), run)
 
     def _replicate(self, b: int, drawn: np.ndarray) -> ScoreMatrix | None:
+        """Round ``b``'s matrix; ``None`` if a drawn task's items all got weight 0."""
         seen: dict[int, int] = {}
         blocks, cols = [], []
         for t in drawn:
@@ -203,7 +185,7 @@ def poisson_bootstrap_items(data: ItemScores, *, n_boot: int, seed: int, method:
     tasks = tuple(data.tasks[t] for t in order)
     task_of_column = {m.columns[i]: data.tasks[t] for t in range(len(data.tasks)) for i in data.columns_of_task[t]}
     columns = _by_label(m, tasks, task_of_column)
-    used = _resample(resample, len(tasks))
+    used = item_resample(resample, len(tasks))
     draws = _draws(len(tasks), n_boot, used, seed, method)
     copies = _copies(draws, len(tasks))
     boot = np.zeros((max(int(copies.max(initial=0)), 1), n_boot, m.n_columns, m.n_systems))
@@ -390,7 +372,7 @@ def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: 
     from scorebench.evaluation.dask_engine import co_partition
 
     layout = item_layout(ddf)
-    used = _resample(resample, len(layout.tasks))
+    used = item_resample(resample, len(layout.tasks))
     draws = _draws(len(layout.tasks), n_boot, used, seed, method)
     copies = _copies(draws, len(layout.tasks))
     size = max(int(copies.max(initial=0)), 1) * n_boot * len(layout.labels) * len(layout.systems) * 8
