@@ -68,7 +68,6 @@ __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", 
 
 DETAIL = "Poisson bootstrap (item weights from (seed, hash of task and item, round), shared by all systems)"
 MAX_PARTIAL_BYTES = 1 << 30  # per-partition replicate sums (copies x rounds x columns x systems x 8 bytes)
-_MERGE = 8  # partials merged per task of the reduction tree
 
 
 def item_hashes(task: str, units: Sequence[str] | np.ndarray) -> np.ndarray:
@@ -355,20 +354,11 @@ def _merge(parts: Sequence[ItemSums]) -> ItemSums:
     return total
 
 
-def _reduce(ddf: Any, layout: ItemLayout, copies: np.ndarray, seed: int, n_boot: int) -> ItemSums:
-    from dask import compute, delayed
-
-    level = [delayed(partition_item_sums)(p, layout, copies, seed, n_boot) for p in ddf.to_delayed()]
-    while len(level) > 1:
-        level = [delayed(_merge)(level[i:i + _MERGE]) for i in range(0, len(level), _MERGE)]
-    (total,) = compute(level[0])
-    return total
-
-
 def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: str | None,
                     weights: Any = None, higher_is_better: Any = None) -> PoissonItems:
     """Two passes over an item-level Dask table: the layout, then per-partition sums (items
     co-partitioned by task and item), merged on the client into :class:`PoissonItems`."""
+    from scorebench.aggregate.dask_aggregate import tree_reduce
     from scorebench.evaluation.dask_engine import co_partition
 
     layout = item_layout(ddf)
@@ -381,7 +371,7 @@ def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: 
                          f"{len(layout.systems)} systems needs {size / 2**30:.1f} GiB of replicate sums per partition "
                          f"(limit {MAX_PARTIAL_BYTES / 2**30:.0f} GiB); lower n_boot")
     moved = co_partition(ddf, ["task", layout.unit] if "task" in layout.keys else [layout.unit])
-    total = _reduce(moved, layout, copies, seed, n_boot)
+    total: ItemSums = tree_reduce(moved, partition_item_sums, _merge, layout, copies, seed, n_boot)
     if (total.n == 0).any():
         raise InputError(f"per-item scores: column {layout.labels[int(np.argmin(total.n))]!r} has no items")
     means = total.sums / total.n[:, None]
