@@ -19,7 +19,7 @@ no intervals and says so in ``Ranking.warning``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,8 @@ from scorebench.core.tables import Column, register_kind
 from scorebench.aggregate.input import DIRECTION_OPTION, WEIGHTS_OPTION, ScoreMatrix, as_matrix
 
 __all__ = ["MIN_TASKS", "ITEM_RESAMPLE", "ItemScores", "item_scores", "is_item_table", "bootstrap_items",
-           "unit_column_of", "replicate_matrix", "run_replicates", "item_resample"]
+           "unit_column_of", "replicate_matrix", "run_replicates", "item_resample", "item_keys", "splits_metrics",
+           "column_label"]
 
 MIN_TASKS = 5  # fewest task columns for a column (task) bootstrap
 ITEM_RESAMPLE = ("items", "tasks+items")
@@ -86,6 +87,28 @@ def _unit_column(table: pd.DataFrame) -> str | None:
     return col if (table[col].astype(str) == ALL).any() and (table[col].astype(str) != ALL).any() else None
 
 
+def item_keys(columns: Any) -> tuple[str, ...]:
+    """The key columns of per-item scores (``task``, ``metric`` or both); one line if neither."""
+    keys = tuple(c for c in ("task", "metric") if c in columns)
+    if not keys:
+        raise InputError("per-item scores need a task and/or metric column")
+    return keys
+
+
+def splits_metrics(rows: pd.DataFrame, keys: Sequence[str]) -> bool:
+    """Whether some task of ``rows`` has several metrics (its columns are then ``task/metric``)."""
+    return len(keys) == 2 and bool((rows.groupby("task")["metric"].nunique() > 1).any())
+
+
+def column_label(rows: pd.DataFrame, keys: Sequence[str], split: bool) -> pd.Series:
+    """The score-matrix column of each row of text keys, as :func:`~scorebench.aggregate.input.as_matrix`
+    names it: ``task/metric`` when ``split`` (:func:`splits_metrics`), else the task (or the
+    one key column there is)."""
+    if len(keys) == 2:
+        return rows["task"] + "/" + rows["metric"] if split else rows["task"]
+    return rows[keys[0]]
+
+
 def is_item_table(table: Any) -> bool:
     """Whether ``table`` is an ``evaluate(..., per_unit=True)`` output (unit rows and ``"all"`` rows)."""
     return isinstance(table, pd.DataFrame) and _unit_column(table) is not None
@@ -117,18 +140,12 @@ def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
         raise InputError("expected per-item scores: the output of scorebench.evaluate(..., per_unit=True), with one "
                          "unit column (id, qid, item) holding 'all' on the group rows")
     rows = table[table[unit].astype(str) != ALL]
-    keys = [c for c in ("task", "metric") if c in rows.columns]
-    if not keys:
-        raise InputError("per-item scores need a task and/or metric column")
+    keys = item_keys(rows.columns)
     rows = rows.assign(**{c: rows[c].astype(str) for c in ["system", *keys]}, _unit=rows[unit].astype(str))
     means = rows.groupby(["system", *keys], sort=False)["value"].mean().reset_index()
     matrix = as_matrix(means, weights=weights, higher_is_better=higher_is_better)
     task = rows["task"] if "task" in keys else pd.Series(ALL, index=rows.index)
-    if len(keys) == 2:
-        split = (rows.groupby("task")["metric"].nunique() > 1).any()
-        label = rows["task"] + "/" + rows["metric"] if split else rows["task"]
-    else:
-        label = rows[keys[0]]
+    label = column_label(rows, keys, splits_metrics(rows, keys))
     rows = rows.assign(_task=task.to_numpy(), _label=label.to_numpy())
     tasks = list(dict.fromkeys(rows["_task"]))
     items, positions, unit_labels = [], [], []

@@ -58,7 +58,17 @@ import numpy as np
 import pandas as pd
 
 from scorebench.aggregate.input import ScoreMatrix, as_matrix
-from scorebench.aggregate.items import ALL, ItemScores, item_resample, replicate_matrix, run_replicates, unit_column_of
+from scorebench.aggregate.items import (
+    ALL,
+    ItemScores,
+    column_label,
+    item_keys,
+    item_resample,
+    replicate_matrix,
+    run_replicates,
+    splits_metrics,
+    unit_column_of,
+)
 from scorebench.core.errors import InputError
 from scorebench.core.stats import PoissonRounds, rng_for, weighted_sums
 from scorebench.core.tables import hash_labels
@@ -229,9 +239,7 @@ class ItemLayout:
 
     def label_text(self, rows: pd.DataFrame) -> pd.Series:
         """The column label of each row (as :func:`~scorebench.aggregate.items.item_scores` names it)."""
-        if len(self.keys) == 2:
-            return rows["task"] + "/" + rows["metric"] if self.split else rows["task"]
-        return rows[self.keys[0]]
+        return column_label(rows, self.keys, self.split)
 
 
 def item_layout(ddf: Any) -> ItemLayout:
@@ -240,17 +248,13 @@ def item_layout(ddf: Any) -> ItemLayout:
     if unit is None:
         raise InputError("expected per-item scores: system, task and/or metric, one unit column (id, qid, item), "
                          f"value; the table has {list(ddf.columns)}")
-    keys = tuple(c for c in ("task", "metric") if c in ddf.columns)
-    if not keys:
-        raise InputError("per-item scores need a task and/or metric column")
+    keys = item_keys(ddf.columns)
     rows = ddf[ddf[unit].astype(str) != ALL][["system", *keys]]
     combos = rows.astype(str).drop_duplicates(split_out=1).compute()  # a tree reduction, no shuffle
     if combos.empty:
         raise InputError("per-item scores: the table has no item rows")
-    split = len(keys) == 2 and bool((combos.groupby("task")["metric"].nunique() > 1).any())
-    frame = combos.assign(_task=combos["task"] if "task" in keys else ALL)
-    layout = ItemLayout(unit, keys, split, (), (), (), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    frame = frame.assign(_label=layout.label_text(frame))
+    split = splits_metrics(combos, keys)
+    frame = combos.assign(_task=combos["task"] if "task" in keys else ALL, _label=column_label(combos, keys, split))
     carried = ["_task", "_label", *(["metric"] if "metric" in keys else [])]
     pairs = frame[carried].drop_duplicates().sort_values(["_task", "_label"])
     if pairs["_label"].duplicated().any():
