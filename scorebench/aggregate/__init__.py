@@ -52,7 +52,8 @@ from scorebench.aggregate import composite_bt  # noqa: F401  (registers bradley_
 from scorebench.aggregate.coverage import MixedCoverageWarning, coverage_warning
 from scorebench.aggregate.difficulty import DifficultyRating, difficulty_rating
 from scorebench.aggregate.conventions import Convention, get_convention, list_conventions, register_convention
-from scorebench.aggregate.input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
+from scorebench.aggregate.input import (Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, kind_options, read_input,
+                                        read_table_kind)
 from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_resample, item_scores
 from scorebench.aggregate.means import MixedScaleWarning, scale_warning
 from scorebench.aggregate.multiwinner import Committee, select_committee
@@ -191,13 +192,18 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     if type(table).__module__.split(".")[0] == "dask":
-        if not is_dask_item_table(table):  # battles on Dask: one pass to cell counts
+        on_items = is_dask_item_table(table)
+        # the reading options the table's kind declares, as in memory (none for battles)
+        given = kind_options("items" if on_items else "battles", weights=weights, higher_is_better=higher_is_better,
+                             duplicates=duplicates, system_column=system_column, exclude=exclude,
+                             convention=convention)
+        if not on_items:  # battles on Dask: one pass to cell counts
             from scorebench.aggregate.dask_aggregate import aggregate_dask
 
             return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
                                   resample=resample, params=params)
-        items = _read_dask_items(record, table, n_boot=n_boot, seed=seed, resample=resample, weights=weights,
-                                 higher_is_better=higher_is_better, intervals=intervals)
+        items = _read_dask_items(record, table, n_boot=n_boot, seed=seed, resample=resample, intervals=intervals,
+                                 **given)
         data = items.matrix
     else:
         refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
@@ -234,8 +240,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
                    resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
 
 
-def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resample: str | None, weights: Any,
-                     higher_is_better: Any, intervals: str | None) -> PoissonItems:
+def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resample: str | None,
+                     intervals: str | None, weights: Any = None, higher_is_better: Any = None) -> PoissonItems:
     """An item-level Dask table read to column means and Poisson replicate sums
     (:func:`~scorebench.aggregate.poisson_items.read_dask_items`), or one line saying why not."""
     if "matrix" not in record.accepts and "battles" not in record.accepts:
