@@ -224,7 +224,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None
-    how = _interval_kind(record, intervals, resample, data)
+    how = _interval_kind(record, intervals, resample, data, per_item=items is not None)
     if n_boot > 0 and how == "sandwich":
         rng = rng_for(seed, "aggregate", method, "sandwich")
         boot = sandwich_summary(record.intervals(prepare(record, data), **params), n_boot, rng, ci)
@@ -275,12 +275,16 @@ def _blank_incomplete(record: Method, data: Any, items: ItemScores | PoissonItem
     return kept, unscored, params
 
 
-def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any) -> str:
-    """``"sandwich"`` or ``"bootstrap"``: the caller's choice or the method's default."""
+def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any,
+                   per_item: bool = False) -> str:
+    """``"sandwich"`` or ``"bootstrap"`` (or ``"poisson"``, per-item scores only): the caller's
+    choice or the method's default."""
     if intervals is None:
         return "sandwich" if record.intervals is not None and resample in (None, "battles") \
             and not isinstance(data, ScoreMatrix) else "bootstrap"
     if intervals == "poisson":
+        if per_item:  # per-item scores with n_boot=0: nothing to resample, the choice stands
+            return intervals
         raise InputError("intervals='poisson' (Poisson item weights) applies to per-item scores "
                          "(evaluate(..., per_unit=True)), not to this table")
     check_choice(intervals, "intervals", INTERVALS)

@@ -251,3 +251,15 @@ def test_dask_reads_weights_as_in_memory():
     want = aggregate(t, "mean", weights={"t0": 3.0}, n_boot=20, intervals="poisson")
     got = aggregate(dd.from_pandas(t, npartitions=2), "mean", weights={"t0": 3.0}, n_boot=20)
     assert_same_ranking(got, want, sort=True)
+
+
+def test_poisson_without_rounds_is_a_point_ranking():
+    # intervals="poisson" with n_boot=0 used to be refused as "not per-item scores" on per-item scores
+    t = _items(systems=3, n=10)
+    want = aggregate(t, "mean")
+    for table in (t, dd.from_pandas(t, npartitions=2)):
+        got = aggregate(table, "mean", intervals="poisson")
+        np.testing.assert_allclose(got.scores, want.scores, rtol=1e-12)
+        assert got.ci_low is None and got.n_boot is None
+    with pytest.raises(InputError, match="applies to per-item scores"):
+        aggregate(t.groupby(["system", "task"], as_index=False)["value"].mean(), "mean", intervals="poisson")
