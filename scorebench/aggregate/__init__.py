@@ -52,8 +52,9 @@ from scorebench.aggregate import composite_bt  # noqa: F401  (registers bradley_
 from scorebench.aggregate.coverage import MixedCoverageWarning, coverage_warning
 from scorebench.aggregate.difficulty import DifficultyRating, difficulty_rating
 from scorebench.aggregate.conventions import Convention, get_convention, list_conventions, register_convention
-from scorebench.aggregate.input import Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, read_input, read_table_kind
-from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_scores
+from scorebench.aggregate.input import (Battles, ScoreMatrix, as_battles, as_matrix, battles_from_matrix, kind_options, read_input,
+                                        read_table_kind)
+from scorebench.aggregate.items import MIN_TASKS, ItemScores, bootstrap_items, item_resample, item_scores
 from scorebench.aggregate.means import MixedScaleWarning, scale_warning
 from scorebench.aggregate.multiwinner import Committee, select_committee
 from scorebench.aggregate.pairwise import Intransitivity, intransitivity
@@ -78,7 +79,6 @@ __all__ = [
     "MixedCoverageWarning", "coverage_warning",
 ]
 
-ITEM_RESAMPLE = ("items", "tasks+items")
 ITEM_INTERVALS = (None, "bootstrap", "poisson")
 
 
@@ -100,9 +100,7 @@ def _item_intervals(record: Any, method: str, items: Any, params: dict[str, Any]
         replicates, failed = items.bootstrap(lambda m: record.fn(prepare(record, m), **params).scores)
         details.update(n_boot_failed=failed, bootstrap=POISSON_DETAIL)
         return items.resample, summarize_bootstrap(replicates, ci)
-    used = resample or ("tasks+items" if len(items.tasks) >= MIN_TASKS else "items")
-    if used not in ITEM_RESAMPLE:
-        raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+    used = item_resample(resample, len(items.tasks))
     rng = rng_for(seed, "aggregate", method)
     replicates, failed = bootstrap_items(items, lambda m: record.fn(prepare(record, m), **params).scores,
                                          n_boot, rng, used)
@@ -194,13 +192,18 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     # any round count is accepted here: rank intervals of few rounds are only a quick look
     ci, n_boot, seed = check_resampling(ci=ci, n_boot=n_boot, seed=seed, min_boot=None)
     if type(table).__module__.split(".")[0] == "dask":
-        if not is_dask_item_table(table):  # battles on Dask: one pass to cell counts
+        on_items = is_dask_item_table(table)
+        # the reading options the table's kind declares, as in memory (none for battles)
+        given = kind_options("items" if on_items else "battles", weights=weights, higher_is_better=higher_is_better,
+                             duplicates=duplicates, system_column=system_column, exclude=exclude,
+                             convention=convention)
+        if not on_items:  # battles on Dask: one pass to cell counts
             from scorebench.aggregate.dask_aggregate import aggregate_dask
 
             return aggregate_dask(table, method, n_boot=n_boot, seed=seed, ci=ci, intervals=intervals,
                                   resample=resample, params=params)
-        items = _read_dask_items(record, table, n_boot=n_boot, seed=seed, resample=resample, weights=weights,
-                                 higher_is_better=higher_is_better, intervals=intervals)
+        items = _read_dask_items(record, table, n_boot=n_boot, seed=seed, resample=resample, intervals=intervals,
+                                 **given)
         data = items.matrix
     else:
         refuse_mixed_metrics(table)  # a reader's table of stats of different meaning (HELM without a metric)
@@ -221,7 +224,7 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
     n_boot = _rounds_that_apply(record, data, n_boot, resample, details, warnings_)
     boot: dict[str, Any] = {}
     used = None
-    how = _interval_kind(record, intervals, resample, data)
+    how = _interval_kind(record, intervals, resample, data, per_item=items is not None)
     if n_boot > 0 and how == "sandwich":
         rng = rng_for(seed, "aggregate", method, "sandwich")
         boot = sandwich_summary(record.intervals(prepare(record, data), **params), n_boot, rng, ci)
@@ -237,8 +240,8 @@ def aggregate(table: Any, method: str = "borda", *, weights: Any = None, higher_
                    resample=used, warning="; ".join(warnings_) or None, unscored=unscored, **boot)
 
 
-def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resample: str | None, weights: Any,
-                     higher_is_better: Any, intervals: str | None) -> PoissonItems:
+def _read_dask_items(record: Method, table: Any, *, n_boot: int, seed: int, resample: str | None,
+                     intervals: str | None, weights: Any = None, higher_is_better: Any = None) -> PoissonItems:
     """An item-level Dask table read to column means and Poisson replicate sums
     (:func:`~scorebench.aggregate.poisson_items.read_dask_items`), or one line saying why not."""
     if "matrix" not in record.accepts and "battles" not in record.accepts:
@@ -272,12 +275,16 @@ def _blank_incomplete(record: Method, data: Any, items: ItemScores | PoissonItem
     return kept, unscored, params
 
 
-def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any) -> str:
-    """``"sandwich"`` or ``"bootstrap"``: the caller's choice or the method's default."""
+def _interval_kind(record: Method, intervals: str | None, resample: str | None, data: Any,
+                   per_item: bool = False) -> str:
+    """``"sandwich"`` or ``"bootstrap"`` (or ``"poisson"``, per-item scores only): the caller's
+    choice or the method's default."""
     if intervals is None:
         return "sandwich" if record.intervals is not None and resample in (None, "battles") \
             and not isinstance(data, ScoreMatrix) else "bootstrap"
     if intervals == "poisson":
+        if per_item:  # per-item scores with n_boot=0: nothing to resample, the choice stands
+            return intervals
         raise InputError("intervals='poisson' (Poisson item weights) applies to per-item scores "
                          "(evaluate(..., per_unit=True)), not to this table")
     check_choice(intervals, "intervals", INTERVALS)

@@ -41,7 +41,7 @@ from scorebench.core.validation import check_choice, describe_rows
 from scorebench.aggregate.conventions import Convention, get_convention
 
 __all__ = ["ScoreMatrix", "Battles", "as_matrix", "as_battles", "read_input", "MISSING_MARKERS",
-           "DUPLICATE_POLICIES"]
+           "DUPLICATE_POLICIES", "kind_options"]
 
 MISSING_MARKERS = ("-", "", "–", "—", "n/a", "N/A", "NA", "nan", "NaN", "null", "None")
 DUPLICATE_POLICIES = ("raise", "suffix", "first")
@@ -211,8 +211,15 @@ def read_table_kind(table: Any, **options: Any) -> Any:
         raise InputError(f"expected a pandas DataFrame (scores, wide or battles table), got {type(table).__name__}")
     check_unique_columns(table.columns)
     kind = detect_kind(table, "aggregate")
+    return kind.extract(table, **kind_options(kind.name, **options))
+
+
+def kind_options(kind: str, **options: Any) -> dict[str, Any]:
+    """The reading ``options`` given (not left at their defaults), checked against what the
+    aggregate kind ``kind`` declares: one that does not apply is refused by name, whichever
+    engine reads the table."""
     given = {k: v for k, v in options.items() if not _is_unset(k, v)}
-    return kind.extract(table, **kind.check_options(given))
+    return get_kind(kind, "aggregate").check_options(given)
 
 
 def _is_unset(name: str, value: Any) -> bool:

@@ -19,6 +19,7 @@ no intervals and says so in ``Ranking.warning``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,12 @@ from scorebench.core.errors import InputError, ScorebenchError
 from scorebench.core.tables import Column, register_kind
 from scorebench.aggregate.input import DIRECTION_OPTION, WEIGHTS_OPTION, ScoreMatrix, as_matrix
 
-__all__ = ["MIN_TASKS", "ItemScores", "item_scores", "is_item_table", "bootstrap_items", "unit_column_of",
-           "replicate_matrix"]
+__all__ = ["MIN_TASKS", "ITEM_RESAMPLE", "ItemScores", "item_scores", "is_item_table", "bootstrap_items",
+           "unit_column_of", "replicate_matrix", "run_replicates", "item_resample", "item_keys", "splits_metrics",
+           "column_label"]
 
 MIN_TASKS = 5  # fewest task columns for a column (task) bootstrap
+ITEM_RESAMPLE = ("items", "tasks+items")
 _SCORE_COLUMNS = {"system", "task", "metric", "value", "ci_low", "ci_high", "n"}
 ALL = "all"
 
@@ -84,6 +87,28 @@ def _unit_column(table: pd.DataFrame) -> str | None:
     return col if (table[col].astype(str) == ALL).any() and (table[col].astype(str) != ALL).any() else None
 
 
+def item_keys(columns: Any) -> tuple[str, ...]:
+    """The key columns of per-item scores (``task``, ``metric`` or both); one line if neither."""
+    keys = tuple(c for c in ("task", "metric") if c in columns)
+    if not keys:
+        raise InputError("per-item scores need a task and/or metric column")
+    return keys
+
+
+def splits_metrics(rows: pd.DataFrame, keys: Sequence[str]) -> bool:
+    """Whether some task of ``rows`` has several metrics (its columns are then ``task/metric``)."""
+    return len(keys) == 2 and bool((rows.groupby("task")["metric"].nunique() > 1).any())
+
+
+def column_label(rows: pd.DataFrame, keys: Sequence[str], split: bool) -> pd.Series:
+    """The score-matrix column of each row of text keys, as :func:`~scorebench.aggregate.input.as_matrix`
+    names it: ``task/metric`` when ``split`` (:func:`splits_metrics`), else the task (or the
+    one key column there is)."""
+    if len(keys) == 2:
+        return rows["task"] + "/" + rows["metric"] if split else rows["task"]
+    return rows[keys[0]]
+
+
 def is_item_table(table: Any) -> bool:
     """Whether ``table`` is an ``evaluate(..., per_unit=True)`` output (unit rows and ``"all"`` rows)."""
     return isinstance(table, pd.DataFrame) and _unit_column(table) is not None
@@ -115,18 +140,12 @@ def item_scores(table: pd.DataFrame, *, weights: Any = None, higher_is_better: A
         raise InputError("expected per-item scores: the output of scorebench.evaluate(..., per_unit=True), with one "
                          "unit column (id, qid, item) holding 'all' on the group rows")
     rows = table[table[unit].astype(str) != ALL]
-    keys = [c for c in ("task", "metric") if c in rows.columns]
-    if not keys:
-        raise InputError("per-item scores need a task and/or metric column")
+    keys = item_keys(rows.columns)
     rows = rows.assign(**{c: rows[c].astype(str) for c in ["system", *keys]}, _unit=rows[unit].astype(str))
     means = rows.groupby(["system", *keys], sort=False)["value"].mean().reset_index()
     matrix = as_matrix(means, weights=weights, higher_is_better=higher_is_better)
     task = rows["task"] if "task" in keys else pd.Series(ALL, index=rows.index)
-    if len(keys) == 2:
-        split = (rows.groupby("task")["metric"].nunique() > 1).any()
-        label = rows["task"] + "/" + rows["metric"] if split else rows["task"]
-    else:
-        label = rows[keys[0]]
+    label = column_label(rows, keys, splits_metrics(rows, keys))
     rows = rows.assign(_task=task.to_numpy(), _label=label.to_numpy())
     tasks = list(dict.fromkeys(rows["_task"]))
     items, positions, unit_labels = [], [], []
@@ -156,25 +175,50 @@ def bootstrap_items(data: ItemScores, run: Any, n_boot: int, rng: np.random.Gene
     task; ``"items"`` keeps the tasks and draws items only. The same items are drawn for
     every system and every column of a task (paired).
     """
-    m = data.matrix
+    return run_replicates((_multinomial_replicate(data, rng, resample) for _ in range(n_boot)), run)
+
+
+def _multinomial_replicate(data: ItemScores, rng: np.random.Generator, resample: str) -> ScoreMatrix:
+    """One round of :func:`bootstrap_items`: the drawn tasks, each with multinomial item counts."""
     n_tasks = len(data.tasks)
+    drawn = rng.integers(n_tasks, size=n_tasks) if resample == "tasks+items" else np.arange(n_tasks)
+    blocks, cols = [], []
+    for t in drawn:
+        block = data.items[t]
+        n = block.shape[0]
+        w = np.bincount(rng.integers(n, size=n), minlength=n) / n
+        blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
+        cols.append(data.columns_of_task[t])
+    return replicate_matrix(data.matrix, blocks, cols)
+
+
+def run_replicates(replicates: Iterable[ScoreMatrix | None],
+                   run: Callable[[ScoreMatrix], np.ndarray]) -> tuple[np.ndarray, int]:
+    """``run(matrix) -> scores`` on each bootstrap replicate, and the number of rounds without
+    a result (a replicate of ``None``, or one on which the method raised a
+    :class:`~scorebench.core.errors.ScorebenchError`); one line if no round has one."""
     out, failed = [], 0
-    for _ in range(n_boot):
-        drawn = rng.integers(n_tasks, size=n_tasks) if resample == "tasks+items" else np.arange(n_tasks)
-        blocks, cols = [], []
-        for t in drawn:
-            block = data.items[t]
-            n = block.shape[0]
-            w = np.bincount(rng.integers(n, size=n), minlength=n) / n
-            blocks.append(np.tensordot(w, block, axes=1))  # (columns of task, systems)
-            cols.append(data.columns_of_task[t])
+    for replicate in replicates:
+        if replicate is None:
+            failed += 1
+            continue
         try:
-            out.append(run(replicate_matrix(m, blocks, cols)))
+            out.append(run(replicate))
         except ScorebenchError:
             failed += 1
     if not out:
         raise InputError("the method failed on every bootstrap replicate")
     return np.array(out), failed
+
+
+def item_resample(resample: str | None, n_tasks: int) -> str:
+    """The resampling of per-item scores over ``n_tasks`` tasks: ``resample``, by default
+    ``"tasks+items"`` from :data:`MIN_TASKS` tasks on and ``"items"`` below; one line if it
+    does not apply."""
+    used = resample or ("tasks+items" if n_tasks >= MIN_TASKS else "items")
+    if used not in ITEM_RESAMPLE:
+        raise InputError(f"resample={used!r} does not apply to per-item scores (use one of {ITEM_RESAMPLE})")
+    return used
 
 
 def replicate_matrix(m: ScoreMatrix, blocks: list[np.ndarray], columns: list[np.ndarray]) -> ScoreMatrix:

@@ -58,9 +58,19 @@ import numpy as np
 import pandas as pd
 
 from scorebench.aggregate.input import ScoreMatrix, as_matrix
-from scorebench.aggregate.items import ALL, MIN_TASKS, ItemScores, replicate_matrix, unit_column_of
-from scorebench.core.errors import InputError, ScorebenchError
-from scorebench.core.stats import poisson_weights, rng_for, weighted_sums
+from scorebench.aggregate.items import (
+    ALL,
+    ItemScores,
+    column_label,
+    item_keys,
+    item_resample,
+    replicate_matrix,
+    run_replicates,
+    splits_metrics,
+    unit_column_of,
+)
+from scorebench.core.errors import InputError
+from scorebench.core.stats import PoissonRounds, rng_for, weighted_sums
 from scorebench.core.tables import hash_labels
 
 __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", "read_dask_items", "is_dask_item_table",
@@ -68,8 +78,6 @@ __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", 
 
 DETAIL = "Poisson bootstrap (item weights from (seed, hash of task and item, round), shared by all systems)"
 MAX_PARTIAL_BYTES = 1 << 30  # per-partition replicate sums (copies x rounds x columns x systems x 8 bytes)
-_CELLS = 8_388_608  # weight cells (rounds x items) drawn at a time
-_MERGE = 8  # partials merged per task of the reduction tree
 
 
 def item_hashes(task: str, units: Sequence[str] | np.ndarray) -> np.ndarray:
@@ -92,16 +100,13 @@ def task_sums(values: np.ndarray, hashes: np.ndarray, *, seed: int, n_boot: int,
 
     Returns the plain sums (``values.sum(0)``), the Poisson-weighted sums per copy and round
     ``(copies, n_boot, width)`` and the total weights ``(copies, n_boot)``. Rounds are drawn a
-    block at a time (about 8 M weights), so memory stays bounded whatever the number of items.
+    block at a time (:class:`~scorebench.core.stats.PoissonRounds`), so memory stays bounded
+    whatever the number of items.
     """
-    n, width = values.shape
-    boot = np.zeros((copies, n_boot, width))
+    boot = np.zeros((copies, n_boot, values.shape[1]))
     weight = np.zeros((copies, n_boot))
-    step = max(2, (_CELLS // max(n, 1)) // 2 * 2)
     for j in range(copies):
-        s = copy_seed(seed, j)
-        for first in range(0, n_boot, step):
-            w = poisson_weights(hashes, s, min(step, n_boot - first), start_round=first)
+        for first, w in PoissonRounds(hashes, copy_seed(seed, j), n_boot).blocks():
             boot[j, first:first + w.shape[0]] = weighted_sums(w, values)
             weight[j, first:first + w.shape[0]] = w.sum(axis=1)
     return values.sum(axis=0), boot, weight
@@ -121,13 +126,6 @@ def _copies(draws: np.ndarray, n_tasks: int) -> np.ndarray:
         return np.zeros(n_tasks, dtype=np.int64)
     counts = np.stack([np.bincount(row, minlength=n_tasks) for row in draws])
     return counts.max(axis=0)
-
-
-def _resample(resample: str | None, n_tasks: int) -> str:
-    used = resample or ("tasks+items" if n_tasks >= MIN_TASKS else "items")
-    if used not in ("items", "tasks+items"):
-        raise InputError(f"resample={used!r} does not apply to per-item scores (use 'items' or 'tasks+items')")
-    return used
 
 
 @dataclass(frozen=True)
@@ -162,21 +160,10 @@ class PoissonItems:
 
     def bootstrap(self, run: Callable[[ScoreMatrix], np.ndarray]) -> tuple[np.ndarray, int]:
         """Replicates of ``run(matrix) -> scores`` and the number of rounds without one."""
-        out, failed = [], 0
-        for b, drawn in enumerate(self.draws):
-            replicate = self._replicate(b, drawn)
-            if replicate is None:  # a drawn task whose items all got weight 0
-                failed += 1
-                continue
-            try:
-                out.append(run(replicate))
-            except ScorebenchError:
-                failed += 1
-        if not out:
-            raise InputError("the method failed on every bootstrap replicate")
-        return np.array(out), failed
+        return run_replicates((self._replicate(b, drawn) for b, drawn in enumerate(self.draws)), run)
 
     def _replicate(self, b: int, drawn: np.ndarray) -> ScoreMatrix | None:
+        """Round ``b``'s matrix; ``None`` if a drawn task's items all got weight 0."""
         seen: dict[int, int] = {}
         blocks, cols = [], []
         for t in drawn:
@@ -207,7 +194,7 @@ def poisson_bootstrap_items(data: ItemScores, *, n_boot: int, seed: int, method:
     tasks = tuple(data.tasks[t] for t in order)
     task_of_column = {m.columns[i]: data.tasks[t] for t in range(len(data.tasks)) for i in data.columns_of_task[t]}
     columns = _by_label(m, tasks, task_of_column)
-    used = _resample(resample, len(tasks))
+    used = item_resample(resample, len(tasks))
     draws = _draws(len(tasks), n_boot, used, seed, method)
     copies = _copies(draws, len(tasks))
     boot = np.zeros((max(int(copies.max(initial=0)), 1), n_boot, m.n_columns, m.n_systems))
@@ -252,9 +239,7 @@ class ItemLayout:
 
     def label_text(self, rows: pd.DataFrame) -> pd.Series:
         """The column label of each row (as :func:`~scorebench.aggregate.items.item_scores` names it)."""
-        if len(self.keys) == 2:
-            return rows["task"] + "/" + rows["metric"] if self.split else rows["task"]
-        return rows[self.keys[0]]
+        return column_label(rows, self.keys, self.split)
 
 
 def item_layout(ddf: Any) -> ItemLayout:
@@ -263,17 +248,13 @@ def item_layout(ddf: Any) -> ItemLayout:
     if unit is None:
         raise InputError("expected per-item scores: system, task and/or metric, one unit column (id, qid, item), "
                          f"value; the table has {list(ddf.columns)}")
-    keys = tuple(c for c in ("task", "metric") if c in ddf.columns)
-    if not keys:
-        raise InputError("per-item scores need a task and/or metric column")
+    keys = item_keys(ddf.columns)
     rows = ddf[ddf[unit].astype(str) != ALL][["system", *keys]]
     combos = rows.astype(str).drop_duplicates(split_out=1).compute()  # a tree reduction, no shuffle
     if combos.empty:
         raise InputError("per-item scores: the table has no item rows")
-    split = len(keys) == 2 and bool((combos.groupby("task")["metric"].nunique() > 1).any())
-    frame = combos.assign(_task=combos["task"] if "task" in keys else ALL)
-    layout = ItemLayout(unit, keys, split, (), (), (), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    frame = frame.assign(_label=layout.label_text(frame))
+    split = splits_metrics(combos, keys)
+    frame = combos.assign(_task=combos["task"] if "task" in keys else ALL, _label=column_label(combos, keys, split))
     carried = ["_task", "_label", *(["metric"] if "metric" in keys else [])]
     pairs = frame[carried].drop_duplicates().sort_values(["_task", "_label"])
     if pairs["_label"].duplicated().any():
@@ -377,24 +358,15 @@ def _merge(parts: Sequence[ItemSums]) -> ItemSums:
     return total
 
 
-def _reduce(ddf: Any, layout: ItemLayout, copies: np.ndarray, seed: int, n_boot: int) -> ItemSums:
-    from dask import compute, delayed
-
-    level = [delayed(partition_item_sums)(p, layout, copies, seed, n_boot) for p in ddf.to_delayed()]
-    while len(level) > 1:
-        level = [delayed(_merge)(level[i:i + _MERGE]) for i in range(0, len(level), _MERGE)]
-    (total,) = compute(level[0])
-    return total
-
-
 def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: str | None,
                     weights: Any = None, higher_is_better: Any = None) -> PoissonItems:
     """Two passes over an item-level Dask table: the layout, then per-partition sums (items
     co-partitioned by task and item), merged on the client into :class:`PoissonItems`."""
+    from scorebench.aggregate.dask_aggregate import tree_reduce
     from scorebench.evaluation.dask_engine import co_partition
 
     layout = item_layout(ddf)
-    used = _resample(resample, len(layout.tasks))
+    used = item_resample(resample, len(layout.tasks))
     draws = _draws(len(layout.tasks), n_boot, used, seed, method)
     copies = _copies(draws, len(layout.tasks))
     size = max(int(copies.max(initial=0)), 1) * n_boot * len(layout.labels) * len(layout.systems) * 8
@@ -403,7 +375,7 @@ def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: 
                          f"{len(layout.systems)} systems needs {size / 2**30:.1f} GiB of replicate sums per partition "
                          f"(limit {MAX_PARTIAL_BYTES / 2**30:.0f} GiB); lower n_boot")
     moved = co_partition(ddf, ["task", layout.unit] if "task" in layout.keys else [layout.unit])
-    total = _reduce(moved, layout, copies, seed, n_boot)
+    total: ItemSums = tree_reduce(moved, partition_item_sums, _merge, layout, copies, seed, n_boot)
     if (total.n == 0).any():
         raise InputError(f"per-item scores: column {layout.labels[int(np.argmin(total.n))]!r} has no items")
     means = total.sums / total.n[:, None]

@@ -79,6 +79,10 @@ def test_refusals():
         scorebench.aggregate(ddf, "bradley_terry", n_boot=10, resample="tasks")
     with pytest.raises(InputError, match="intervals"):
         scorebench.aggregate(ddf, "bradley_terry", n_boot=10, intervals="wald")
+    for option in ({"weights": {"m0": 2.0}}, {"exclude": ("m0",)}, {"higher_is_better": False}):
+        # refused by name as in memory (battles declare no reading options), not dropped silently
+        with pytest.raises(InputError, match="do not apply to kind 'battles'"):
+            scorebench.aggregate(ddf, "bradley_terry", n_boot=0, **option)
     bad = dd.from_pandas(pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["nobody"]}), npartitions=1)
     with pytest.raises(InputError):
         scorebench.aggregate(bad, "bradley_terry", n_boot=0)

@@ -231,3 +231,35 @@ def test_poisson_agrees_with_multinomial_to_monte_carlo_error():
     assert np.all(np.abs(pois.ci_low - mult.ci_low) < 0.2 * width)
     assert np.all(np.abs(pois.ci_high - mult.ci_high) < 0.2 * width)
     np.testing.assert_allclose(pois.scores, mult.scores, rtol=1e-9)
+
+
+@pytest.mark.parametrize("option", [{"exclude": ("t0",)}, {"convention": "glue"}, {"system_column": "system"},
+                                    {"duplicates": "first"}])
+def test_dask_refuses_reading_options_the_items_kind_lacks(option):
+    # in memory these options are refused by name; the Dask path used to drop them silently
+    # (exclude=("t0",) still ranked on t0)
+    t = _items(systems=3, n=10)
+    with pytest.raises(InputError, match=r"do not apply to kind 'items'") as mem:
+        aggregate(t, "mean", **option)
+    with pytest.raises(InputError, match=r"do not apply to kind 'items'") as lazy:
+        aggregate(dd.from_pandas(t, npartitions=2), "mean", **option)
+    assert str(lazy.value) == str(mem.value)
+
+
+def test_dask_reads_weights_as_in_memory():
+    t = _items(systems=3, n=10)
+    want = aggregate(t, "mean", weights={"t0": 3.0}, n_boot=20, intervals="poisson")
+    got = aggregate(dd.from_pandas(t, npartitions=2), "mean", weights={"t0": 3.0}, n_boot=20)
+    assert_same_ranking(got, want, sort=True)
+
+
+def test_poisson_without_rounds_is_a_point_ranking():
+    # intervals="poisson" with n_boot=0 used to be refused as "not per-item scores" on per-item scores
+    t = _items(systems=3, n=10)
+    want = aggregate(t, "mean")
+    for table in (t, dd.from_pandas(t, npartitions=2)):
+        got = aggregate(table, "mean", intervals="poisson")
+        np.testing.assert_allclose(got.scores, want.scores, rtol=1e-12)
+        assert got.ci_low is None and got.n_boot is None
+    with pytest.raises(InputError, match="applies to per-item scores"):
+        aggregate(t.groupby(["system", "task"], as_index=False)["value"].mean(), "mean", intervals="poisson")
