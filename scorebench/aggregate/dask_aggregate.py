@@ -49,12 +49,13 @@ from scorebench.aggregate.pairwise import bt_bootstrap_cells, bt_fit, bt_loglik,
 from scorebench.aggregate.ranking import Ranking
 from scorebench.aggregate.registry import MethodResult, get_method
 from scorebench.aggregate.uncertainty import INTERVALS, sandwich_summary, summarize_bootstrap
+from scorebench.core.dask_tree import tree_reduce
 from scorebench.core.errors import InputError
 from scorebench.core.stats import rng_for
 from scorebench.core.validation import check_choice
 
 __all__ = ["BattleCells", "CountsMethod", "register_counts", "dask_methods", "battle_cells", "merge_cells",
-           "tree_reduce", "partition_battle_cells", "aggregate_dask"]
+           "partition_battle_cells", "aggregate_dask"]
 
 _CELL_COLUMNS = ("lo", "hi", "out", "weight", "count")
 
@@ -151,20 +152,6 @@ def merge_cells(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return both.groupby(["lo", "hi", "out", "weight"], sort=False)["count"].sum().reset_index()
 
 
-def tree_reduce(ddf: Any, partial: Callable[..., Any], merge: Callable[[list[Any]], Any], *args: Any) -> Any:
-    """``partial(part, *args)`` of every partition of ``ddf``, merged by ``merge(partials)`` in a
-    tree of :data:`_MERGE` partials at a time, computed; no worker ever holds more than that many
-    partials (collecting all battle-cell partials into one table held a row per partition and
-    cell: 12 M rows for 50 M battles in 1 M-battle partitions, past a 2 GB worker)."""
-    from dask import compute, delayed
-
-    level = [delayed(partial)(p, *args) for p in ddf.to_delayed()]
-    while len(level) > 1:
-        level = [delayed(merge)(level[i:i + _MERGE]) for i in range(0, len(level), _MERGE)]
-    (total,) = compute(level[0])
-    return total
-
-
 def battle_cells(cells: pd.DataFrame) -> BattleCells:
     """Sum partial cell tables (from :func:`partition_battle_cells`) into :class:`BattleCells`."""
     if len(cells) == 0:
@@ -218,7 +205,7 @@ def aggregate_dask(ddf: Any, method: str, *, n_boot: int, seed: int, ci: float, 
         raise InputError(f"aggregate on a Dask table: resample={resample!r} does not apply (battles are resampled)")
     how = "sandwich" if intervals is None and record.intervals is not None else (intervals or "bootstrap")
     check_choice(how, "intervals", INTERVALS)
-    cells = battle_cells(tree_reduce(ddf, partition_battle_cells, merge_cells))
+    cells = battle_cells(tree_reduce(ddf, partition_battle_cells, merge_cells, fan_in=_MERGE))
     result = record.fit(cells, **params)
     details = dict(result.details)
     boot: dict[str, Any] = {}

@@ -69,6 +69,7 @@ from scorebench.aggregate.items import (
     splits_metrics,
     unit_column_of,
 )
+from scorebench.core.dask_tree import tree_reduce
 from scorebench.core.errors import InputError
 from scorebench.core.stats import PoissonRounds, rng_for, weighted_sums
 from scorebench.core.tables import hash_labels
@@ -78,6 +79,8 @@ __all__ = ["PoissonItems", "ItemLayout", "ItemSums", "poisson_bootstrap_items", 
 
 DETAIL = "Poisson bootstrap (item weights from (seed, hash of task and item, round), shared by all systems)"
 MAX_PARTIAL_BYTES = 1 << 30  # per-partition replicate sums (copies x rounds x columns x systems x 8 bytes)
+
+_MERGE = 8  # per-system sums merged per task: a worker holds at most 8 partials
 
 
 def item_hashes(task: str, units: Sequence[str] | np.ndarray) -> np.ndarray:
@@ -362,7 +365,6 @@ def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: 
                     weights: Any = None, higher_is_better: Any = None) -> PoissonItems:
     """Two passes over an item-level Dask table: the layout, then per-partition sums (items
     co-partitioned by task and item), merged on the client into :class:`PoissonItems`."""
-    from scorebench.aggregate.dask_aggregate import tree_reduce
     from scorebench.evaluation.dask_engine import co_partition
 
     layout = item_layout(ddf)
@@ -375,7 +377,7 @@ def read_dask_items(ddf: Any, *, n_boot: int, seed: int, method: str, resample: 
                          f"{len(layout.systems)} systems needs {size / 2**30:.1f} GiB of replicate sums per partition "
                          f"(limit {MAX_PARTIAL_BYTES / 2**30:.0f} GiB); lower n_boot")
     moved = co_partition(ddf, ["task", layout.unit] if "task" in layout.keys else [layout.unit])
-    total: ItemSums = tree_reduce(moved, partition_item_sums, _merge, layout, copies, seed, n_boot)
+    total: ItemSums = tree_reduce(moved, partition_item_sums, _merge, layout, copies, seed, n_boot, fan_in=_MERGE)
     if (total.n == 0).any():
         raise InputError(f"per-item scores: column {layout.labels[int(np.argmin(total.n))]!r} has no items")
     means = total.sums / total.n[:, None]

@@ -27,6 +27,7 @@ from scorebench.evaluation.comparison import (check_finite, choose_tests, finish
                          unit_hashes, unit_matrix)
 from scorebench.evaluation.pipeline import contributions, resolve_kind, resolve_metrics
 from scorebench.evaluation.dask_engine import co_partition
+from scorebench.core.dask_tree import tree_reduce
 from scorebench.core.errors import InputError
 from scorebench.evaluation.pairwise import PairSums, pair_sums, pair_tests, permutation_rounds
 from scorebench.core.registry import Metric
@@ -149,13 +150,8 @@ def _merge(parts: Sequence[dict]) -> dict:
 def _reduce(ddf: Any, record: Metric, kind: str, systems: dict, flips: dict, n_boot: int, seed: int,
             nan_policy: str, kind_options: dict) -> dict:
     """Partials of every partition, merged in a tree of tasks (32 at a time)."""
-    from dask import compute, delayed
-
-    level = [delayed(compare_partials)(p, record, kind, systems, flips, n_boot, seed, nan_policy, kind_options)
-             for p in ddf.to_delayed()]
-    while len(level) > 1:
-        level = [delayed(_merge)(level[i:i + 32]) for i in range(0, len(level), 32)]
-    (total,) = compute(level[0])
+    total = tree_reduce(ddf, compare_partials, _merge, record, kind, systems, flips, n_boot, seed, nan_policy,
+                        kind_options, fan_in=32)
     missing = [t for t in systems if t not in total]
     if missing:
         raise InputError(f"no rows to compare for task(s) {missing[:5]}")
